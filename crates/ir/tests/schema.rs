@@ -1,0 +1,79 @@
+//! The committed JSON Schema matches the types. Regenerate with
+//! `COULER_UPDATE_SNAPSHOTS=1 cargo test -p couler-ir --test schema`.
+
+use std::path::PathBuf;
+
+#[test]
+fn committed_schema_matches_the_types() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../openapi/ir.schema.json");
+    let generated = couler_ir::schema::schema_json();
+    if std::env::var_os("COULER_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "openapi/ir.schema.json is stale; run `COULER_UPDATE_SNAPSHOTS=1 cargo test -p couler-ir --test schema` and commit it"
+    );
+}
+
+#[test]
+fn schema_describes_every_top_level_field() {
+    let schema = couler_ir::schema::schema();
+    let props = schema["properties"].as_object().unwrap();
+    for field in [
+        "apiVersion",
+        "name",
+        "parameters",
+        "steps",
+        "groups",
+        "onExit",
+        "parallelism",
+        "schedule",
+        "labels",
+    ] {
+        assert!(props.contains_key(field), "missing {field}");
+    }
+    assert_eq!(schema["additionalProperties"], false);
+    let step = &schema["$defs"]["Step"]["properties"];
+    for field in [
+        "container",
+        "script",
+        "job",
+        "when",
+        "map",
+        "while",
+        "retry",
+        "timeout",
+        "cache",
+        "tune",
+    ] {
+        assert!(step.get(field).is_some(), "Step lacks {field}");
+    }
+}
+
+/// Editors validate with the schema, not with our code: every example must
+/// pass it, and a typo must fail it.
+#[test]
+fn examples_satisfy_the_schema() {
+    let schema = couler_ir::schema::schema();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let wf = couler_ir::load(&text, couler_ir::Format::Yaml).unwrap();
+        let doc = serde_json::to_value(&wf).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+        let mut typo = doc.clone();
+        typo["steps"][0]["timout"] = "5m".into();
+        assert!(
+            !validator.is_valid(&typo),
+            "the schema must reject unknown fields"
+        );
+    }
+}

@@ -1,0 +1,68 @@
+# Shared helpers for scripts/: make sure the local Postgres and Redis that
+# the services and tests use are running, installing them on a bare Debian
+# or Ubuntu machine. Source this file; do not run it.
+
+COULER_PG_HOST=${COULER_PG_HOST:-127.0.0.1}
+COULER_PG_PORT=${COULER_PG_PORT:-5432}
+COULER_REDIS_PORT=${COULER_REDIS_PORT:-6379}
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_install() {
+  echo "installing $* from the Debian archive" >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+pg_up() {
+  if command -v pg_isready >/dev/null; then
+    pg_isready -q -h "$COULER_PG_HOST" -p "$COULER_PG_PORT"
+  else
+    (exec 3<>"/dev/tcp/$COULER_PG_HOST/$COULER_PG_PORT") 2>/dev/null
+  fi
+}
+
+ensure_postgres() {
+  pg_up && return 0
+  local fresh=0
+  if ! command -v pg_ctlcluster >/dev/null; then
+    apt_install postgresql
+    fresh=1
+  fi
+  local version
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  if [ "$fresh" -eq 1 ]; then
+    # A development machine: let local TCP clients in without a password,
+    # as the project's default DATABASE_URL expects.
+    local hba="/etc/postgresql/$version/main/pg_hba.conf"
+    as_root sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/' "$hba"
+  fi
+  as_root pg_ctlcluster --skip-systemctl-redirect "$version" main start || true
+  for _ in $(seq 1 50); do pg_up && return 0; sleep 0.2; done
+  echo "postgres did not come up on $COULER_PG_HOST:$COULER_PG_PORT" >&2
+  return 1
+}
+
+redis_up() {
+  if command -v redis-cli >/dev/null; then
+    [ "$(redis-cli -h 127.0.0.1 -p "$COULER_REDIS_PORT" ping 2>/dev/null)" = "PONG" ]
+  else
+    (exec 3<>"/dev/tcp/127.0.0.1/$COULER_REDIS_PORT") 2>/dev/null
+  fi
+}
+
+ensure_redis() {
+  redis_up && return 0
+  command -v redis-server >/dev/null || apt_install redis-server
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$COULER_REDIS_PORT" --save '' --appendonly no >/dev/null
+  for _ in $(seq 1 50); do redis_up && return 0; sleep 0.1; done
+  echo "redis did not come up on 127.0.0.1:$COULER_REDIS_PORT" >&2
+  return 1
+}
+
+ensure_services() {
+  ensure_postgres
+  ensure_redis
+}

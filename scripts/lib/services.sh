@@ -66,3 +66,13 @@ ensure_services() {
   ensure_postgres
   ensure_redis
 }
+
+# Drops databases left behind by earlier test runs that were killed.
+drop_test_databases() {
+  command -v psql >/dev/null || return 0
+  local db
+  for db in $(psql -h "$COULER_PG_HOST" -p "$COULER_PG_PORT" -U postgres -d postgres -tAc \
+      "SELECT datname FROM pg_database WHERE datname LIKE 'couler\_test\_%'" 2>/dev/null); do
+    psql -h "$COULER_PG_HOST" -p "$COULER_PG_PORT" -U postgres -d postgres -qc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+  done
+}

@@ -1,0 +1,95 @@
+//! Connecting: create the database when allowed, migrate under an advisory
+//! lock (sqlx's migrator takes one), build the pool.
+
+use crate::Store;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection};
+use std::str::FromStr;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    pub url: String,
+    pub max_connections: u32,
+    /// Create the database when the server lacks it.
+    pub create_database: bool,
+    pub acquire_timeout: Duration,
+}
+
+impl StoreConfig {
+    pub fn new(url: impl Into<String>) -> Self {
+        StoreConfig {
+            url: url.into(),
+            max_connections: 32,
+            create_database: true,
+            acquire_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("invalid database URL: {0}")]
+    Url(#[source] sqlx::Error),
+    #[error("could not create database {name:?}: {source}")]
+    CreateDatabase { name: String, source: sqlx::Error },
+    #[error("could not connect to the database: {0}")]
+    Connect(#[source] sqlx::Error),
+    #[error("could not migrate the database: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
+
+impl Store {
+    /// Connects, creating the database if needed, and applies migrations.
+    pub async fn connect(config: &StoreConfig) -> Result<Store, StoreError> {
+        let options = PgConnectOptions::from_str(&config.url)
+            .map_err(StoreError::Url)?
+            .log_statements(tracing::log::LevelFilter::Trace);
+        if config.create_database {
+            create_database(&options).await?;
+        }
+        let pool = PgPoolOptions::new()
+            .max_connections(config.max_connections)
+            .acquire_timeout(config.acquire_timeout)
+            .connect_with(options)
+            .await
+            .map_err(StoreError::Connect)?;
+        MIGRATOR.run(&pool).await?;
+        Ok(Store::from_pool(pool))
+    }
+}
+
+async fn create_database(options: &PgConnectOptions) -> Result<(), StoreError> {
+    let Some(name) = options.get_database().map(str::to_owned) else {
+        return Ok(());
+    };
+    let mut conn = options
+        .clone()
+        .database("postgres")
+        .connect()
+        .await
+        .map_err(StoreError::Connect)?;
+    let exists = sqlx::query_scalar!(
+        "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)",
+        name
+    )
+    .fetch_one(&mut conn)
+    .await
+    .map_err(StoreError::Connect)?
+    .unwrap_or(false);
+    if !exists {
+        let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+        // The name is quoted as an identifier above; DDL takes no bind parameters.
+        let ddl = sqlx::AssertSqlSafe(format!("CREATE DATABASE {quoted}"));
+        match sqlx::query(ddl).execute(&mut conn).await {
+            Ok(_) => tracing::info!(database = %name, "created database"),
+            // Another replica won the race.
+            Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("42P04") => {}
+            Err(source) => return Err(StoreError::CreateDatabase { name, source }),
+        }
+    }
+    let _ = conn.close().await;
+    Ok(())
+}

@@ -1,0 +1,397 @@
+//! Runs and their steps. Creating a run queues it: the row, its first event
+//! and the scheduler wake-up (a trigger's NOTIFY) commit together.
+
+use crate::events::{self, NewEvent};
+use crate::page::{Cursor, Page};
+use crate::status::{IllegalTransition, RunStatus, StepStatus};
+use crate::workflows::Labels;
+use crate::{RunId, TenantId, Tx, WorkflowId};
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use std::collections::BTreeMap;
+
+pub type Parameters = BTreeMap<String, String>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub tenant_id: TenantId,
+    pub id: RunId,
+    pub workflow_id: Option<WorkflowId>,
+    pub workflow_version: Option<i32>,
+    pub workflow_name: String,
+    pub ir_hash: String,
+    pub status: RunStatus,
+    pub parameters: Json<Parameters>,
+    pub labels: Json<Labels>,
+    pub priority: i32,
+    pub attempt: i32,
+    pub message: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub queued_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub cancel_requested_at: Option<DateTime<Utc>>,
+}
+
+/// What a run executes: a stored version, or IR given inline.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Version {
+        workflow_id: WorkflowId,
+        version: i32,
+    },
+    Inline(serde_json::Value),
+}
+
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    pub source: Source,
+    pub workflow_name: String,
+    pub ir_hash: String,
+    pub parameters: Parameters,
+    pub labels: Labels,
+    pub priority: i32,
+    pub idempotency_key: Option<String>,
+    /// Digest of the create request, to tell a retried request from a different one.
+    pub request_hash: Option<String>,
+    pub trace_context: BTreeMap<String, String>,
+    pub created_by: String,
+}
+
+/// The outcome of a create with an idempotency key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Created {
+    New(Run),
+    /// The same request was made before; this is its run.
+    Existing(Run),
+    /// The key was used before for a different request.
+    KeyReused,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub name: String,
+    pub status: StepStatus,
+    pub attempt: i32,
+    pub message: Option<String>,
+    pub outputs: Json<serde_json::Value>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub status: Option<RunStatus>,
+    pub workflow_id: Option<WorkflowId>,
+    pub labels: Labels,
+    pub created_after: Option<DateTime<Utc>>,
+    pub created_before: Option<DateTime<Utc>>,
+}
+
+/// Why a cancel or retry did not happen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChangeError {
+    #[error(transparent)]
+    Illegal(#[from] IllegalTransition),
+}
+
+pub async fn create(tx: &mut Tx, tenant: TenantId, new: &NewRun) -> Result<Created, sqlx::Error> {
+    let (workflow_id, version, inline) = match &new.source {
+        Source::Version {
+            workflow_id,
+            version,
+        } => (Some(*workflow_id), Some(*version), None),
+        Source::Inline(ir) => (None, None, Some(Json(ir))),
+    };
+    let inserted = sqlx::query_as!(
+        Run,
+        r#"WITH run AS (
+               INSERT INTO runs (tenant_id, id, workflow_id, workflow_version, inline_ir, ir_hash, workflow_name,
+                                 parameters, labels, priority, idempotency_key, request_hash, trace_context, created_by)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+               ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+               RETURNING *
+           ), event AS (
+               INSERT INTO run_events (tenant_id, run_id, kind, status)
+               SELECT tenant_id, id, 'run.queued', 'queued' FROM run
+           )
+           SELECT tenant_id AS "tenant_id!: TenantId", id AS "id!: RunId", workflow_id AS "workflow_id: WorkflowId",
+                  workflow_version, workflow_name AS "workflow_name!", ir_hash AS "ir_hash!",
+                  status AS "status!: RunStatus", parameters AS "parameters!: Json<Parameters>",
+                  labels AS "labels!: Json<Labels>", priority AS "priority!", attempt AS "attempt!", message,
+                  idempotency_key, created_by AS "created_by!", created_at AS "created_at!", updated_at AS "updated_at!",
+                  queued_at AS "queued_at!", started_at, finished_at, cancel_requested_at
+           FROM run"#,
+        tenant as TenantId,
+        RunId::new() as RunId,
+        workflow_id as Option<WorkflowId>,
+        version,
+        inline as _,
+        new.ir_hash,
+        new.workflow_name,
+        Json(&new.parameters) as _,
+        Json(&new.labels) as _,
+        new.priority,
+        new.idempotency_key,
+        new.request_hash,
+        Json(&new.trace_context) as _,
+        new.created_by,
+    )
+    .fetch_optional(&mut **tx)
+    .await?;
+    if let Some(run) = inserted {
+        return Ok(Created::New(run));
+    }
+    // Only an idempotency-key conflict skips the insert.
+    let key = new.idempotency_key.as_deref().unwrap_or_default();
+    let existing = sqlx::query!(
+        r#"SELECT id AS "id: RunId", request_hash FROM runs WHERE tenant_id = $1 AND idempotency_key = $2"#,
+        tenant as TenantId,
+        key,
+    )
+    .fetch_one(&mut **tx)
+    .await?;
+    if existing.request_hash != new.request_hash {
+        return Ok(Created::KeyReused);
+    }
+    let run = get(tx, tenant, existing.id)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?;
+    Ok(Created::Existing(run))
+}
+
+pub async fn get(tx: &mut Tx, tenant: TenantId, id: RunId) -> Result<Option<Run>, sqlx::Error> {
+    sqlx::query_as!(
+        Run,
+        r#"SELECT tenant_id AS "tenant_id: TenantId", id AS "id: RunId", workflow_id AS "workflow_id: WorkflowId",
+                  workflow_version, workflow_name, ir_hash, status AS "status: RunStatus",
+                  parameters AS "parameters: Json<Parameters>", labels AS "labels: Json<Labels>", priority, attempt,
+                  message, idempotency_key, created_by, created_at, updated_at, queued_at, started_at, finished_at,
+                  cancel_requested_at
+           FROM runs WHERE tenant_id = $1 AND id = $2"#,
+        tenant as TenantId,
+        id as RunId,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+/// A run locked for a status change.
+async fn get_for_update(
+    tx: &mut Tx,
+    tenant: TenantId,
+    id: RunId,
+) -> Result<Option<Run>, sqlx::Error> {
+    sqlx::query_as!(
+        Run,
+        r#"SELECT tenant_id AS "tenant_id: TenantId", id AS "id: RunId", workflow_id AS "workflow_id: WorkflowId",
+                  workflow_version, workflow_name, ir_hash, status AS "status: RunStatus",
+                  parameters AS "parameters: Json<Parameters>", labels AS "labels: Json<Labels>", priority, attempt,
+                  message, idempotency_key, created_by, created_at, updated_at, queued_at, started_at, finished_at,
+                  cancel_requested_at
+           FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE"#,
+        tenant as TenantId,
+        id as RunId,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+/// The IR a run executes (inline, or its workflow version's).
+pub async fn ir(
+    tx: &mut Tx,
+    tenant: TenantId,
+    id: RunId,
+) -> Result<Option<serde_json::Value>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT coalesce(r.inline_ir, v.ir) AS "ir!: Json<serde_json::Value>"
+           FROM runs r
+           LEFT JOIN workflow_versions v
+             ON v.tenant_id = r.tenant_id AND v.workflow_id = r.workflow_id AND v.version = r.workflow_version
+           WHERE r.tenant_id = $1 AND r.id = $2"#,
+        tenant as TenantId,
+        id as RunId,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+    .map(|ir| ir.map(|Json(v)| v))
+}
+
+pub async fn list(
+    tx: &mut Tx,
+    tenant: TenantId,
+    filter: &Filter,
+    after: Option<Cursor>,
+    limit: usize,
+) -> Result<Page<Run>, sqlx::Error> {
+    let rows = sqlx::query_as!(
+        Run,
+        r#"SELECT tenant_id AS "tenant_id: TenantId", id AS "id: RunId", workflow_id AS "workflow_id: WorkflowId",
+                  workflow_version, workflow_name, ir_hash, status AS "status: RunStatus",
+                  parameters AS "parameters: Json<Parameters>", labels AS "labels: Json<Labels>", priority, attempt,
+                  message, idempotency_key, created_by, created_at, updated_at, queued_at, started_at, finished_at,
+                  cancel_requested_at
+           FROM runs
+           WHERE tenant_id = $1
+             AND ($2::text IS NULL OR status = $2)
+             AND ($3::uuid IS NULL OR workflow_id = $3)
+             AND labels @> $4
+             AND ($5::timestamptz IS NULL OR created_at >= $5)
+             AND ($6::timestamptz IS NULL OR created_at < $6)
+             AND ($7::timestamptz IS NULL OR (created_at, id) < ($7, $8))
+           ORDER BY created_at DESC, id DESC
+           LIMIT $9"#,
+        tenant as TenantId,
+        filter.status.map(RunStatus::as_str),
+        filter.workflow_id.map(|w| w.0),
+        Json(&filter.labels) as _,
+        filter.created_after,
+        filter.created_before,
+        after.map(|c| c.created_at),
+        after.map(|c| c.id).unwrap_or_default(),
+        limit as i64 + 1,
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(Page::from_rows(rows, limit, |r| Cursor {
+        created_at: r.created_at,
+        id: r.id.0,
+    }))
+}
+
+pub async fn steps(tx: &mut Tx, tenant: TenantId, id: RunId) -> Result<Vec<Step>, sqlx::Error> {
+    sqlx::query_as!(
+        Step,
+        r#"SELECT name, status AS "status: StepStatus", attempt, message, outputs AS "outputs: Json<serde_json::Value>",
+                  started_at, finished_at
+           FROM run_steps WHERE tenant_id = $1 AND run_id = $2 ORDER BY started_at NULLS LAST, name"#,
+        tenant as TenantId,
+        id as RunId,
+    )
+    .fetch_all(&mut **tx)
+    .await
+}
+
+/// Queued runs of a tenant, counted up to `cap` (enough to enforce a quota).
+pub async fn count_queued(tx: &mut Tx, tenant: TenantId, cap: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM (
+               SELECT 1 FROM runs WHERE tenant_id = $1 AND status = 'queued' LIMIT $2
+           ) q"#,
+        tenant as TenantId,
+        cap,
+    )
+    .fetch_one(&mut **tx)
+    .await
+}
+
+/// Cancels a run: a queued run ends at once; a planning or running one is
+/// asked to stop (the scheduler finishes the job). `None` when there is no
+/// such run.
+pub async fn cancel(
+    tx: &mut Tx,
+    tenant: TenantId,
+    id: RunId,
+) -> Result<Option<Result<Run, ChangeError>>, sqlx::Error> {
+    let Some(run) = get_for_update(tx, tenant, id).await? else {
+        return Ok(None);
+    };
+    if let Err(e) = run.status.transition(RunStatus::Cancelled) {
+        return Ok(Some(Err(e.into())));
+    }
+    if run.status == RunStatus::Queued {
+        set_status(
+            tx,
+            tenant,
+            &run,
+            RunStatus::Cancelled,
+            Some("cancelled before it started"),
+        )
+        .await?;
+    } else if run.cancel_requested_at.is_none() {
+        sqlx::query!(
+            "UPDATE runs SET cancel_requested_at = now(), updated_at = now() WHERE tenant_id = $1 AND id = $2",
+            tenant as TenantId,
+            id as RunId,
+        )
+        .execute(&mut **tx)
+        .await?;
+        events::append(
+            tx,
+            tenant,
+            id,
+            &NewEvent::run("run.cancel_requested", run.status),
+        )
+        .await?;
+    }
+    Ok(Some(Ok(get(tx, tenant, id)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?)))
+}
+
+/// Queues a failed or cancelled run again. Succeeded, skipped and cached
+/// steps keep their results; failed and cancelled ones go back to pending.
+pub async fn retry(
+    tx: &mut Tx,
+    tenant: TenantId,
+    id: RunId,
+) -> Result<Option<Result<Run, ChangeError>>, sqlx::Error> {
+    let Some(run) = get_for_update(tx, tenant, id).await? else {
+        return Ok(None);
+    };
+    if let Err(e) = run.status.transition(RunStatus::Queued) {
+        return Ok(Some(Err(e.into())));
+    }
+    sqlx::query!(
+        r#"UPDATE run_steps SET status = 'pending', message = NULL, started_at = NULL, finished_at = NULL, updated_at = now()
+           WHERE tenant_id = $1 AND run_id = $2 AND status IN ('failed', 'cancelled')"#,
+        tenant as TenantId,
+        id as RunId,
+    )
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query!(
+        r#"UPDATE runs SET status = 'queued', attempt = attempt + 1, message = NULL, queued_at = now(),
+                          finished_at = NULL, cancel_requested_at = NULL, updated_at = now()
+           WHERE tenant_id = $1 AND id = $2"#,
+        tenant as TenantId,
+        id as RunId,
+    )
+    .execute(&mut **tx)
+    .await?;
+    let mut event = NewEvent::run("run.retried", RunStatus::Queued);
+    event.data = serde_json::json!({ "attempt": run.attempt + 1 });
+    events::append(tx, tenant, id, &event).await?;
+    Ok(Some(Ok(get(tx, tenant, id)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?)))
+}
+
+/// Moves a run to `to` (checked against the lifecycle by the caller) and
+/// records the event.
+pub async fn set_status(
+    tx: &mut Tx,
+    tenant: TenantId,
+    run: &Run,
+    to: RunStatus,
+    message: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        r#"UPDATE runs SET status = $3, message = coalesce($4, message), updated_at = now(),
+                          started_at = CASE WHEN $3 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,
+                          finished_at = CASE WHEN $3 IN ('succeeded', 'failed', 'cancelled') THEN now() ELSE finished_at END
+           WHERE tenant_id = $1 AND id = $2"#,
+        tenant as TenantId,
+        run.id as RunId,
+        to.as_str(),
+        message,
+    )
+    .execute(&mut **tx)
+    .await?;
+    let mut event = NewEvent::run(&format!("run.{to}"), to);
+    event.message = message.map(str::to_owned);
+    events::append(tx, tenant, run.id, &event).await
+}

@@ -1,0 +1,191 @@
+//! Tenants and their quotas.
+
+use crate::{TenantId, Tx};
+use chrono::{DateTime, Utc};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tenant {
+    pub id: TenantId,
+    pub name: String,
+    pub display_name: String,
+    pub engine: String,
+    pub share_cache: bool,
+    pub quotas: Quotas,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quotas {
+    pub max_concurrent_runs: i32,
+    pub max_queued_runs: i32,
+    pub requests_per_second: i32,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        Quotas {
+            max_concurrent_runs: 10,
+            max_queued_runs: 1000,
+            requests_per_second: 50,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NewTenant {
+    pub name: String,
+    pub display_name: String,
+    pub engine: String,
+    pub share_cache: bool,
+    pub quotas: Quotas,
+}
+
+/// Fields a tenant admin may change; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct TenantSettings {
+    pub display_name: Option<String>,
+    pub engine: Option<String>,
+    pub share_cache: Option<bool>,
+}
+
+struct Row {
+    id: TenantId,
+    name: String,
+    display_name: String,
+    engine: String,
+    share_cache: bool,
+    max_concurrent_runs: i32,
+    max_queued_runs: i32,
+    requests_per_second: i32,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl From<Row> for Tenant {
+    fn from(r: Row) -> Self {
+        Tenant {
+            id: r.id,
+            name: r.name,
+            display_name: r.display_name,
+            engine: r.engine,
+            share_cache: r.share_cache,
+            quotas: Quotas {
+                max_concurrent_runs: r.max_concurrent_runs,
+                max_queued_runs: r.max_queued_runs,
+                requests_per_second: r.requests_per_second,
+            },
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+/// Creates a tenant (platform transaction).
+pub async fn create(tx: &mut Tx, new: &NewTenant) -> Result<Tenant, sqlx::Error> {
+    sqlx::query_as!(
+        Row,
+        r#"INSERT INTO tenants (id, name, display_name, engine, share_cache,
+                               max_concurrent_runs, max_queued_runs, requests_per_second)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache,
+                     max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+        TenantId::new() as TenantId,
+        new.name,
+        new.display_name,
+        new.engine,
+        new.share_cache,
+        new.quotas.max_concurrent_runs,
+        new.quotas.max_queued_runs,
+        new.quotas.requests_per_second,
+    )
+    .fetch_one(&mut **tx)
+    .await
+    .map(Tenant::from)
+}
+
+pub async fn get(tx: &mut Tx, id: TenantId) -> Result<Option<Tenant>, sqlx::Error> {
+    sqlx::query_as!(
+        Row,
+        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache,
+                  max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+           FROM tenants WHERE id = $1"#,
+        id as TenantId,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+    .map(|r| r.map(Tenant::from))
+}
+
+pub async fn get_by_name(tx: &mut Tx, name: &str) -> Result<Option<Tenant>, sqlx::Error> {
+    sqlx::query_as!(
+        Row,
+        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache,
+                  max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+           FROM tenants WHERE name = $1"#,
+        name,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+    .map(|r| r.map(Tenant::from))
+}
+
+/// Every tenant in name order (platform transaction).
+pub async fn list(tx: &mut Tx) -> Result<Vec<Tenant>, sqlx::Error> {
+    sqlx::query_as!(
+        Row,
+        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache,
+                  max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+           FROM tenants ORDER BY name"#,
+    )
+    .fetch_all(&mut **tx)
+    .await
+    .map(|rows| rows.into_iter().map(Tenant::from).collect())
+}
+
+pub async fn update_settings(
+    tx: &mut Tx,
+    id: TenantId,
+    settings: &TenantSettings,
+) -> Result<Option<Tenant>, sqlx::Error> {
+    sqlx::query_as!(
+        Row,
+        r#"UPDATE tenants SET
+               display_name = coalesce($2, display_name),
+               engine = coalesce($3, engine),
+               share_cache = coalesce($4, share_cache),
+               updated_at = now()
+           WHERE id = $1
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache,
+                     max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+        id as TenantId,
+        settings.display_name,
+        settings.engine,
+        settings.share_cache,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+    .map(|r| r.map(Tenant::from))
+}
+
+pub async fn set_quotas(
+    tx: &mut Tx,
+    id: TenantId,
+    q: &Quotas,
+) -> Result<Option<Tenant>, sqlx::Error> {
+    sqlx::query_as!(
+        Row,
+        r#"UPDATE tenants SET
+               max_concurrent_runs = $2, max_queued_runs = $3, requests_per_second = $4, updated_at = now()
+           WHERE id = $1
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache,
+                     max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+        id as TenantId,
+        q.max_concurrent_runs,
+        q.max_queued_runs,
+        q.requests_per_second,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+    .map(|r| r.map(Tenant::from))
+}

@@ -1,0 +1,229 @@
+//! Typed configuration: defaults, then an optional TOML file, then
+//! `COULER__SECTION__KEY` environment variables (and `DATABASE_URL`,
+//! `REDIS_URL` as the usual shorthands). Secrets are wrapped so they never
+//! print.
+
+use figment::Figment;
+use figment::providers::{Env, Format, Toml};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub http: HttpConfig,
+    pub database: DatabaseConfig,
+    pub redis: RedisConfig,
+    pub auth: AuthConfig,
+    pub quotas: QuotaCaps,
+    pub telemetry: TelemetryConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpConfig {
+    pub addr: SocketAddr,
+    /// Largest accepted request body.
+    pub body_limit_bytes: usize,
+    pub request_timeout_secs: u64,
+    /// Origins allowed to call the API from browsers (web portals); empty: none.
+    pub cors_origins: Vec<String>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            body_limit_bytes: 4 << 20,
+            request_timeout_secs: 30,
+            cors_origins: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseConfig {
+    pub url: SecretString,
+    pub max_connections: u32,
+    /// Create the database when the server lacks it.
+    pub create: bool,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        DatabaseConfig {
+            url: SecretString::from("postgres://postgres@127.0.0.1:5432/couler"),
+            max_connections: 32,
+            create: true,
+        }
+    }
+}
+
+impl DatabaseConfig {
+    pub fn store_config(&self) -> couler_store::StoreConfig {
+        let mut c = couler_store::StoreConfig::new(self.url.expose_secret());
+        c.max_connections = self.max_connections;
+        c.create_database = self.create;
+        c
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RedisConfig {
+    pub url: SecretString,
+    /// Bound on every Redis call; slower counts as unavailable.
+    pub timeout_ms: u64,
+    /// Prefix of every key this service writes (tests use one per test).
+    pub key_prefix: String,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        RedisConfig {
+            url: SecretString::from("redis://127.0.0.1:6379"),
+            timeout_ms: 250,
+            key_prefix: "couler".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthConfig {
+    pub jwt: JwtConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JwtConfig {
+    /// Shared secret for HS256 tokens.
+    pub hs256_secret: Option<SecretString>,
+    /// PEM files with RSA (RS256) or EC P-256 (ES256) public keys.
+    pub public_key_files: Vec<PathBuf>,
+    /// A JWKS file; keys are chosen by the token's `kid`.
+    pub jwks_file: Option<PathBuf>,
+    pub issuer: Option<String>,
+    pub audience: Option<String>,
+    /// Clock skew tolerated on `exp` and `nbf`.
+    pub leeway_secs: u64,
+}
+
+impl Default for JwtConfig {
+    fn default() -> Self {
+        JwtConfig {
+            hs256_secret: None,
+            public_key_files: Vec::new(),
+            jwks_file: None,
+            issuer: None,
+            audience: None,
+            leeway_secs: 30,
+        }
+    }
+}
+
+/// The most a tenant admin may raise their own quotas to.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QuotaCaps {
+    pub max_concurrent_runs: i32,
+    pub max_queued_runs: i32,
+    pub requests_per_second: i32,
+}
+
+impl Default for QuotaCaps {
+    fn default() -> Self {
+        QuotaCaps {
+            max_concurrent_runs: 1_000,
+            max_queued_runs: 1_000_000,
+            requests_per_second: 10_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// OTLP/gRPC endpoint for traces; none exports nothing.
+    pub otlp_endpoint: Option<String>,
+    /// `json` (default) or `text`.
+    pub log_format: String,
+    /// `RUST_LOG`-style filter.
+    pub log_filter: String,
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        TelemetryConfig {
+            otlp_endpoint: None,
+            log_format: "json".into(),
+            log_filter: "info".into(),
+        }
+    }
+}
+
+impl Config {
+    /// Layers defaults, the file (if given) and the environment.
+    pub fn load(file: Option<&Path>) -> Result<Config, Box<figment::Error>> {
+        let mut figment = Figment::new();
+        if let Some(file) = file {
+            figment = figment.merge(Toml::file_exact(file));
+        }
+        figment
+            .merge(Env::prefixed("COULER__").split("__"))
+            .merge(
+                Env::raw()
+                    .only(&["DATABASE_URL"])
+                    .map(|_| "database.url".into()),
+            )
+            .merge(Env::raw().only(&["REDIS_URL"]).map(|_| "redis.url".into()))
+            .extract()
+            .map_err(Box::new)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::result_large_err)] // figment's test jail returns its own error type
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_print() {
+        let mut config = Config::default();
+        config.auth.jwt.hs256_secret = Some(SecretString::from("super-secret-value"));
+        config.database.url = SecretString::from("postgres://u:hunter2@db/couler");
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("super-secret-value"), "{printed}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+    }
+
+    #[test]
+    fn environment_overrides_file_and_defaults() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "couler.toml",
+                "[http]\naddr = \"0.0.0.0:9000\"\nbody_limit_bytes = 1024\n",
+            )?;
+            jail.set_env("COULER__HTTP__BODY_LIMIT_BYTES", "2048");
+            jail.set_env("REDIS_URL", "redis://cache:6379");
+            let config = Config::load(Some(Path::new("couler.toml"))).expect("config loads");
+            assert_eq!(config.http.addr.port(), 9000);
+            assert_eq!(config.http.body_limit_bytes, 2048);
+            assert_eq!(config.redis.url.expose_secret(), "redis://cache:6379");
+            assert_eq!(config.http.request_timeout_secs, 30);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file("couler.toml", "[http]\nadress = \"0.0.0.0:9000\"\n")?;
+            assert!(Config::load(Some(Path::new("couler.toml"))).is_err());
+            Ok(())
+        });
+    }
+}

@@ -1,0 +1,71 @@
+//! `couler-api`: the HTTP front door. `main.rs` parses flags and calls
+//! [`run`]; tests call [`serve`] with their own config and listener.
+
+pub mod api_keys;
+pub mod app;
+pub mod auth;
+pub mod body;
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod health;
+pub mod openapi;
+pub mod quota;
+pub mod ratelimit;
+pub mod redis_conn;
+pub mod runs;
+pub mod state;
+pub mod telemetry;
+pub mod tenants;
+pub mod wire;
+pub mod workflows;
+
+use config::Config;
+use state::AppState;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// Serves the API on `listener` until `shutdown` fires, then drains.
+pub async fn serve(
+    config: Config,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let state = AppState::build(config, shutdown.clone()).await?;
+    let app = app::app(state);
+    tracing::info!(addr = %listener.local_addr()?, "couler-api listening");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await?;
+    Ok(())
+}
+
+/// Runs the API with `config` until SIGTERM or Ctrl-C.
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(config.http.addr).await?;
+    let shutdown = CancellationToken::new();
+    tokio::spawn(shutdown_on_signal(shutdown.clone()));
+    serve(config, listener, shutdown).await
+}
+
+/// Cancels `token` on SIGTERM or Ctrl-C.
+pub async fn shutdown_on_signal(token: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+    token.cancel();
+}

@@ -1,0 +1,60 @@
+//! A Redis connection that may come and go. Losing Redis loses only rate
+//! limit sharing (and, later, cache hits), never a request: callers get
+//! `None` and degrade. A background task keeps trying to connect.
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Default)]
+pub struct SharedRedis {
+    conn: Arc<RwLock<Option<ConnectionManager>>>,
+}
+
+impl SharedRedis {
+    /// Connects in the background, retrying until it succeeds or `stop` fires.
+    pub fn connect(url: &str, timeout: Duration, stop: CancellationToken) -> SharedRedis {
+        let shared = SharedRedis::default();
+        let client = match redis::Client::open(url) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "invalid redis url; running without redis");
+                return shared;
+            }
+        };
+        let slot = shared.clone();
+        tokio::spawn(async move {
+            let config = ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(timeout))
+                .set_response_timeout(Some(timeout))
+                .set_number_of_retries(1);
+            let mut delay = Duration::from_millis(200);
+            loop {
+                let attempt = ConnectionManager::new_with_config(client.clone(), config.clone());
+                match tokio::time::timeout(timeout * 4, attempt).await {
+                    Ok(Ok(conn)) => {
+                        tracing::info!("connected to redis");
+                        *slot.conn.write().expect("redis slot") = Some(conn);
+                        return;
+                    }
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, retry_in = ?delay, "redis unavailable")
+                    }
+                    Err(_) => tracing::warn!(retry_in = ?delay, "redis connect timed out"),
+                }
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(delay) => {}
+                }
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+        });
+        shared
+    }
+
+    /// The connection, once established (it reconnects by itself afterwards).
+    pub fn get(&self) -> Option<ConnectionManager> {
+        self.conn.read().expect("redis slot").clone()
+    }
+}

@@ -1,0 +1,460 @@
+//! `/v1/runs`: create (from a stored workflow or inline IR, idempotent with
+//! `Idempotency-Key`), list, read with steps, cancel, retry.
+
+use crate::auth::{Auth, Role, tenant_by_id};
+use crate::body::{Body, workflow_from_value};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::wire::{List, PageQuery, parse_labels, path_id};
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use chrono::{DateTime, Utc};
+use couler_ir::Parameter;
+use couler_ir::scalar::ParamValue;
+use couler_store::runs::{self, ChangeError, Created, Filter, NewRun, Run, Source, Step};
+use couler_store::{RunId, RunStatus, StepStatus, TenantId, WorkflowId};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRun {
+    /// The workflow to run: its `wf_…` id or its name. Omit when giving `ir`.
+    pub workflow: Option<String>,
+    /// The version to run; the latest when absent.
+    pub version: Option<i32>,
+    /// A workflow document to run as is, instead of a stored workflow.
+    #[schema(value_type = Option<Object>)]
+    pub ir: Option<serde_json::Value>,
+    /// Values for the workflow's parameters (strings, numbers or booleans).
+    #[serde(default)]
+    #[schema(value_type = BTreeMap<String, String>)]
+    pub parameters: BTreeMap<String, ParamValue>,
+    /// Higher runs start first within the tenant (-1000 to 1000, default 0).
+    pub priority: Option<i32>,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RunWorkflowRef {
+    pub id: WorkflowId,
+    pub version: i32,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StepView {
+    pub name: String,
+    pub status: StepStatus,
+    pub attempt: i32,
+    pub message: Option<String>,
+    #[schema(value_type = Object)]
+    pub outputs: serde_json::Value,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+impl From<Step> for StepView {
+    fn from(s: Step) -> Self {
+        StepView {
+            name: s.name,
+            status: s.status,
+            attempt: s.attempt,
+            message: s.message,
+            outputs: s.outputs.0,
+            started_at: s.started_at,
+            finished_at: s.finished_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RunView {
+    pub id: RunId,
+    /// The stored workflow version, absent for inline IR.
+    pub workflow: Option<RunWorkflowRef>,
+    pub workflow_name: String,
+    /// Digest of the IR the run executes.
+    pub ir_hash: String,
+    pub status: RunStatus,
+    pub parameters: BTreeMap<String, String>,
+    pub labels: BTreeMap<String, String>,
+    pub priority: i32,
+    /// 1, plus one per retry.
+    pub attempt: i32,
+    pub message: Option<String>,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub queued_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// A cancel was asked for and the scheduler is stopping the run.
+    pub cancel_requested: bool,
+    /// Per-step status (in `GET /v1/runs/{id}`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepView>,
+}
+
+impl From<Run> for RunView {
+    fn from(r: Run) -> Self {
+        RunView {
+            id: r.id,
+            workflow: r
+                .workflow_id
+                .zip(r.workflow_version)
+                .map(|(id, version)| RunWorkflowRef { id, version }),
+            workflow_name: r.workflow_name,
+            ir_hash: r.ir_hash,
+            status: r.status,
+            parameters: r.parameters.0,
+            labels: r.labels.0,
+            priority: r.priority,
+            attempt: r.attempt,
+            message: r.message,
+            created_by: r.created_by,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            queued_at: r.queued_at,
+            started_at: r.started_at,
+            finished_at: r.finished_at,
+            cancel_requested: r.cancel_requested_at.is_some(),
+            steps: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    pub status: Option<RunStatus>,
+    /// Workflow id (`wf_…`).
+    pub workflow: Option<String>,
+    /// Label selector `key=value[,key=value…]`.
+    pub label: Option<String>,
+    /// Created at or after (RFC 3339).
+    pub created_after: Option<DateTime<Utc>>,
+    /// Created before (RFC 3339).
+    pub created_before: Option<DateTime<Utc>>,
+    pub cursor: Option<String>,
+    pub limit: Option<u32>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_run, list_runs))
+        .routes(routes!(get_run))
+        .routes(routes!(cancel_run))
+        .routes(routes!(retry_run))
+        .routes(routes!(crate::events::run_events))
+}
+
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// Checks run parameters against the workflow's declarations and fills in
+/// defaults.
+fn resolve_parameters(
+    declared: &[Parameter],
+    given: &BTreeMap<String, ParamValue>,
+) -> ApiResult<BTreeMap<String, String>> {
+    let mut problems = Vec::new();
+    let problem = |name: &str, code, message: String| couler_ir::Problem {
+        path: format!("/parameters/{name}"),
+        code,
+        message,
+    };
+    for name in given.keys() {
+        if !declared.iter().any(|p| &p.name == name) {
+            problems.push(problem(
+                name,
+                couler_ir::Code::UnknownParameter,
+                format!("the workflow declares no parameter {name:?}"),
+            ));
+        }
+    }
+    let mut resolved = BTreeMap::new();
+    for p in declared {
+        let value = match (given.get(&p.name), &p.default) {
+            (Some(v), _) | (None, Some(v)) => v,
+            (None, None) => {
+                problems.push(problem(
+                    &p.name,
+                    couler_ir::Code::MissingField,
+                    format!("parameter {:?} is required", p.name),
+                ));
+                continue;
+            }
+        };
+        if !p.allowed.is_empty() && !p.allowed.contains(value) {
+            let allowed: Vec<&str> = p.allowed.iter().map(ParamValue::as_str).collect();
+            problems.push(problem(
+                &p.name,
+                couler_ir::Code::InvalidValue,
+                format!("{:?} is not one of {}", value.as_str(), allowed.join(", ")),
+            ));
+        }
+        resolved.insert(p.name.clone(), value.as_str().to_owned());
+    }
+    if problems.is_empty() {
+        Ok(resolved)
+    } else {
+        Err(ApiError::Invalid(couler_ir::Problems(problems)))
+    }
+}
+
+fn check_labels(labels: &BTreeMap<String, String>) -> ApiResult<()> {
+    for (k, v) in labels {
+        if !couler_ir::names::is_label_key(k) || !couler_ir::names::is_label_value(v) {
+            return Err(ApiError::bad_request(
+                "invalid_label",
+                format!("{k:?}={v:?} is not a valid label"),
+                format!("/labels/{k}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Create a run and queue it.
+///
+/// With an `Idempotency-Key` header, repeating the same request returns the
+/// same run (200); the same key with a different body is a 409.
+#[utoipa::path(post, path = "/v1/runs", tag = "runs", request_body = CreateRun,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retried creates return the same run")),
+    responses((status = 201, body = RunView), (status = 200, body = RunView, description = "An earlier request with the same Idempotency-Key"),
+              (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn create_run(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    headers: HeaderMap,
+    Body(req): Body<CreateRun>,
+) -> ApiResult<(StatusCode, Json<RunView>)> {
+    let tenant = principal.tenant(Role::Editor)?;
+    let idempotency_key = match headers.get(IDEMPOTENCY_KEY) {
+        None => None,
+        Some(v) => match v.to_str() {
+            Ok(k) if !k.is_empty() && k.len() <= 255 => Some(k.to_owned()),
+            _ => {
+                return Err(ApiError::bad_request(
+                    "invalid_idempotency_key",
+                    "Idempotency-Key must be 1 to 255 visible ASCII characters",
+                    "",
+                ));
+            }
+        },
+    };
+    let priority = req.priority.unwrap_or(0);
+    if !(-1000..=1000).contains(&priority) {
+        return Err(ApiError::bad_request(
+            "invalid_priority",
+            "priority must be between -1000 and 1000",
+            "/priority",
+        ));
+    }
+    check_labels(&req.labels)?;
+    let request_hash = idempotency_key.as_ref().map(|_| {
+        blake3::hash(&serde_json::to_vec(&req).expect("requests serialize"))
+            .to_hex()
+            .to_string()
+    });
+
+    let quotas = tenant_by_id(&state, tenant)
+        .await?
+        .ok_or_else(|| ApiError::not_found("tenant"))?
+        .quotas;
+    let mut tx = state.store.tenant(tenant).await?;
+    let (source, name, ir_hash, declared) = match (&req.workflow, &req.ir) {
+        (Some(reference), None) => {
+            let workflow = crate::workflows::resolve(&mut tx, tenant, reference).await?;
+            let version = req.version.unwrap_or(workflow.latest_version);
+            let (parameters, hash) =
+                couler_store::workflows::version_parameters(&mut tx, tenant, workflow.id, version)
+                    .await?
+                    .ok_or_else(|| {
+                        ApiError::not_found(format!("version {version} of workflow {reference:?}"))
+                    })?;
+            let declared: Vec<Parameter> =
+                serde_json::from_value(parameters).map_err(anyhow::Error::from)?;
+            let source = Source::Version {
+                workflow_id: workflow.id,
+                version,
+            };
+            (source, workflow.name, hash, declared)
+        }
+        (None, Some(ir)) => {
+            if req.version.is_some() {
+                return Err(ApiError::bad_request(
+                    "conflicting_fields",
+                    "`version` applies only to a stored workflow",
+                    "/version",
+                ));
+            }
+            let workflow = workflow_from_value(ir.clone()).await?;
+            let hash = couler_ir::hash::workflow_digest(&workflow).to_hex();
+            let canonical = serde_json::to_value(&workflow).map_err(anyhow::Error::from)?;
+            (
+                Source::Inline(canonical),
+                workflow.name,
+                hash,
+                workflow.parameters,
+            )
+        }
+        _ => {
+            return Err(ApiError::bad_request(
+                "missing_workflow",
+                "give exactly one of `workflow` (id or name) and `ir` (an inline workflow document)",
+                "/workflow",
+            ));
+        }
+    };
+    let parameters = resolve_parameters(&declared, &req.parameters)?;
+    state
+        .queue
+        .admit(&state.store, tenant, quotas.max_queued_runs)
+        .await?;
+    let new = NewRun {
+        source,
+        workflow_name: name,
+        ir_hash,
+        parameters,
+        labels: req.labels,
+        priority,
+        idempotency_key,
+        request_hash,
+        trace_context: crate::telemetry::current_trace_context(),
+        created_by: principal.subject.clone(),
+    };
+    let created = runs::create(&mut tx, tenant, &new).await?;
+    tx.commit().await?;
+    match created {
+        Created::New(run) => {
+            metrics::counter!("couler_runs_created_total").increment(1);
+            tracing::info!(run = %run.id, workflow = %run.workflow_name, "run queued");
+            Ok((StatusCode::CREATED, Json(run.into())))
+        }
+        Created::Existing(run) => Ok((StatusCode::OK, Json(run.into()))),
+        Created::KeyReused => Err(ApiError::Conflict {
+            code: "idempotency_key_reused",
+            message: "this Idempotency-Key was used for a different request".into(),
+        }),
+    }
+}
+
+/// List runs, newest first.
+#[utoipa::path(get, path = "/v1/runs", tag = "runs", params(ListQuery),
+    responses((status = 200, body = List<RunView>), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn list_runs(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<Json<List<RunView>>> {
+    let tenant = principal.tenant(Role::Viewer)?;
+    let page = PageQuery {
+        cursor: q.cursor,
+        limit: q.limit,
+    };
+    let workflow_id = match q.workflow.as_deref() {
+        None => None,
+        Some(w) => Some(
+            w.parse::<WorkflowId>()
+                .map_err(|e| ApiError::bad_request("invalid_id", e.to_string(), "/workflow"))?,
+        ),
+    };
+    let filter = Filter {
+        status: q.status,
+        workflow_id,
+        labels: parse_labels(q.label.as_deref())?,
+        created_after: q.created_after,
+        created_before: q.created_before,
+    };
+    let mut tx = state.store.tenant(tenant).await?;
+    let found = runs::list(&mut tx, tenant, &filter, page.cursor()?, page.limit()?).await?;
+    tx.commit().await?;
+    Ok(Json(List {
+        items: found.items.into_iter().map(Into::into).collect(),
+        next_cursor: found.next.map(|c| c.encode()),
+    }))
+}
+
+/// Read a run with its steps.
+#[utoipa::path(get, path = "/v1/runs/{id}", tag = "runs", params(("id" = String, Path, description = "Run id")),
+    responses((status = 200, body = RunView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn get_run(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<Json<RunView>> {
+    let tenant = principal.tenant(Role::Viewer)?;
+    let id: RunId = path_id(&id, "run")?;
+    let mut tx = state.store.tenant(tenant).await?;
+    let run = runs::get(&mut tx, tenant, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("run"))?;
+    let steps = runs::steps(&mut tx, tenant, id).await?;
+    tx.commit().await?;
+    let mut view = RunView::from(run);
+    view.steps = steps.into_iter().map(Into::into).collect();
+    Ok(Json(view))
+}
+
+fn change_conflict(e: ChangeError, code: &'static str) -> ApiError {
+    ApiError::Conflict {
+        code,
+        message: e.to_string(),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Change {
+    Cancel,
+    Retry,
+}
+
+async fn change(
+    state: &AppState,
+    tenant: TenantId,
+    id: RunId,
+    what: Change,
+) -> ApiResult<Json<RunView>> {
+    let mut tx = state.store.tenant(tenant).await?;
+    let (outcome, code) = match what {
+        Change::Cancel => (runs::cancel(&mut tx, tenant, id).await?, "run_finished"),
+        Change::Retry => (runs::retry(&mut tx, tenant, id).await?, "run_not_retryable"),
+    };
+    let run = outcome
+        .ok_or_else(|| ApiError::not_found("run"))?
+        .map_err(|e| change_conflict(e, code))?;
+    tx.commit().await?;
+    state.queue.invalidate(tenant);
+    Ok(Json(run.into()))
+}
+
+/// Cancel a run: a queued run ends at once; a running one is stopped by the scheduler.
+#[utoipa::path(post, path = "/v1/runs/{id}/cancel", tag = "runs", params(("id" = String, Path, description = "Run id")),
+    responses((status = 200, body = RunView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn cancel_run(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<Json<RunView>> {
+    let tenant = principal.tenant(Role::Editor)?;
+    let id: RunId = path_id(&id, "run")?;
+    change(&state, tenant, id, Change::Cancel).await
+}
+
+/// Retry a failed or cancelled run from its failed steps; succeeded, skipped
+/// and cached steps keep their results.
+#[utoipa::path(post, path = "/v1/runs/{id}/retry", tag = "runs", params(("id" = String, Path, description = "Run id")),
+    responses((status = 200, body = RunView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn retry_run(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<Json<RunView>> {
+    let tenant = principal.tenant(Role::Editor)?;
+    let id: RunId = path_id(&id, "run")?;
+    change(&state, tenant, id, Change::Retry).await
+}

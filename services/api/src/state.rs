@@ -1,0 +1,68 @@
+//! Shared application state, built once at start-up.
+
+use crate::auth::Authenticator;
+use crate::config::Config;
+use crate::events::EventHub;
+use crate::quota::QueueGauge;
+use crate::ratelimit::RateLimiter;
+use crate::redis_conn::SharedRedis;
+use anyhow::Context;
+use couler_store::Store;
+use metrics_exporter_prometheus::PrometheusHandle;
+use secrecy::ExposeSecret;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+pub struct Inner {
+    pub config: Config,
+    pub store: Store,
+    pub auth: Authenticator,
+    pub redis: SharedRedis,
+    pub limiter: RateLimiter,
+    pub events: EventHub,
+    pub queue: QueueGauge,
+    pub metrics: PrometheusHandle,
+    pub shutdown: CancellationToken,
+}
+
+impl Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    /// Connects to Postgres (creating and migrating the database) and Redis
+    /// (in the background), and loads the auth keys.
+    pub async fn build(config: Config, shutdown: CancellationToken) -> anyhow::Result<AppState> {
+        let store = Store::connect(&config.database.store_config())
+            .await
+            .context("opening the database")?;
+        let auth = Authenticator::new(&config.auth.jwt).context("loading JWT keys")?;
+        let timeout = Duration::from_millis(config.redis.timeout_ms);
+        let redis = SharedRedis::connect(
+            config.redis.url.expose_secret(),
+            timeout,
+            shutdown.child_token(),
+        );
+        let limiter = RateLimiter::new(redis.clone(), timeout, &config.redis.key_prefix);
+        let events = EventHub::start(store.pool().clone(), shutdown.child_token()).await?;
+        Ok(AppState(Arc::new(Inner {
+            config,
+            store,
+            auth,
+            redis,
+            limiter,
+            events,
+            queue: QueueGauge::default(),
+            metrics: crate::telemetry::metrics(),
+            shutdown,
+        })))
+    }
+}

@@ -1,0 +1,100 @@
+//! Logs, traces and metrics, set up in one place.
+//!
+//! Logs are JSON lines (or text) carrying each request's span fields
+//! (request id, route, tenant, trace id). Traces always get OpenTelemetry
+//! ids so runs can carry them to the scheduler; they are exported over
+//! OTLP/gRPC only when an endpoint is configured.
+
+use crate::config::TelemetryConfig;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use std::sync::OnceLock;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// Flushes spans on drop.
+pub struct TelemetryGuard(SdkTracerProvider);
+
+impl Drop for TelemetryGuard {
+    fn drop(&mut self) {
+        let _ = self.0.shutdown();
+    }
+}
+
+/// Installs the global subscriber and propagator. Call once, from `main`.
+pub fn init(config: &TelemetryConfig, service: &'static str) -> anyhow::Result<TelemetryGuard> {
+    let mut builder = SdkTracerProvider::builder();
+    if let Some(endpoint) = &config.otlp_endpoint {
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .with_endpoint(endpoint)
+            .build()?;
+        builder = builder.with_batch_exporter(exporter);
+    }
+    let provider = builder.build();
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+    opentelemetry::global::set_tracer_provider(provider.clone());
+    let otel = tracing_opentelemetry::layer().with_tracer(provider.tracer(service));
+
+    let filter = EnvFilter::try_new(&config.log_filter)?;
+    let fmt = if config.log_format == "text" {
+        tracing_subscriber::fmt::layer().boxed()
+    } else {
+        tracing_subscriber::fmt::layer()
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .flatten_event(true)
+            .boxed()
+    };
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(otel)
+        .with(fmt)
+        .try_init()?;
+    Ok(TelemetryGuard(provider))
+}
+
+/// The process-wide Prometheus recorder (installed on first use).
+pub fn metrics() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let recorder = PrometheusBuilder::new()
+                .set_buckets(&[
+                    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+                ])
+                .expect("static buckets are valid")
+                .build_recorder();
+            let handle = recorder.handle();
+            // Another recorder may already be installed (tests share a process).
+            let _ = metrics::set_global_recorder(recorder);
+            handle
+        })
+        .clone()
+}
+
+/// W3C trace context of the current span, to store with a run.
+pub fn current_trace_context() -> std::collections::BTreeMap<String, String> {
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let context = tracing::Span::current().context();
+    let mut carrier = std::collections::HashMap::new();
+    opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&context, &mut carrier));
+    carrier.into_iter().collect()
+}
+
+/// Reads W3C trace headers from an HTTP request.
+pub struct Headers<'a>(pub &'a axum::http::HeaderMap);
+
+impl opentelemetry::propagation::Extractor for Headers<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key)?.to_str().ok()
+    }
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(|k| k.as_str()).collect()
+    }
+}

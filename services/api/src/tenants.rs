@@ -1,0 +1,279 @@
+//! `/v1/tenants` (platform admins create; tenant admins read and change
+//! settings) and `/v1/quotas` (tenant admins, within the platform's caps).
+
+use crate::auth::{Auth, Role};
+use crate::body::Body;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::wire::path_id;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use chrono::{DateTime, Utc};
+use couler_store::TenantId;
+use couler_store::tenants::{self, NewTenant, Quotas, Tenant, TenantSettings};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+pub const ENGINES: &[&str] = &["local", "argo", "tekton", "airflow", "kfp"];
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TenantView {
+    pub id: TenantId,
+    pub name: String,
+    pub display_name: String,
+    /// The engine this tenant's runs go to.
+    pub engine: String,
+    /// Whether the tenant's steps share cache entries with other tenants.
+    pub share_cache: bool,
+    pub quotas: QuotasView,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuotasView {
+    /// Runs planning or running at once.
+    pub max_concurrent_runs: i32,
+    /// Runs waiting in the queue.
+    pub max_queued_runs: i32,
+    /// API requests per second (shared by all replicas).
+    pub requests_per_second: i32,
+}
+
+impl From<Quotas> for QuotasView {
+    fn from(q: Quotas) -> Self {
+        QuotasView {
+            max_concurrent_runs: q.max_concurrent_runs,
+            max_queued_runs: q.max_queued_runs,
+            requests_per_second: q.requests_per_second,
+        }
+    }
+}
+
+impl From<QuotasView> for Quotas {
+    fn from(q: QuotasView) -> Self {
+        Quotas {
+            max_concurrent_runs: q.max_concurrent_runs,
+            max_queued_runs: q.max_queued_runs,
+            requests_per_second: q.requests_per_second,
+        }
+    }
+}
+
+impl From<Tenant> for TenantView {
+    fn from(t: Tenant) -> Self {
+        TenantView {
+            id: t.id,
+            name: t.name,
+            display_name: t.display_name,
+            engine: t.engine,
+            share_cache: t.share_cache,
+            quotas: t.quotas.into(),
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTenant {
+    /// Lowercase letters, digits and `-` (DNS-1123 label).
+    pub name: String,
+    pub display_name: Option<String>,
+    /// One of local, argo, tekton, airflow, kfp (default local).
+    pub engine: Option<String>,
+    pub share_cache: Option<bool>,
+    pub quotas: Option<QuotasView>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateTenant {
+    pub display_name: Option<String>,
+    pub engine: Option<String>,
+    pub share_cache: Option<bool>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create_tenant, list_tenants))
+        .routes(routes!(get_tenant, update_tenant))
+        .routes(routes!(get_quotas, set_quotas))
+}
+
+fn check_engine(engine: Option<&str>) -> ApiResult<()> {
+    match engine {
+        Some(e) if !ENGINES.contains(&e) => Err(ApiError::bad_request(
+            "unknown_engine",
+            format!("engine {e:?} is not one of {}", ENGINES.join(", ")),
+            "/engine",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_quotas(q: &QuotasView, caps: &crate::config::QuotaCaps, base: &str) -> ApiResult<()> {
+    let checks = [
+        (
+            "max_concurrent_runs",
+            q.max_concurrent_runs,
+            caps.max_concurrent_runs,
+        ),
+        ("max_queued_runs", q.max_queued_runs, caps.max_queued_runs),
+        (
+            "requests_per_second",
+            q.requests_per_second,
+            caps.requests_per_second,
+        ),
+    ];
+    for (field, value, cap) in checks {
+        if value < 1 || value > cap {
+            return Err(ApiError::bad_request(
+                "quota_out_of_range",
+                format!("{field} must be between 1 and {cap}"),
+                format!("{base}/{field}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Create a tenant (platform admins).
+#[utoipa::path(post, path = "/v1/tenants", tag = "tenants", request_body = CreateTenant,
+    responses((status = 201, body = TenantView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn create_tenant(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Body(req): Body<CreateTenant>,
+) -> ApiResult<(StatusCode, Json<TenantView>)> {
+    principal.require_platform_admin()?;
+    if !couler_ir::names::is_dns_label(&req.name) {
+        return Err(ApiError::bad_request(
+            "invalid_name",
+            "tenant names are 1-63 lowercase letters, digits or '-'",
+            "/name",
+        ));
+    }
+    check_engine(req.engine.as_deref())?;
+    let quotas = req.quotas.unwrap_or_else(|| Quotas::default().into());
+    check_quotas(&quotas, &state.config.quotas, "/quotas")?;
+    let new = NewTenant {
+        display_name: req.display_name.unwrap_or_else(|| req.name.clone()),
+        name: req.name,
+        engine: req.engine.unwrap_or_else(|| "local".into()),
+        share_cache: req.share_cache.unwrap_or(true),
+        quotas: quotas.into(),
+    };
+    let mut tx = state.store.platform().await?;
+    let tenant = tenants::create(&mut tx, &new).await?;
+    tx.commit().await?;
+    tracing::info!(tenant = %tenant.id, name = %tenant.name, "tenant created");
+    Ok((StatusCode::CREATED, Json(tenant.into())))
+}
+
+/// List every tenant (platform admins).
+#[utoipa::path(get, path = "/v1/tenants", tag = "tenants",
+    responses((status = 200, body = Vec<TenantView>), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn list_tenants(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+) -> ApiResult<Json<Vec<TenantView>>> {
+    principal.require_platform_admin()?;
+    let mut tx = state.store.platform().await?;
+    let all = tenants::list(&mut tx).await?;
+    tx.commit().await?;
+    Ok(Json(all.into_iter().map(Into::into).collect()))
+}
+
+/// Read a tenant (its admins, or platform admins).
+#[utoipa::path(get, path = "/v1/tenants/{id}", tag = "tenants", params(("id" = String, Path, description = "Tenant id")),
+    responses((status = 200, body = TenantView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn get_tenant(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(id): Path<String>,
+) -> ApiResult<Json<TenantView>> {
+    let id: TenantId = path_id(&id, "tenant")?;
+    principal.for_tenant(id, Role::Admin)?;
+    let mut tx = if principal.platform_admin {
+        state.store.platform().await?
+    } else {
+        state.store.tenant(id).await?
+    };
+    let tenant = tenants::get(&mut tx, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("tenant"))?;
+    tx.commit().await?;
+    Ok(Json(tenant.into()))
+}
+
+/// Change a tenant's settings (its admins, or platform admins).
+#[utoipa::path(patch, path = "/v1/tenants/{id}", tag = "tenants", params(("id" = String, Path, description = "Tenant id")),
+    request_body = UpdateTenant,
+    responses((status = 200, body = TenantView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn update_tenant(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(id): Path<String>,
+    Body(req): Body<UpdateTenant>,
+) -> ApiResult<Json<TenantView>> {
+    let id: TenantId = path_id(&id, "tenant")?;
+    principal.for_tenant(id, Role::Admin)?;
+    check_engine(req.engine.as_deref())?;
+    let settings = TenantSettings {
+        display_name: req.display_name,
+        engine: req.engine,
+        share_cache: req.share_cache,
+    };
+    let mut tx = if principal.platform_admin {
+        state.store.platform().await?
+    } else {
+        state.store.tenant(id).await?
+    };
+    let tenant = tenants::update_settings(&mut tx, id, &settings)
+        .await?
+        .ok_or_else(|| ApiError::not_found("tenant"))?;
+    tx.commit().await?;
+    state.auth.forget_tenant(id);
+    Ok(Json(tenant.into()))
+}
+
+/// Read the caller's tenant quotas (admins).
+#[utoipa::path(get, path = "/v1/quotas", tag = "tenants",
+    responses((status = 200, body = QuotasView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn get_quotas(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+) -> ApiResult<Json<QuotasView>> {
+    let tenant = principal.tenant(Role::Admin)?;
+    let mut tx = state.store.tenant(tenant).await?;
+    let t = tenants::get(&mut tx, tenant)
+        .await?
+        .ok_or_else(|| ApiError::not_found("tenant"))?;
+    tx.commit().await?;
+    Ok(Json(t.quotas.into()))
+}
+
+/// Set the caller's tenant quotas (admins), within the platform's caps.
+#[utoipa::path(put, path = "/v1/quotas", tag = "tenants", request_body = QuotasView,
+    responses((status = 200, body = QuotasView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn set_quotas(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Body(req): Body<QuotasView>,
+) -> ApiResult<Json<QuotasView>> {
+    let tenant = principal.tenant(Role::Admin)?;
+    check_quotas(&req, &state.config.quotas, "")?;
+    let mut tx = state.store.tenant(tenant).await?;
+    let t = tenants::set_quotas(&mut tx, tenant, &req.into())
+        .await?
+        .ok_or_else(|| ApiError::not_found("tenant"))?;
+    tx.commit().await?;
+    state.auth.forget_tenant(tenant);
+    state.queue.invalidate(tenant);
+    Ok(Json(t.quotas.into()))
+}

@@ -1,0 +1,78 @@
+//! Wire types shared by several resources.
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// One page of a list, newest first.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct List<T> {
+    pub items: Vec<T>,
+    /// Pass as `cursor` to get the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// From a previous page's `next_cursor`.
+    pub cursor: Option<String>,
+    /// Page size, 1 to 200 (default 50).
+    pub limit: Option<u32>,
+}
+
+impl PageQuery {
+    pub fn limit(&self) -> crate::error::ApiResult<usize> {
+        match self.limit {
+            None => Ok(50),
+            Some(n @ 1..=200) => Ok(n as usize),
+            Some(_) => Err(crate::error::ApiError::bad_request(
+                "invalid_limit",
+                "limit must be between 1 and 200",
+                "/limit",
+            )),
+        }
+    }
+
+    pub fn cursor(&self) -> crate::error::ApiResult<Option<couler_store::Cursor>> {
+        match &self.cursor {
+            None => Ok(None),
+            Some(c) => couler_store::Cursor::decode(c).map(Some).ok_or_else(|| {
+                crate::error::ApiError::bad_request(
+                    "invalid_cursor",
+                    "the cursor is not one this API issued",
+                    "/cursor",
+                )
+            }),
+        }
+    }
+}
+
+/// Parses `key=value,key2=value2` label selectors.
+pub fn parse_labels(
+    selector: Option<&str>,
+) -> crate::error::ApiResult<std::collections::BTreeMap<String, String>> {
+    let mut labels = std::collections::BTreeMap::new();
+    for pair in selector
+        .unwrap_or_default()
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+    {
+        let (k, v) = pair.split_once('=').ok_or_else(|| {
+            crate::error::ApiError::bad_request(
+                "invalid_label_selector",
+                format!("{pair:?} is not key=value"),
+                "/label",
+            )
+        })?;
+        labels.insert(k.trim().to_owned(), v.trim().to_owned());
+    }
+    Ok(labels)
+}
+
+/// Parses a typed id from a path segment, or 404 (ids of the wrong kind
+/// name nothing).
+pub fn path_id<T: std::str::FromStr>(raw: &str, what: &str) -> crate::error::ApiResult<T> {
+    raw.parse()
+        .map_err(|_| crate::error::ApiError::not_found(format!("{what} {raw:?}")))
+}

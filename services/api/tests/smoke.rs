@@ -1,0 +1,36 @@
+mod common;
+use common::*;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+#[tokio::test]
+async fn workflow_and_run_happy_path() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    let wf = create_workflow(&api, &editor, DIAMOND).await;
+    assert_eq!(wf["name"], "diamond");
+    assert_eq!(wf["version"]["version"], 1);
+    let (status, run) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            &editor,
+            Some(json!({"workflow": "diamond", "parameters": {"message": "hi"}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{run}");
+    assert_eq!(run["status"], "queued");
+    assert_eq!(run["parameters"]["message"], "hi");
+    let id = run["id"].as_str().unwrap();
+    let (status, got) = api
+        .call(Method::GET, &format!("/v1/runs/{id}"), &editor, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{got}");
+    let (status, events) = api
+        .call(Method::GET, &format!("/v1/runs/{id}/events"), &editor, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(events["items"][0]["kind"], "run.queued");
+    api.stop().await;
+}

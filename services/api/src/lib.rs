@@ -1,6 +1,7 @@
 //! `couler-api`: the HTTP front door. `main.rs` parses flags and calls
 //! [`run`]; tests call [`serve`] with their own config and listener.
 
+pub mod admin;
 pub mod api_keys;
 pub mod app;
 pub mod auth;

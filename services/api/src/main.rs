@@ -18,17 +18,55 @@ enum Command {
     Serve,
     /// Print the OpenAPI document.
     Openapi,
+    /// Create a tenant if needed and print a new admin API key for it.
+    Bootstrap { tenant: String },
+    /// Print a JWT signed with the configured HS256 secret.
+    MintToken {
+        #[arg(long)]
+        sub: String,
+        #[arg(long)]
+        tenant: Option<String>,
+        /// viewer, editor, admin or platform-admin (repeatable).
+        #[arg(long = "role", required = true)]
+        roles: Vec<String>,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 3600)]
+        ttl: u64,
+    },
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    if let Some(Command::Openapi) = cli.command {
-        print!("{}", couler_api::app::openapi_json());
-        return Ok(());
-    }
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let config = couler_api::config::Config::load(cli.config.as_deref())?;
-    let _telemetry = couler_api::telemetry::init(&config.telemetry, "couler-api")?;
-    couler_api::run(config).await
+    let load = || couler_api::config::Config::load(cli.config.as_deref());
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Openapi => print!("{}", couler_api::app::openapi_json()),
+        Command::MintToken {
+            sub,
+            tenant,
+            roles,
+            ttl,
+        } => {
+            let config = load()?;
+            let ttl = std::time::Duration::from_secs(ttl);
+            println!(
+                "{}",
+                couler_api::admin::mint_token(&config, &sub, tenant.as_deref(), &roles, ttl)?
+            );
+        }
+        Command::Bootstrap { tenant } => {
+            let config = load()?;
+            let store = couler_store::Store::connect(&config.database.store_config()).await?;
+            let done = couler_api::admin::bootstrap_tenant(&store, &tenant, &["admin"]).await?;
+            println!("tenant  {} ({})", done.tenant.name, done.tenant.id);
+            println!("api key {}", done.api_key);
+        }
+        Command::Serve => {
+            let config = load()?;
+            let _telemetry = couler_api::telemetry::init(&config.telemetry, "couler-api")?;
+            couler_api::run(config).await?;
+        }
+    }
+    Ok(())
 }

@@ -17,6 +17,22 @@ fn compose_file_is_consistent() {
     };
     assert!(image("postgres").starts_with("postgres:16"), "Postgres 16");
     assert!(image("redis").starts_with("redis:7"), "Redis 7");
+    assert!(services.contains_key("api"), "the API service");
+    let api_env = services["api"]["environment"]
+        .as_object()
+        .expect("api environment");
+    assert!(
+        api_env["DATABASE_URL"]
+            .as_str()
+            .unwrap()
+            .contains("@postgres:5432/")
+    );
+    assert!(
+        api_env["REDIS_URL"]
+            .as_str()
+            .unwrap()
+            .contains("redis:6379")
+    );
 
     let volumes: HashSet<&str> = compose["volumes"]
         .as_object()

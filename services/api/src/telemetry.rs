@@ -38,8 +38,13 @@ pub fn init(config: &TelemetryConfig, service: &'static str) -> anyhow::Result<T
     let provider = builder.build();
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     opentelemetry::global::set_tracer_provider(provider.clone());
-    let otel = tracing_opentelemetry::layer().with_tracer(provider.tracer(service));
+    // Spans feed traces at info level whatever the log filter says, so a
+    // quiet log never breaks trace propagation to the scheduler.
+    let otel = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer(service))
+        .with_filter(tracing_subscriber::filter::LevelFilter::INFO);
 
+    // The log filter applies to log output only (a per-layer filter).
     let filter = EnvFilter::try_new(&config.log_filter)?;
     let fmt = if config.log_format == "text" {
         tracing_subscriber::fmt::layer().boxed()
@@ -52,9 +57,8 @@ pub fn init(config: &TelemetryConfig, service: &'static str) -> anyhow::Result<T
             .boxed()
     };
     tracing_subscriber::registry()
-        .with(filter)
         .with(otel)
-        .with(fmt)
+        .with(fmt.with_filter(filter))
         .try_init()?;
     Ok(TelemetryGuard(provider))
 }

@@ -1,0 +1,441 @@
+//! Runs over HTTP: create from a workflow or inline IR, parameters,
+//! idempotency, listing, cancel and retry, the queue quota.
+
+mod common;
+use common::*;
+use couler_store::{RunStatus, Store, StoreConfig, TenantId};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+async fn store(api: &TestApi) -> Store {
+    Store::connect(&StoreConfig::new(format!("{PG}/{}", api.database)))
+        .await
+        .unwrap()
+}
+
+/// Moves a run through the scheduler's states, as the scheduler will.
+async fn advance(api: &TestApi, tenant: &str, run: &str, path: &[RunStatus]) {
+    let store = store(api).await;
+    let tenant: TenantId = tenant.parse().unwrap();
+    for to in path {
+        let mut tx = store.tenant(tenant).await.unwrap();
+        let current = couler_store::runs::get(&mut tx, tenant, run.parse().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        current.status.transition(*to).unwrap();
+        couler_store::runs::set_status(&mut tx, tenant, &current, *to, None)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn parameters_are_checked_and_defaulted() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    create_workflow(
+        &api,
+        &editor,
+        include_str!("../../../examples/market-trend.yaml"),
+    )
+    .await;
+    let (status, run) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            &editor,
+            Some(json!({"workflow": "market-trend", "parameters": {"days": 30}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{run}");
+    assert_eq!(run["parameters"], json!({"market": "NASDAQ", "days": "30"}));
+    let (status, body) = api
+        .call(Method::POST, "/v1/runs", &editor, Some(json!({"workflow": "market-trend", "parameters": {"market": "LSE", "colour": "red"}})))
+        .await;
+    assert_problem(
+        status,
+        &body,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    );
+    let paths: Vec<&str> = body["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.contains(&"/parameters/market") && paths.contains(&"/parameters/colour"),
+        "{body}"
+    );
+    api.stop().await;
+}
+
+#[tokio::test]
+async fn inline_ir_runs_and_bad_requests() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    let ir = json!({"apiVersion": "couler.dev/v1alpha1", "name": "inline", "parameters": [{"name": "n"}],
+                    "steps": [{"name": "s", "container": {"image": "alpine", "args": ["{{workflow.parameters.n}}"]}}]});
+    let (status, run) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            &editor,
+            Some(json!({"ir": ir, "parameters": {"n": 1}, "priority": 5, "labels": {"team": "a"}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{run}");
+    assert!(run["workflow"].is_null());
+    assert_eq!(run["workflow_name"], "inline");
+    assert_eq!(run["priority"], 5);
+
+    // Missing required parameter.
+    let (status, body) = api
+        .call(Method::POST, "/v1/runs", &editor, Some(json!({"ir": ir})))
+        .await;
+    assert_problem(
+        status,
+        &body,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    );
+    assert_eq!(body["problems"][0]["path"], "/parameters/n");
+    // Invalid inline IR: paths point into `ir`.
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            &editor,
+            Some(json!({"ir": {"apiVersion": "couler.dev/v1alpha1", "name": "x", "steps": []}})),
+        )
+        .await;
+    assert_problem(
+        status,
+        &body,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    );
+    assert_eq!(body["problems"][0]["path"], "/ir/steps");
+    // Neither or both sources.
+    let (status, body) = api
+        .call(Method::POST, "/v1/runs", &editor, Some(json!({})))
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "missing_workflow");
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            &editor,
+            Some(json!({"workflow": "nope"})),
+        )
+        .await;
+    assert_problem(status, &body, StatusCode::NOT_FOUND, "not_found");
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            &editor,
+            Some(json!({"ir": ir, "priority": 5000})),
+        )
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_priority");
+    // Unknown fields in the request are named with their path.
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            &editor,
+            Some(json!({"ir": ir, "prio": 1})),
+        )
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
+    assert!(body["detail"].as_str().unwrap().contains("prio"), "{body}");
+    api.stop().await;
+}
+
+#[tokio::test]
+async fn idempotency_keys_return_the_same_run() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    create_workflow(&api, &editor, DIAMOND).await;
+    let create = |body: Value, key: &'static str| {
+        let req = api
+            .request(Method::POST, "/v1/runs", &editor)
+            .header("idempotency-key", key)
+            .json(&body);
+        async move { read(req.send().await.unwrap()).await }
+    };
+    let (s1, first) = create(
+        json!({"workflow": "diamond", "parameters": {"message": "a"}}),
+        "key-1",
+    )
+    .await;
+    let (s2, second) = create(
+        json!({"workflow": "diamond", "parameters": {"message": "a"}}),
+        "key-1",
+    )
+    .await;
+    assert_eq!((s1, s2), (StatusCode::CREATED, StatusCode::OK));
+    assert_eq!(first["id"], second["id"]);
+    let (s3, body) = create(
+        json!({"workflow": "diamond", "parameters": {"message": "b"}}),
+        "key-1",
+    )
+    .await;
+    assert_problem(s3, &body, StatusCode::CONFLICT, "idempotency_key_reused");
+
+    // Concurrent retries of one request create exactly one run.
+    let attempts = (0..8).map(|_| create(json!({"workflow": "diamond"}), "key-2"));
+    let results = futures::future::join_all(attempts).await;
+    let ids: std::collections::HashSet<String> = results
+        .iter()
+        .filter(|(s, _)| s.is_success())
+        .map(|(_, b)| b["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 1, "{results:?}");
+    assert_eq!(
+        results
+            .iter()
+            .filter(|(s, _)| *s == StatusCode::CREATED)
+            .count(),
+        1,
+        "{results:?}"
+    );
+    let (_, list) = api.call(Method::GET, "/v1/runs", &editor, None).await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 2);
+    api.stop().await;
+}
+
+#[tokio::test]
+async fn listing_filters_runs() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    let wf = create_workflow(&api, &editor, DIAMOND).await;
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let (_, run) = api
+            .call(Method::POST, "/v1/runs", &editor, Some(json!({"workflow": "diamond", "labels": {"batch": if i < 2 { "x" } else { "y" }}})))
+            .await;
+        ids.push(run["id"].as_str().unwrap().to_owned());
+    }
+    api.call(
+        Method::POST,
+        &format!("/v1/runs/{}/cancel", ids[0]),
+        &editor,
+        None,
+    )
+    .await;
+    let count = |q: &'static str| {
+        let editor = editor.clone();
+        let api = &api;
+        async move {
+            let (status, body) = api
+                .call(Method::GET, &format!("/v1/runs?{q}"), &editor, None)
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            body["items"].as_array().unwrap().len()
+        }
+    };
+    assert_eq!(count("status=cancelled").await, 1);
+    assert_eq!(count("status=queued").await, 4);
+    assert_eq!(count("label=batch=x").await, 2);
+    let by_wf = format!("workflow={}", wf["id"].as_str().unwrap());
+    let (_, body) = api
+        .call(Method::GET, &format!("/v1/runs?{by_wf}"), &editor, None)
+        .await;
+    assert_eq!(body["items"].as_array().unwrap().len(), 5);
+    assert_eq!(count("created_before=2000-01-01T00:00:00Z").await, 0);
+    assert_eq!(count("created_after=2000-01-01T00:00:00Z&limit=2").await, 2);
+    let (status, body) = api
+        .call(Method::GET, "/v1/runs?status=bogus", &editor, None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["code"], "bad_request");
+    api.stop().await;
+}
+
+#[tokio::test]
+async fn cancel_and_retry_follow_the_lifecycle() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    create_workflow(&api, &editor, DIAMOND).await;
+    let new_run = || async {
+        let (_, run) = api
+            .call(
+                Method::POST,
+                "/v1/runs",
+                &editor,
+                Some(json!({"workflow": "diamond"})),
+            )
+            .await;
+        run["id"].as_str().unwrap().to_owned()
+    };
+    // Queued: cancel ends it at once; a second cancel conflicts; retry requeues.
+    let a = new_run().await;
+    let (status, run) = api
+        .call(Method::POST, &format!("/v1/runs/{a}/cancel"), &editor, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(run["status"], "cancelled");
+    assert!(run["finished_at"].is_string());
+    let (status, body) = api
+        .call(Method::POST, &format!("/v1/runs/{a}/cancel"), &editor, None)
+        .await;
+    assert_problem(status, &body, StatusCode::CONFLICT, "run_finished");
+    let (status, run) = api
+        .call(Method::POST, &format!("/v1/runs/{a}/retry"), &editor, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{run}");
+    assert_eq!(
+        (run["status"].as_str(), run["attempt"].as_i64()),
+        (Some("queued"), Some(2))
+    );
+
+    // Running: cancel is a request the scheduler carries out.
+    let b = new_run().await;
+    advance(
+        &api,
+        &tenant,
+        &b,
+        &[RunStatus::Planning, RunStatus::Running],
+    )
+    .await;
+    let (_, run) = api
+        .call(Method::POST, &format!("/v1/runs/{b}/cancel"), &editor, None)
+        .await;
+    assert_eq!(
+        (run["status"].as_str(), run["cancel_requested"].as_bool()),
+        (Some("running"), Some(true))
+    );
+
+    // Succeeded: nothing to retry or cancel.
+    let c = new_run().await;
+    advance(
+        &api,
+        &tenant,
+        &c,
+        &[
+            RunStatus::Planning,
+            RunStatus::Running,
+            RunStatus::Succeeded,
+        ],
+    )
+    .await;
+    let (status, body) = api
+        .call(Method::POST, &format!("/v1/runs/{c}/retry"), &editor, None)
+        .await;
+    assert_problem(status, &body, StatusCode::CONFLICT, "run_not_retryable");
+
+    // Failed: retry keeps succeeded steps and resets failed ones.
+    let d = new_run().await;
+    advance(
+        &api,
+        &tenant,
+        &d,
+        &[RunStatus::Planning, RunStatus::Running, RunStatus::Failed],
+    )
+    .await;
+    let store = store(&api).await;
+    let t: TenantId = tenant.parse().unwrap();
+    let run_uuid = d.parse::<couler_store::RunId>().unwrap().0;
+    let mut tx = store.platform().await.unwrap();
+    for (name, status) in [
+        ("a", "succeeded"),
+        ("b", "failed"),
+        ("c", "cached"),
+        ("d", "cancelled"),
+    ] {
+        sqlx::query(
+            "INSERT INTO run_steps (tenant_id, run_id, name, status) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(t.0)
+        .bind(run_uuid)
+        .bind(name)
+        .bind(status)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+    let (status, _) = api
+        .call(Method::POST, &format!("/v1/runs/{d}/retry"), &editor, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, run) = api
+        .call(Method::GET, &format!("/v1/runs/{d}"), &editor, None)
+        .await;
+    let steps: std::collections::BTreeMap<&str, &str> = run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("a", "succeeded"),
+            ("b", "pending"),
+            ("c", "cached"),
+            ("d", "pending")
+        ]
+        .into_iter()
+        .collect()
+    );
+
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/v1/runs/run_00000000000000000000000000000000/cancel",
+            &editor,
+            None,
+        )
+        .await;
+    assert_problem(status, &body, StatusCode::NOT_FOUND, "not_found");
+    let (status, _) = api
+        .call(Method::GET, "/v1/runs/not-an-id", &editor, None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    api.stop().await;
+}
+
+#[tokio::test]
+async fn the_queue_quota_answers_429_with_retry_after() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant_with("small", json!({"quotas": {"max_concurrent_runs": 1, "max_queued_runs": 3, "requests_per_second": 100}})).await;
+    let editor = user(&tenant, "editor");
+    create_workflow(&api, &editor, DIAMOND).await;
+    for _ in 0..3 {
+        let (status, body) = api
+            .call(
+                Method::POST,
+                "/v1/runs",
+                &editor,
+                Some(json!({"workflow": "diamond"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let r = api
+        .request(Method::POST, "/v1/runs", &editor)
+        .json(&json!({"workflow": "diamond"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers().get("retry-after").is_some());
+    let (status, body) = read(r).await;
+    assert_problem(
+        status,
+        &body,
+        StatusCode::TOO_MANY_REQUESTS,
+        "queue_quota_exceeded",
+    );
+    api.stop().await;
+}

@@ -85,8 +85,10 @@ async fn create_database(options: &PgConnectOptions) -> Result<(), StoreError> {
         let ddl = sqlx::AssertSqlSafe(format!("CREATE DATABASE {quoted}"));
         match sqlx::query(ddl).execute(&mut conn).await {
             Ok(_) => tracing::info!(database = %name, "created database"),
-            // Another replica won the race.
-            Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("42P04") => {}
+            // Another replica won the race: `duplicate_database`, or the
+            // catalog's unique index when both got past the check at once.
+            Err(sqlx::Error::Database(e))
+                if matches!(e.code().as_deref(), Some("42P04" | "23505")) => {}
             Err(source) => return Err(StoreError::CreateDatabase { name, source }),
         }
     }

@@ -17,7 +17,7 @@ pub mod status;
 pub mod tenants;
 pub mod workflows;
 
-pub use connect::{StoreConfig, StoreError};
+pub use connect::{MIGRATOR, StoreConfig, StoreError};
 pub use ids::{ApiKeyId, InvalidId, PrincipalId, RunId, TenantId, WorkflowId};
 pub use page::{Cursor, Page};
 pub use status::{IllegalTransition, RunStatus, StepStatus};

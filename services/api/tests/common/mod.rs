@@ -123,7 +123,12 @@ impl TestApi {
     /// Stops the server and drops its database.
     pub async fn stop(self) {
         self.shutdown.cancel();
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.server).await;
+        // Graceful shutdown: open streams end, the server returns cleanly.
+        let finished = tokio::time::timeout(Duration::from_secs(10), self.server).await;
+        assert!(
+            matches!(finished, Ok(Ok(Ok(())))),
+            "the server did not shut down cleanly: {finished:?}"
+        );
         drop_database(&self.database).await;
     }
 }

@@ -1,0 +1,108 @@
+//! Start-up: replicas that start together create the database and migrate
+//! it once, without racing; queueing a run notifies the schedulers in the
+//! same transaction.
+
+use couler_store::{RUNS_QUEUED_CHANNEL, Store, StoreConfig};
+use sqlx::Connection;
+use std::time::Duration;
+
+const PG: &str = "postgres://postgres@127.0.0.1:5432";
+
+async fn drop_database(name: &str) {
+    let mut conn = sqlx::PgConnection::connect(&format!("{PG}/postgres"))
+        .await
+        .unwrap();
+    let ddl = sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"));
+    sqlx::query(ddl).execute(&mut conn).await.unwrap();
+}
+
+#[tokio::test]
+async fn replicas_starting_together_do_not_race() {
+    let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
+    let config = StoreConfig::new(format!("{PG}/{name}"));
+    let starts = (0..4).map(|_| Store::connect(&config));
+    let stores = futures::future::join_all(starts).await;
+    for s in &stores {
+        assert!(
+            s.is_ok(),
+            "a replica failed to start: {:?}",
+            s.as_ref().err()
+        );
+    }
+    let store = stores.into_iter().next().unwrap().unwrap();
+    let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(applied as usize, couler_store::MIGRATOR.iter().count());
+    store.pool().close().await;
+    drop_database(&name).await;
+}
+
+#[tokio::test]
+async fn queueing_a_run_notifies_in_the_same_transaction() {
+    let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
+    let store = Store::connect(&StoreConfig::new(format!("{PG}/{name}")))
+        .await
+        .unwrap();
+    let mut listener = sqlx::postgres::PgListener::connect_with(store.pool())
+        .await
+        .unwrap();
+    listener.listen(RUNS_QUEUED_CHANNEL).await.unwrap();
+
+    let mut tx = store.platform().await.unwrap();
+    let tenant = couler_store::tenants::create(
+        &mut tx,
+        &couler_store::tenants::NewTenant {
+            name: "acme".into(),
+            display_name: "Acme".into(),
+            engine: "local".into(),
+            share_cache: true,
+            quotas: Default::default(),
+        },
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+
+    let ir = serde_json::json!({"apiVersion": "couler.dev/v1alpha1", "name": "w", "steps": [{"name": "s", "container": {"image": "a"}}]});
+    let new = couler_store::runs::NewRun {
+        source: couler_store::runs::Source::Inline(ir),
+        workflow_name: "w".into(),
+        ir_hash: "h".into(),
+        parameters: Default::default(),
+        labels: Default::default(),
+        priority: 0,
+        idempotency_key: None,
+        request_hash: None,
+        trace_context: Default::default(),
+        created_by: "test".into(),
+    };
+    // Rolled back: no notification escapes.
+    let mut tx = store.tenant(tenant.id).await.unwrap();
+    couler_store::runs::create(&mut tx, tenant.id, &new)
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), listener.recv())
+            .await
+            .is_err()
+    );
+
+    // Committed: the schedulers hear about it.
+    let mut tx = store.tenant(tenant.id).await.unwrap();
+    couler_store::runs::create(&mut tx, tenant.id, &new)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let note = tokio::time::timeout(Duration::from_secs(5), listener.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(note.payload(), tenant.id.0.to_string());
+
+    drop(listener);
+    store.pool().close().await;
+    drop_database(&name).await;
+}

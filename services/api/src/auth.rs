@@ -118,6 +118,15 @@ struct JwtKey {
     key: DecodingKey,
 }
 
+/// A verified API key, remembered for [`KEY_CACHE_TTL`].
+#[derive(Clone)]
+struct CachedKey {
+    hash: blake3::Hash,
+    principal: Principal,
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    at: Instant,
+}
+
 const KEY_PREFIX: &str = "ck_";
 const KEY_CACHE_TTL: Duration = Duration::from_secs(30);
 const TENANT_CACHE_TTL: Duration = Duration::from_secs(5);
@@ -128,7 +137,7 @@ pub struct Authenticator {
     issuer: Option<String>,
     audience: Option<String>,
     leeway: u64,
-    api_keys: Mutex<HashMap<String, (blake3::Hash, Principal, Instant)>>,
+    api_keys: Mutex<HashMap<String, CachedKey>>,
     tenants: Mutex<HashMap<TenantId, (Tenant, Instant)>>,
     tenant_names: Mutex<HashMap<String, (TenantId, Instant)>>,
 }
@@ -257,15 +266,24 @@ impl Authenticator {
         }
         let mut validation = Validation::new(header.alg);
         validation.leeway = self.leeway;
-        validation.set_required_spec_claims(&["exp", "sub"]);
+        validation.validate_nbf = true;
+        // A configured issuer or audience must be present, not just match when present.
+        let mut required = vec!["exp", "sub"];
         match &self.issuer {
-            Some(iss) => validation.set_issuer(&[iss]),
+            Some(iss) => {
+                validation.set_issuer(&[iss]);
+                required.push("iss");
+            }
             None => validation.iss = None,
         }
         match &self.audience {
-            Some(aud) => validation.set_audience(&[aud]),
+            Some(aud) => {
+                validation.set_audience(&[aud]);
+                required.push("aud");
+            }
             None => validation.validate_aud = false,
         }
+        validation.set_required_spec_claims(&required);
         let mut last = invalid("signature does not verify");
         for key in candidates {
             match jsonwebtoken::decode::<Claims>(token, &key.key, &validation) {
@@ -422,17 +440,18 @@ async fn api_key_principal(state: &AppState, token: &str) -> ApiResult<Principal
         .ok_or_else(invalid)?;
     let presented = blake3::hash(token.as_bytes());
     let auth = &state.auth;
-    if let Some((hash, principal, at)) = auth
+    if let Some(cached) = auth
         .api_keys
         .lock()
         .expect("cache lock")
         .get(prefix)
         .cloned()
-        && at.elapsed() < KEY_CACHE_TTL
+        && cached.at.elapsed() < KEY_CACHE_TTL
     {
         // blake3::Hash compares in constant time.
-        return if hash == presented {
-            Ok(principal)
+        let expired = cached.expires_at.is_some_and(|e| e <= chrono::Utc::now());
+        return if cached.hash == presented && !expired {
+            Ok(cached.principal)
         } else {
             Err(invalid())
         };
@@ -460,10 +479,16 @@ async fn api_key_principal(state: &AppState, token: &str) -> ApiResult<Principal
         platform_admin: false,
         via: Via::ApiKey(key.id),
     };
-    auth.api_keys.lock().expect("cache lock").insert(
-        prefix.to_owned(),
-        (stored, principal.clone(), Instant::now()),
-    );
+    let cached = CachedKey {
+        hash: stored,
+        principal: principal.clone(),
+        expires_at: key.expires_at,
+        at: Instant::now(),
+    };
+    auth.api_keys
+        .lock()
+        .expect("cache lock")
+        .insert(prefix.to_owned(), cached);
     Ok(principal)
 }
 

@@ -1,0 +1,380 @@
+//! The least role each endpoint needs, as a table: the role just below it
+//! gets 403 `forbidden` and changes nothing, the role itself succeeds.
+
+mod common;
+use common::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// The role ladder, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// A token for the tenant that holds no role in it.
+    NoRole,
+    Viewer,
+    Editor,
+    Admin,
+    PlatformAdmin,
+}
+
+impl Level {
+    fn below(self) -> Level {
+        match self {
+            Level::NoRole => panic!("nothing is below no role"),
+            Level::Viewer => Level::NoRole,
+            Level::Editor => Level::Viewer,
+            Level::Admin => Level::Editor,
+            Level::PlatformAdmin => Level::Admin,
+        }
+    }
+}
+
+enum Payload {
+    Empty,
+    Json(Value),
+    Yaml(String),
+}
+
+struct Case {
+    method: Method,
+    /// The route as the OpenAPI document names it.
+    route: &'static str,
+    path: String,
+    payload: Payload,
+    needs: Level,
+}
+
+fn case(method: Method, route: &'static str, path: String, payload: Payload, needs: Level) -> Case {
+    Case {
+        method,
+        route,
+        path,
+        payload,
+        needs,
+    }
+}
+
+/// What the table's requests act on, made before any of them runs.
+struct Fixtures {
+    tenant: String,
+    run: String,
+    queued_run: String,
+    cancelled_run: String,
+    api_key: String,
+}
+
+fn cases(f: &Fixtures) -> Vec<Case> {
+    use Level::*;
+    use Payload::*;
+    let t = &f.tenant;
+    let created = DIAMOND.replacen("name: diamond", "name: created", 1);
+    let revised = DIAMOND.replacen(
+        "description: A → (B, C) → D",
+        "description: revised, A → (B, C) → D",
+        1,
+    );
+    assert_ne!(revised, DIAMOND, "the revision changes nothing");
+    vec![
+        case(
+            Method::POST,
+            "/v1/workflows",
+            "/v1/workflows".into(),
+            Yaml(created),
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows",
+            "/v1/workflows".into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}",
+            "/v1/workflows/diamond".into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::DELETE,
+            "/v1/workflows/{workflow}",
+            "/v1/workflows/doomed".into(),
+            Empty,
+            Editor,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows/{workflow}/versions",
+            "/v1/workflows/diamond/versions".into(),
+            Yaml(revised),
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}/versions",
+            "/v1/workflows/diamond/versions".into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/runs",
+            "/v1/runs".into(),
+            Json(json!({"workflow": "diamond"})),
+            Editor,
+        ),
+        case(Method::GET, "/v1/runs", "/v1/runs".into(), Empty, Viewer),
+        case(
+            Method::GET,
+            "/v1/runs/{id}",
+            format!("/v1/runs/{}", f.run),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/runs/{id}/cancel",
+            format!("/v1/runs/{}/cancel", f.queued_run),
+            Empty,
+            Editor,
+        ),
+        case(
+            Method::POST,
+            "/v1/runs/{id}/retry",
+            format!("/v1/runs/{}/retry", f.cancelled_run),
+            Empty,
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/runs/{id}/events",
+            format!("/v1/runs/{}/events", f.run),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/api-keys",
+            "/v1/api-keys".into(),
+            Json(json!({"name": "ci", "roles": ["viewer"]})),
+            Admin,
+        ),
+        case(
+            Method::GET,
+            "/v1/api-keys",
+            "/v1/api-keys".into(),
+            Empty,
+            Admin,
+        ),
+        case(
+            Method::DELETE,
+            "/v1/api-keys/{id}",
+            format!("/v1/api-keys/{}", f.api_key),
+            Empty,
+            Admin,
+        ),
+        case(Method::GET, "/v1/quotas", "/v1/quotas".into(), Empty, Admin),
+        case(
+            Method::PUT,
+            "/v1/quotas",
+            "/v1/quotas".into(),
+            Json(json!({
+                "max_concurrent_runs": 20,
+                "max_queued_runs": 2000,
+                "requests_per_second": 10000,
+            })),
+            Admin,
+        ),
+        case(
+            Method::GET,
+            "/v1/tenants/{id}",
+            format!("/v1/tenants/{t}"),
+            Empty,
+            Admin,
+        ),
+        case(
+            Method::PATCH,
+            "/v1/tenants/{id}",
+            format!("/v1/tenants/{t}"),
+            Json(json!({"display_name": "Acme Corp"})),
+            Admin,
+        ),
+        case(
+            Method::POST,
+            "/v1/tenants",
+            "/v1/tenants".into(),
+            Json(json!({"name": "newcomer"})),
+            PlatformAdmin,
+        ),
+        case(
+            Method::GET,
+            "/v1/tenants",
+            "/v1/tenants".into(),
+            Empty,
+            PlatformAdmin,
+        ),
+    ]
+}
+
+/// Routes that need no credentials at all.
+const PUBLIC: &[&str] = &["/healthz", "/readyz", "/metrics"];
+
+#[test]
+fn the_table_covers_every_authenticated_endpoint() {
+    let fixtures = Fixtures {
+        tenant: String::new(),
+        run: String::new(),
+        queued_run: String::new(),
+        cancelled_run: String::new(),
+        api_key: String::new(),
+    };
+    let tested: BTreeSet<(String, String)> = cases(&fixtures)
+        .iter()
+        .map(|c| (c.method.to_string(), c.route.to_owned()))
+        .collect();
+    let doc: Value = serde_json::from_str(&couler_api::app::openapi_json()).unwrap();
+    let mut documented = BTreeSet::new();
+    for (route, item) in doc["paths"].as_object().unwrap() {
+        if PUBLIC.contains(&route.as_str()) {
+            continue;
+        }
+        for method in ["get", "put", "post", "delete", "patch"] {
+            if item.get(method).is_some() {
+                documented.insert((method.to_uppercase(), route.clone()));
+            }
+        }
+    }
+    assert_eq!(
+        tested, documented,
+        "the table and the API's endpoints differ"
+    );
+}
+
+fn token(api: &TestApi, tenant: &str, level: Level) -> String {
+    match level {
+        Level::NoRole => common::token(json!({"sub": "nobody", "tenant": tenant, "roles": []})),
+        Level::Viewer => user(tenant, "viewer"),
+        Level::Editor => user(tenant, "editor"),
+        Level::Admin => user(tenant, "admin"),
+        Level::PlatformAdmin => api.platform_token.clone(),
+    }
+}
+
+async fn send(api: &TestApi, c: &Case, token: &str) -> (StatusCode, Value) {
+    let mut req = api.request(c.method.clone(), &c.path, token);
+    req = match &c.payload {
+        Payload::Empty => req,
+        Payload::Json(v) => req.json(v),
+        Payload::Yaml(y) => req
+            .header("content-type", "application/yaml")
+            .body(y.clone()),
+    };
+    read(req.send().await.unwrap()).await
+}
+
+async fn post_run(api: &TestApi, editor: &str) -> String {
+    let (status, run) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            editor,
+            Some(json!({"workflow": "diamond"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{run}");
+    run["id"].as_str().unwrap().to_owned()
+}
+
+async fn fixtures(api: &TestApi) -> Fixtures {
+    // Room for every request of the table in well under a second.
+    let tenant = api
+        .tenant_with(
+            "acme",
+            json!({"quotas": {"max_concurrent_runs": 10, "max_queued_runs": 1000, "requests_per_second": 10000}}),
+        )
+        .await;
+    let editor = user(&tenant, "editor");
+    let admin = user(&tenant, "admin");
+    create_workflow(api, &editor, DIAMOND).await;
+    create_workflow(
+        api,
+        &editor,
+        &DIAMOND.replacen("name: diamond", "name: doomed", 1),
+    )
+    .await;
+    let run = post_run(api, &editor).await;
+    let queued_run = post_run(api, &editor).await;
+    let cancelled_run = post_run(api, &editor).await;
+    let (status, body) = api
+        .call(
+            Method::POST,
+            &format!("/v1/runs/{cancelled_run}/cancel"),
+            &editor,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, key) = api
+        .call(
+            Method::POST,
+            "/v1/api-keys",
+            &admin,
+            Some(json!({"name": "doomed", "roles": ["viewer"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{key}");
+    Fixtures {
+        tenant,
+        run,
+        queued_run,
+        cancelled_run,
+        api_key: key["id"].as_str().unwrap().to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn each_endpoint_refuses_the_role_below_the_one_it_needs() {
+    let api = TestApi::start().await;
+    let f = fixtures(&api).await;
+    let mut wrong = Vec::new();
+    for c in cases(&f) {
+        let below = c.needs.below();
+        let (status, body) = send(&api, &c, &token(&api, &f.tenant, below)).await;
+        if status != StatusCode::FORBIDDEN
+            || body["code"] != "forbidden"
+            || !body["request_id"].is_string()
+        {
+            wrong.push(format!(
+                "{} {} as {below:?}: expected 403 forbidden, got {status} {body}",
+                c.method, c.path
+            ));
+        }
+        // Had the refused request done the work, this one would mostly fail
+        // (the workflow gone, the name or tenant taken, the run moved on).
+        let (status, body) = send(&api, &c, &token(&api, &f.tenant, c.needs)).await;
+        if !status.is_success() {
+            wrong.push(format!(
+                "{} {} as {:?}: expected success, got {status} {body}",
+                c.method, c.path, c.needs
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    api.stop().await;
+}
+
+#[tokio::test]
+async fn platform_admins_without_a_tenant_cannot_use_tenant_endpoints() {
+    let api = TestApi::start().await;
+    let (status, body) = api
+        .call(Method::GET, "/v1/workflows", &api.platform_token, None)
+        .await;
+    assert_problem(status, &body, StatusCode::FORBIDDEN, "forbidden");
+    let (status, body) = api
+        .call(Method::GET, "/v1/quotas", &api.platform_token, None)
+        .await;
+    assert_problem(status, &body, StatusCode::FORBIDDEN, "forbidden");
+    api.stop().await;
+}

@@ -1,0 +1,154 @@
+//! The contract every engine implements, and the engines.
+//!
+//! The scheduler hands an engine a [`Plan`] and consumes a stream of
+//! [`Update`]s; it persists them and never walks the DAG itself (engines
+//! like Argo and Tekton do that natively; the local engine does it here).
+//! After a scheduler restart or lease takeover, [`EngineAdapter::start`] is
+//! called again with the steps' last known states and the engine
+//! re-attaches instead of starting anything twice.
+
+pub mod failure;
+pub mod local;
+
+use async_trait::async_trait;
+use couler_optimizer::{Plan, StepOutputs};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Identifies one run to an engine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Public tenant id (`tnt_…`), for labels and namespaces.
+    pub tenant: String,
+    /// Public run id (`run_…`).
+    pub run: String,
+    /// 1, plus one per retry of the run.
+    pub attempt: u32,
+}
+
+/// Step lifecycle as engines report it (mirrors the store's state machine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepPhase {
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Skipped,
+    Cached,
+    Cancelled,
+}
+
+impl StepPhase {
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, StepPhase::Pending | StepPhase::Running)
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunOutcome {
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+/// What a step cost, measured by the engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepMetrics {
+    pub wall_ms: u64,
+    pub cpu_ms: u64,
+    pub max_rss_kb: u64,
+    pub exit_code: Option<i32>,
+}
+
+/// A step's state: reported by engines, and handed back on resume.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepState {
+    /// The IR step name, or an instance name: `train[2]` for the third
+    /// item of a `map`.
+    pub name: String,
+    pub phase: StepPhase,
+    /// 0 before the first attempt, then 1, 2, … as retries happen.
+    pub attempt: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub outputs: StepOutputs,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<StepMetrics>,
+    /// Where the engine keeps this step (local: its working directory;
+    /// Argo: the node id), so a new scheduler can re-attach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_ref: Option<String>,
+    /// The tail of the step's logs, on terminal updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs: Option<String>,
+}
+
+/// One report from an engine about a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Update {
+    Step(StepState),
+    /// The run ended; nothing follows.
+    Finished {
+        outcome: RunOutcome,
+        message: Option<String>,
+    },
+}
+
+/// A started (or re-attached) run.
+pub struct Started {
+    /// The engine's name for the run (local: its directory; Argo: the
+    /// Workflow name); stored so cancel and logs can find it later.
+    pub engine_ref: String,
+    pub updates: mpsc::Receiver<Update>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The plan uses something this engine cannot express.
+    #[error("the {engine} engine cannot run this workflow: {feature}")]
+    Unsupported {
+        engine: &'static str,
+        feature: String,
+    },
+    /// The engine is unreachable or refused; worth retrying later.
+    #[error("the {engine} engine is unavailable: {message}")]
+    Unavailable {
+        engine: &'static str,
+        message: String,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+#[async_trait]
+pub trait EngineAdapter: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// Starts a run of `plan`. `resume` holds the last known state of steps
+    /// from an earlier start of the same run attempt (empty for a fresh
+    /// start): finished steps are not run again and running ones are
+    /// re-attached where the engine can.
+    async fn start(
+        &self,
+        run: &RunSpec,
+        plan: Arc<Plan>,
+        resume: Vec<StepState>,
+    ) -> Result<Started, EngineError>;
+
+    /// Stops a run's running steps; the update stream then reports the
+    /// cancelled steps and `Finished { Cancelled }`.
+    async fn cancel(&self, run: &RunSpec, engine_ref: &str) -> Result<(), EngineError>;
+
+    /// The full logs of one step (instance) so far.
+    async fn logs(
+        &self,
+        run: &RunSpec,
+        engine_ref: &str,
+        step: &str,
+    ) -> Result<String, EngineError>;
+}

@@ -1,0 +1,1 @@
+//! The local engine (in progress).

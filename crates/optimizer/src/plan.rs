@@ -1,0 +1,116 @@
+//! The plan: what engines execute, and the record of why.
+
+use couler_ir::Workflow;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The workflow as it will run (parameters resolved).
+    pub workflow: Workflow,
+    pub parameters: BTreeMap<String, String>,
+    /// One entry per step: `workflow.steps`, then `workflow.on_exit`.
+    pub steps: Vec<PlannedStep>,
+    /// Why each decision was made, in pass order.
+    pub decisions: Vec<Decision>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedStep {
+    pub name: String,
+    pub exit_handler: bool,
+    pub action: Action,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Action {
+    /// Execute the step.
+    Run,
+    /// Do not execute: use this result (an earlier attempt's, or the cache's).
+    Reuse {
+        status: ReuseStatus,
+        outputs: StepOutputs,
+    },
+}
+
+/// The status a reused step reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReuseStatus {
+    Succeeded,
+    Skipped,
+    Cached,
+}
+
+/// What a finished step produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepOutputs {
+    /// Standard output, trimmed (`{{steps.S.outputs.result}}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub artifacts: BTreeMap<String, ArtifactRef>,
+}
+
+/// A stored artifact, addressed by its content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactRef {
+    /// BLAKE3 of the content (hex).
+    pub digest: String,
+    pub size: u64,
+    /// Where the bytes are, e.g. `file:///var/lib/couler/cas/ab/abcd…`.
+    pub location: String,
+}
+
+/// One optimizer decision, for `plan` explanations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    pub pass: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    pub message: String,
+}
+
+impl Plan {
+    /// A plan that runs every step as written.
+    pub fn new(workflow: Workflow, parameters: BTreeMap<String, String>) -> Plan {
+        let steps = workflow
+            .steps
+            .iter()
+            .map(|s| (s, false))
+            .chain(workflow.on_exit.iter().map(|s| (s, true)))
+            .map(|(s, exit_handler)| PlannedStep {
+                name: s.name.clone(),
+                exit_handler,
+                action: Action::Run,
+            })
+            .collect();
+        Plan {
+            workflow,
+            parameters,
+            steps,
+            decisions: Vec::new(),
+        }
+    }
+
+    pub fn decide(&mut self, pass: &str, step: Option<&str>, message: impl Into<String>) {
+        self.decisions.push(Decision {
+            pass: pass.to_owned(),
+            step: step.map(str::to_owned),
+            message: message.into(),
+        });
+    }
+
+    /// The IR step behind a planned step.
+    pub fn ir_step(&self, index: usize) -> &couler_ir::Step {
+        let main = self.workflow.steps.len();
+        if index < main {
+            &self.workflow.steps[index]
+        } else {
+            &self.workflow.on_exit[index - main]
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Parameter resolution and reuse of an earlier attempt's results.
+
+use crate::{Action, Facts, Pass, Plan, PlanError};
+use couler_ir::refs::{Ref, Segment, segments};
+use couler_ir::{Condition, EnvVar, Step};
+
+/// Replaces `{{workflow.parameters.*}}` and `{{workflow.name}}` everywhere a
+/// step holds text, so engines and cache keys see concrete values. Other
+/// references (step outputs, items, trials) stay for run time.
+pub struct ResolveParameters;
+
+impl Pass for ResolveParameters {
+    fn name(&self) -> &'static str {
+        "resolve-parameters"
+    }
+
+    fn apply(&self, plan: &mut Plan, facts: &Facts) -> Result<(), PlanError> {
+        for p in &plan.workflow.parameters {
+            if !facts.parameters.contains_key(&p.name) && p.default.is_none() {
+                return Err(PlanError::MissingParameter(p.name.clone()));
+            }
+        }
+        let mut values = facts.parameters.clone();
+        for p in &plan.workflow.parameters {
+            if let Some(d) = &p.default {
+                values
+                    .entry(p.name.clone())
+                    .or_insert_with(|| d.as_str().to_owned());
+            }
+        }
+        let name = plan.workflow.name.clone();
+        let substitute = |s: &mut String| {
+            if !s.contains("{{") {
+                return;
+            }
+            let mut out = String::with_capacity(s.len());
+            for seg in segments(s) {
+                match seg {
+                    Ok(Segment::Text(t)) => out.push_str(t),
+                    Ok(Segment::Ref(Ref::WorkflowParameter(p))) => match values.get(p) {
+                        Some(v) => out.push_str(v),
+                        None => out.push_str(&Ref::WorkflowParameter(p).to_string()),
+                    },
+                    Ok(Segment::Ref(Ref::WorkflowName)) => out.push_str(&name),
+                    Ok(Segment::Ref(r)) => out.push_str(&r.to_string()),
+                    // Validation rejected malformed references already.
+                    Err(_) => return,
+                }
+            }
+            *s = out;
+        };
+        let workflow = &mut plan.workflow;
+        for step in workflow.steps.iter_mut().chain(workflow.on_exit.iter_mut()) {
+            visit_text(step, &substitute);
+        }
+        plan.parameters = values;
+        Ok(())
+    }
+}
+
+/// Calls `f` on every text field of a step that may hold references.
+pub fn visit_text(step: &mut Step, f: &impl Fn(&mut String)) {
+    let env = |env: &mut Vec<EnvVar>| {
+        for var in env {
+            if let Some(v) = &mut var.value {
+                f(v);
+            }
+        }
+    };
+    if let Some(c) = &mut step.container {
+        c.command.iter_mut().chain(c.args.iter_mut()).for_each(f);
+        env(&mut c.env);
+        c.working_dir.iter_mut().for_each(f);
+    }
+    if let Some(s) = &mut step.script {
+        s.command.iter_mut().for_each(f);
+        f(&mut s.source);
+        env(&mut s.env);
+        s.working_dir.iter_mut().for_each(f);
+    }
+    if let Some(j) = &mut step.job {
+        j.command.iter_mut().chain(j.args.iter_mut()).for_each(f);
+        env(&mut j.env);
+        j.working_dir.iter_mut().for_each(f);
+    }
+    let conditions = |cs: &mut Vec<Condition>| {
+        for c in cs {
+            f(&mut c.input);
+        }
+    };
+    conditions(&mut step.when);
+    if let Some(w) = &mut step.repeat {
+        conditions(&mut w.condition);
+    }
+    if let Some(m) = &mut step.map
+        && let Some(from) = &mut m.from
+    {
+        f(from);
+    }
+}
+
+/// Retry from failure: steps that succeeded, were skipped or came from the
+/// cache in an earlier attempt keep their results; the rest run again.
+pub struct ReuseEarlierResults;
+
+impl Pass for ReuseEarlierResults {
+    fn name(&self) -> &'static str {
+        "reuse-earlier-results"
+    }
+
+    fn apply(&self, plan: &mut Plan, facts: &Facts) -> Result<(), PlanError> {
+        let mut reused = Vec::new();
+        for step in &mut plan.steps {
+            if let Some((status, outputs)) = facts.earlier.get(&step.name) {
+                step.action = Action::Reuse {
+                    status: *status,
+                    outputs: outputs.clone(),
+                };
+                reused.push(step.name.clone());
+            }
+        }
+        for name in reused {
+            plan.decide(self.name(), Some(&name), "kept from the earlier attempt");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Pipeline, ReuseStatus, StepOutputs};
+    use std::collections::BTreeMap;
+
+    fn workflow() -> couler_ir::Workflow {
+        couler_ir::load(
+            "apiVersion: couler.dev/v1alpha1\nname: w\nparameters: [{name: lr, default: '0.1'}, {name: n}]\nsteps:\n  - name: a\n    container: {image: x, args: ['--lr={{workflow.parameters.lr}}', '--n={{ workflow.parameters.n }}', '{{workflow.name}}']}\n  - name: b\n    script: {image: x, command: [sh], source: 'echo {{steps.a.outputs.result}} {{workflow.parameters.n}}'}\n",
+            couler_ir::Format::Yaml,
+        )
+        .unwrap()
+    }
+
+    fn no_spans(
+        _: &'static str,
+        f: &mut dyn FnMut() -> Result<(), PlanError>,
+    ) -> Result<(), PlanError> {
+        f()
+    }
+
+    #[test]
+    fn parameters_are_substituted_and_step_references_kept() {
+        let facts = Facts {
+            parameters: BTreeMap::from([("n".into(), "7".into())]),
+            ..Default::default()
+        };
+        let plan = Pipeline::default()
+            .plan(workflow(), &facts, no_spans)
+            .unwrap();
+        let a = plan.workflow.steps[0].container.as_ref().unwrap();
+        assert_eq!(a.args, ["--lr=0.1", "--n=7", "w"]);
+        let b = plan.workflow.steps[1].script.as_ref().unwrap();
+        assert_eq!(b.source, "echo {{steps.a.outputs.result}} 7");
+        assert_eq!(plan.parameters["lr"], "0.1");
+    }
+
+    #[test]
+    fn a_missing_required_parameter_is_an_error() {
+        let err = Pipeline::default()
+            .plan(workflow(), &Facts::default(), no_spans)
+            .unwrap_err();
+        assert!(matches!(err, PlanError::MissingParameter(p) if p == "n"));
+    }
+
+    #[test]
+    fn retries_keep_earlier_results() {
+        let outputs = StepOutputs {
+            result: Some("hello".into()),
+            ..Default::default()
+        };
+        let facts = Facts {
+            parameters: BTreeMap::from([("n".into(), "1".into())]),
+            earlier: BTreeMap::from([("a".into(), (ReuseStatus::Succeeded, outputs.clone()))]),
+        };
+        let plan = Pipeline::default()
+            .plan(workflow(), &facts, no_spans)
+            .unwrap();
+        assert_eq!(
+            plan.steps[0].action,
+            Action::Reuse {
+                status: ReuseStatus::Succeeded,
+                outputs
+            }
+        );
+        assert_eq!(plan.steps[1].action, Action::Run);
+        assert_eq!(plan.decisions.len(), 1);
+    }
+}

@@ -1,11 +1,19 @@
-//! `couler`: validate, format and hash workflow files.
+//! `couler`: validate, format and hash workflow files; submit them to a
+//! Couler API and follow their runs.
 
-use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
-use couler_ir::{Format, Problems, Workflow};
-use serde::Serialize;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+mod client;
+mod format;
+mod local;
+mod progress;
+mod runs;
+mod sse;
+mod submit;
+mod watch;
+mod wire;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -15,8 +23,26 @@ use std::process::ExitCode;
     about = "Couler: one workflow IR, every engine"
 )]
 struct Cli {
+    #[command(flatten)]
+    server: Server,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Where the API is and who is asking.
+#[derive(Args)]
+struct Server {
+    /// The Couler API's address.
+    #[arg(
+        long,
+        global = true,
+        env = "COULER_SERVER",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    server: String,
+    /// A JWT or an API key (`ck_…`).
+    #[arg(long, global = true, env = "COULER_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -34,7 +60,7 @@ enum Command {
         file: PathBuf,
         /// Output syntax (default: the input's).
         #[arg(long, value_enum)]
-        output: Option<Syntax>,
+        output: Option<local::Syntax>,
     },
     /// Print the workflow digest and every step's digest.
     Hash {
@@ -44,6 +70,13 @@ enum Command {
     },
     /// Print the IR's JSON Schema.
     Schema,
+    /// Store a workflow file and run it; prints the run id.
+    Submit(submit::Submit),
+    /// List, inspect, follow, cancel and retry runs.
+    Runs {
+        #[command(subcommand)]
+        command: runs::Command,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -52,10 +85,12 @@ enum Output {
     Json,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Syntax {
-    Yaml,
-    Json,
+/// Parses `KEY=VALUE`.
+fn key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("{s:?} is not KEY=VALUE")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -70,114 +105,29 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Validate { files, output } => validate(&files, output),
-        Command::Fmt { file, output } => {
-            let (text, format) = read(&file)?;
-            let workflow = load_or_report(&file, &text, format)?;
-            let syntax = output.unwrap_or(match format {
-                Format::Json => Syntax::Json,
-                Format::Yaml => Syntax::Yaml,
-            });
-            match syntax {
-                Syntax::Json => println!("{}", serde_json::to_string_pretty(&workflow)?),
-                Syntax::Yaml => print!("{}", couler_ir::hash::canonical_yaml(&workflow)),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Hash { file, output } => {
-            let (text, format) = read(&file)?;
-            let workflow = load_or_report(&file, &text, format)?;
-            let hashes = couler_ir::hash::hashes(&workflow);
-            match output {
-                Output::Json => println!("{}", serde_json::to_string_pretty(&hashes)?),
-                Output::Text => {
-                    println!("workflow  {}", hashes.workflow);
-                    for (name, digest) in &hashes.steps {
-                        println!("step      {digest}  {name}");
-                    }
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Schema => {
-            print!("{}", couler_ir::schema::schema_json());
-            Ok(ExitCode::SUCCESS)
+        Command::Validate { files, output } => local::validate(&files, output),
+        Command::Fmt { file, output } => local::fmt(&file, output),
+        Command::Hash { file, output } => local::hash(&file, output),
+        Command::Schema => Ok(local::schema()),
+        Command::Submit(args) => remote(
+            &cli.server,
+            |c| async move { submit::submit(&c, args).await },
+        ),
+        Command::Runs { command } => {
+            remote(&cli.server, |c| async move { runs::run(&c, command).await })
         }
     }
 }
 
-#[derive(Serialize)]
-struct FileReport<'a> {
-    file: String,
-    valid: bool,
-    problems: &'a [couler_ir::Problem],
-}
-
-fn validate(files: &[PathBuf], output: Output) -> Result<ExitCode> {
-    let mut results = Vec::with_capacity(files.len());
-    for file in files {
-        let (text, format) = read(file)?;
-        results.push((file, couler_ir::load(&text, format)));
-    }
-    let failed = results.iter().filter(|(_, r)| r.is_err()).count();
-    match output {
-        Output::Json => {
-            let reports: Vec<FileReport> = results
-                .iter()
-                .map(|(file, r)| FileReport {
-                    file: file.display().to_string(),
-                    valid: r.is_ok(),
-                    problems: r.as_ref().err().map_or(&[][..], |p| &p.0[..]),
-                })
-                .collect();
-            println!("{}", serde_json::to_string_pretty(&reports)?);
-        }
-        Output::Text => {
-            for (file, result) in &results {
-                match result {
-                    Ok(w) => println!(
-                        "{}: ok ({} steps)",
-                        file.display(),
-                        w.steps.len() + w.on_exit.len()
-                    ),
-                    Err(problems) => print_problems(file, problems),
-                }
-            }
-        }
-    }
-    Ok(if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
-}
-
-fn print_problems(file: &Path, problems: &Problems) {
-    for p in problems.iter() {
-        let path = if p.path.is_empty() { "/" } else { &p.path };
-        println!("{}:{path}: {}: {}", file.display(), p.code, p.message);
-    }
-}
-
-/// Loads a workflow, printing its problems and failing when it is invalid.
-fn load_or_report(file: &Path, text: &str, format: Format) -> Result<Workflow> {
-    couler_ir::load(text, format).map_err(|problems| {
-        print_problems(file, &problems);
-        anyhow::anyhow!("{} is not a valid workflow", file.display())
-    })
-}
-
-/// Reads a file (or standard input for `-`) and decides its syntax.
-fn read(file: &Path) -> Result<(String, Format)> {
-    let text = if file == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading standard input")?;
-        text
-    } else {
-        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?
-    };
-    let format = Format::from_path(file).unwrap_or_else(|| Format::detect(&text));
-    Ok((text, format))
+/// Runs a command that talks to the API on a single-threaded runtime.
+fn remote<F, Fut>(server: &Server, command: F) -> Result<ExitCode>
+where
+    F: FnOnce(client::Client) -> Fut,
+    Fut: Future<Output = Result<ExitCode>>,
+{
+    let client = client::Client::new(&server.server, server.token.clone())?;
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(command(client))
 }

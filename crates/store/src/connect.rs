@@ -2,6 +2,8 @@
 //! lock (sqlx's migrator takes one), build the pool.
 
 use crate::Store;
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
 use std::str::FromStr;
@@ -24,6 +26,36 @@ impl StoreConfig {
             create_database: true,
             acquire_timeout: Duration::from_secs(5),
         }
+    }
+}
+
+/// Database settings as services read them from configuration; the URL
+/// may hold a password, so it never prints.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseConfig {
+    pub url: SecretString,
+    pub max_connections: u32,
+    /// Create the database when the server lacks it.
+    pub create: bool,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        DatabaseConfig {
+            url: SecretString::from("postgres://postgres@127.0.0.1:5432/couler"),
+            max_connections: 32,
+            create: true,
+        }
+    }
+}
+
+impl DatabaseConfig {
+    pub fn store_config(&self) -> StoreConfig {
+        let mut c = StoreConfig::new(self.url.expose_secret());
+        c.max_connections = self.max_connections;
+        c.create_database = self.create;
+        c
     }
 }
 

@@ -13,11 +13,12 @@ pub mod ids;
 pub mod page;
 pub mod principals;
 pub mod runs;
+pub mod scheduling;
 pub mod status;
 pub mod tenants;
 pub mod workflows;
 
-pub use connect::{MIGRATOR, StoreConfig, StoreError};
+pub use connect::{DatabaseConfig, MIGRATOR, StoreConfig, StoreError};
 pub use ids::{ApiKeyId, InvalidId, PrincipalId, RunId, TenantId, WorkflowId};
 pub use page::{Cursor, Page};
 pub use status::{IllegalTransition, RunStatus, StepStatus};

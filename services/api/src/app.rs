@@ -117,7 +117,7 @@ fn request_span(req: &Request) -> tracing::Span {
     );
     // Continue a caller's trace (W3C traceparent) when there is one.
     let parent = opentelemetry::global::get_text_map_propagator(|p| {
-        p.extract(&crate::telemetry::Headers(req.headers()))
+        p.extract(&couler_telemetry::Headers(req.headers()))
     });
     let _ = span.set_parent(parent);
     let trace_id = span.context().span().span_context().trace_id();

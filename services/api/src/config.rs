@@ -5,7 +5,7 @@
 
 use figment::Figment;
 use figment::providers::{Env, Format, Toml};
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub http: HttpConfig,
-    pub database: DatabaseConfig,
+    pub database: couler_store::DatabaseConfig,
     pub redis: RedisConfig,
     pub auth: AuthConfig,
     pub quotas: QuotaCaps,
-    pub telemetry: TelemetryConfig,
+    pub telemetry: couler_telemetry::TelemetryConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -40,34 +40,6 @@ impl Default for HttpConfig {
             request_timeout_secs: 30,
             cors_origins: Vec::new(),
         }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DatabaseConfig {
-    pub url: SecretString,
-    pub max_connections: u32,
-    /// Create the database when the server lacks it.
-    pub create: bool,
-}
-
-impl Default for DatabaseConfig {
-    fn default() -> Self {
-        DatabaseConfig {
-            url: SecretString::from("postgres://postgres@127.0.0.1:5432/couler"),
-            max_connections: 32,
-            create: true,
-        }
-    }
-}
-
-impl DatabaseConfig {
-    pub fn store_config(&self) -> couler_store::StoreConfig {
-        let mut c = couler_store::StoreConfig::new(self.url.expose_secret());
-        c.max_connections = self.max_connections;
-        c.create_database = self.create;
-        c
     }
 }
 
@@ -144,26 +116,7 @@ impl Default for QuotaCaps {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TelemetryConfig {
-    /// OTLP/gRPC endpoint for traces; none exports nothing.
-    pub otlp_endpoint: Option<String>,
-    /// `json` (default) or `text`.
-    pub log_format: String,
-    /// `RUST_LOG`-style filter.
-    pub log_filter: String,
-}
-
-impl Default for TelemetryConfig {
-    fn default() -> Self {
-        TelemetryConfig {
-            otlp_endpoint: None,
-            log_format: "json".into(),
-            log_filter: "info".into(),
-        }
-    }
-}
+const SECTIONS: &[&str] = &["http", "database", "redis", "auth", "quotas", "telemetry"];
 
 impl Config {
     /// Layers defaults, the file (if given) and the environment.
@@ -173,7 +126,12 @@ impl Config {
             figment = figment.merge(Toml::file_exact(file));
         }
         figment
-            .merge(Env::prefixed("COULER__").split("__"))
+            // Other services' sections (`couler up` shares one environment) are not ours.
+            .merge(
+                Env::prefixed("COULER__")
+                    .filter(|k| SECTIONS.iter().any(|s| k.as_str().to_ascii_lowercase().starts_with(s)))
+                    .split("__"),
+            )
             .merge(
                 Env::raw()
                     .only(&["DATABASE_URL"])
@@ -189,6 +147,7 @@ impl Config {
 #[allow(clippy::result_large_err)] // figment's test jail returns its own error type
 mod tests {
     use super::*;
+    use secrecy::ExposeSecret;
 
     #[test]
     fn secrets_never_print() {

@@ -16,7 +16,6 @@ pub mod ratelimit;
 pub mod redis_conn;
 pub mod runs;
 pub mod state;
-pub mod telemetry;
 pub mod tenants;
 pub mod wire;
 pub mod workflows;
@@ -45,28 +44,6 @@ pub async fn serve(
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let listener = TcpListener::bind(config.http.addr).await?;
     let shutdown = CancellationToken::new();
-    tokio::spawn(shutdown_on_signal(shutdown.clone()));
+    tokio::spawn(couler_telemetry::shutdown_on_signal(shutdown.clone()));
     serve(config, listener, shutdown).await
-}
-
-/// Cancels `token` on SIGTERM or Ctrl-C.
-pub async fn shutdown_on_signal(token: CancellationToken) {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
-    tracing::info!("shutting down");
-    token.cancel();
 }

@@ -64,7 +64,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Serve => {
             let config = load()?;
-            let _telemetry = couler_api::telemetry::init(&config.telemetry, "couler-api")?;
+            let _telemetry = couler_telemetry::init(&config.telemetry, "couler-api")?;
             couler_api::run(config).await?;
         }
     }

@@ -150,6 +150,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(cancel_run))
         .routes(routes!(retry_run))
         .routes(routes!(crate::events::run_events))
+        .routes(routes!(step_logs))
 }
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -324,7 +325,7 @@ async fn create_run(
         priority,
         idempotency_key,
         request_hash,
-        trace_context: crate::telemetry::current_trace_context(),
+        trace_context: couler_telemetry::current_trace_context(),
         created_by: principal.subject.clone(),
     };
     let created = runs::create(&mut tx, tenant, &new).await?;
@@ -457,4 +458,41 @@ async fn retry_run(
     let tenant = principal.tenant(Role::Editor)?;
     let id: RunId = path_id(&id, "run")?;
     change(&state, tenant, id, Change::Retry).await
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LogsQuery {
+    /// The step (or map instance, e.g. `train[2]`).
+    pub step: String,
+}
+
+/// The logs of one step's latest attempt (standard output and error).
+#[utoipa::path(get, path = "/v1/runs/{id}/logs", tag = "runs",
+    params(("id" = String, Path, description = "Run id"), LogsQuery),
+    responses((status = 200, content_type = "text/plain", body = String),
+              (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn step_logs(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(id): Path<String>,
+    Query(q): Query<LogsQuery>,
+) -> ApiResult<([(axum::http::HeaderName, &'static str); 1], String)> {
+    let tenant = principal.tenant(Role::Viewer)?;
+    let id: RunId = path_id(&id, "run")?;
+    let mut tx = state.store.tenant(tenant).await?;
+    if runs::get(&mut tx, tenant, id).await?.is_none() {
+        return Err(ApiError::not_found("run"));
+    }
+    let logs = couler_store::scheduling::step_logs(&mut tx, tenant, id, &q.step)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("logs of step {:?}", q.step)))?;
+    tx.commit().await?;
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; charset=utf-8",
+        )],
+        logs,
+    ))
 }

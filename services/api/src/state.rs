@@ -61,7 +61,7 @@ impl AppState {
             limiter,
             events,
             queue: QueueGauge::default(),
-            metrics: crate::telemetry::metrics(),
+            metrics: couler_telemetry::metrics(),
             shutdown,
         })))
     }

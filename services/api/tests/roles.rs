@@ -155,6 +155,13 @@ fn cases(f: &Fixtures) -> Vec<Case> {
             Viewer,
         ),
         case(
+            Method::GET,
+            "/v1/runs/{id}/logs",
+            format!("/v1/runs/{}/logs?step=a", f.run),
+            Empty,
+            Viewer,
+        ),
+        case(
             Method::POST,
             "/v1/api-keys",
             "/v1/api-keys".into(),
@@ -287,6 +294,22 @@ async fn post_run(api: &TestApi, editor: &str) -> String {
     run["id"].as_str().unwrap().to_owned()
 }
 
+/// A step log, as a scheduler would store it.
+async fn add_step_log(api: &TestApi, tenant: &str, run: &str) {
+    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
+        .await
+        .unwrap();
+    let tenant: couler_store::TenantId = tenant.parse().unwrap();
+    let run: couler_store::RunId = run.parse().unwrap();
+    sqlx::query("INSERT INTO step_logs (tenant_id, run_id, step, attempt, content) VALUES ($1, $2, 'a', 1, 'A says hi')")
+        .bind(tenant.0)
+        .bind(run.0)
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+}
+
 async fn fixtures(api: &TestApi) -> Fixtures {
     // Room for every request of the table in well under a second.
     let tenant = api
@@ -305,6 +328,7 @@ async fn fixtures(api: &TestApi) -> Fixtures {
     )
     .await;
     let run = post_run(api, &editor).await;
+    add_step_log(api, &tenant, &run).await;
     let queued_run = post_run(api, &editor).await;
     let cancelled_run = post_run(api, &editor).await;
     let (status, body) = api

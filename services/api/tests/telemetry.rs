@@ -9,11 +9,11 @@ use serde_json::json;
 #[tokio::test]
 async fn runs_carry_the_callers_trace() {
     // A quiet log must not break trace propagation.
-    let config = couler_api::config::TelemetryConfig {
+    let config = couler_telemetry::TelemetryConfig {
         log_filter: "warn".into(),
         ..Default::default()
     };
-    let _guard = couler_api::telemetry::init(&config, "couler-api-test").unwrap();
+    let _guard = couler_telemetry::init(&config, "couler-api-test").unwrap();
     let api = TestApi::start().await;
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");

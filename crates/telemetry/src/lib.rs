@@ -1,20 +1,42 @@
-//! Logs, traces and metrics, set up in one place.
+//! Process-wide set-up shared by the services: logs, traces, metrics, and
+//! shutdown on signals.
 //!
 //! Logs are JSON lines (or text) carrying each request's span fields
 //! (request id, route, tenant, trace id). Traces always get OpenTelemetry
 //! ids so runs can carry them to the scheduler; they are exported over
 //! OTLP/gRPC only when an endpoint is configured.
 
-use crate::config::TelemetryConfig;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
+use serde::Deserialize;
 use std::sync::OnceLock;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// OTLP/gRPC endpoint for traces; none exports nothing.
+    pub otlp_endpoint: Option<String>,
+    /// `json` (default) or `text`.
+    pub log_format: String,
+    /// `RUST_LOG`-style filter.
+    pub log_filter: String,
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        TelemetryConfig {
+            otlp_endpoint: None,
+            log_format: "json".into(),
+            log_filter: "info".into(),
+        }
+    }
+}
 
 /// Flushes spans on drop.
 pub struct TelemetryGuard(SdkTracerProvider);
@@ -92,7 +114,7 @@ pub fn current_trace_context() -> std::collections::BTreeMap<String, String> {
 }
 
 /// Reads W3C trace headers from an HTTP request.
-pub struct Headers<'a>(pub &'a axum::http::HeaderMap);
+pub struct Headers<'a>(pub &'a http::HeaderMap);
 
 impl opentelemetry::propagation::Extractor for Headers<'_> {
     fn get(&self, key: &str) -> Option<&str> {
@@ -101,4 +123,26 @@ impl opentelemetry::propagation::Extractor for Headers<'_> {
     fn keys(&self) -> Vec<&str> {
         self.0.keys().map(|k| k.as_str()).collect()
     }
+}
+
+/// Cancels `token` on SIGTERM or Ctrl-C.
+pub async fn shutdown_on_signal(token: tokio_util::sync::CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+    token.cancel();
 }

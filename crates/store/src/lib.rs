@@ -30,7 +30,7 @@ pub type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
 
 /// Channel the API notifies when a run is queued; the scheduler listens.
 pub const RUNS_QUEUED_CHANNEL: &str = "couler_runs_queued";
-/// Channel every run event is announced on (`<run uuid>:<event id>`).
+/// Channel run events are announced on (payload: the run's uuid).
 pub const RUN_EVENTS_CHANNEL: &str = "couler_run_events";
 
 #[derive(Clone)]
@@ -47,25 +47,22 @@ impl Store {
         &self.pool
     }
 
-    /// A transaction that sees only `tenant`'s rows.
+    /// A transaction that sees only `tenant`'s rows. The role and tenant
+    /// are set in the same round trip as `BEGIN`.
     pub async fn tenant(&self, tenant: TenantId) -> Result<Tx, sqlx::Error> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query!(
-            "SELECT set_config('role', 'couler_app', true) AS role, set_config('couler.tenant_id', $1, true) AS tenant",
-            tenant.0.to_string()
-        )
-        .fetch_one(&mut *tx)
-        .await?;
-        Ok(tx)
+        // A UUID prints as hex and dashes only: nothing here can inject SQL.
+        let begin = format!(
+            "BEGIN; SELECT set_config('role', 'couler_app', true), set_config('couler.tenant_id', '{}', true)",
+            tenant.0
+        );
+        self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await
     }
 
     /// A transaction that sees every tenant. Use only for platform work.
     pub async fn platform(&self) -> Result<Tx, sqlx::Error> {
-        let mut tx = self.pool.begin().await?;
-        sqlx::query!("SELECT set_config('role', 'couler_platform', true) AS role")
-            .fetch_one(&mut *tx)
-            .await?;
-        Ok(tx)
+        self.pool
+            .begin_with("BEGIN; SELECT set_config('role', 'couler_platform', true)")
+            .await
     }
 
     /// Whether the database answers.

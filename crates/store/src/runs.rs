@@ -98,20 +98,67 @@ pub enum ChangeError {
     Illegal(#[from] IllegalTransition),
 }
 
+/// Creates and queues one run (see [`create_many`]).
 pub async fn create(tx: &mut Tx, tenant: TenantId, new: &NewRun) -> Result<Created, sqlx::Error> {
-    let (workflow_id, version, inline) = match &new.source {
-        Source::Version {
-            workflow_id,
-            version,
-        } => (Some(*workflow_id), Some(*version), None),
-        Source::Inline(ir) => (None, None, Some(Json(ir))),
-    };
+    let mut created = create_many(tx, tenant, std::slice::from_ref(new)).await?;
+    Ok(created.pop().expect("one outcome per request"))
+}
+
+/// Creates and queues runs of one tenant in one statement: the rows, their
+/// `run.queued` events and (through a trigger) the scheduler wake-up commit
+/// together. Returns one outcome per request, in order. Batching matters:
+/// NOTIFY serializes commits database-wide, so one commit for many runs is
+/// what lets creates scale.
+pub async fn create_many(
+    tx: &mut Tx,
+    tenant: TenantId,
+    new: &[NewRun],
+) -> Result<Vec<Created>, sqlx::Error> {
+    let ids: Vec<RunId> = new.iter().map(|_| RunId::new()).collect();
+    let uuids: Vec<uuid::Uuid> = ids.iter().map(|i| i.0).collect();
+    let mut workflow_ids = Vec::with_capacity(new.len());
+    let mut versions = Vec::with_capacity(new.len());
+    let mut inline = Vec::with_capacity(new.len());
+    for n in new {
+        match &n.source {
+            Source::Version {
+                workflow_id,
+                version,
+            } => {
+                workflow_ids.push(Some(workflow_id.0));
+                versions.push(Some(*version));
+                inline.push(None);
+            }
+            Source::Inline(ir) => {
+                workflow_ids.push(None);
+                versions.push(None);
+                inline.push(Some(Json(ir)));
+            }
+        }
+    }
+    let hashes: Vec<&str> = new.iter().map(|n| n.ir_hash.as_str()).collect();
+    let names: Vec<&str> = new.iter().map(|n| n.workflow_name.as_str()).collect();
+    let parameters: Vec<Json<&Parameters>> = new.iter().map(|n| Json(&n.parameters)).collect();
+    let labels: Vec<Json<&Labels>> = new.iter().map(|n| Json(&n.labels)).collect();
+    let priorities: Vec<i32> = new.iter().map(|n| n.priority).collect();
+    let keys: Vec<Option<&str>> = new.iter().map(|n| n.idempotency_key.as_deref()).collect();
+    let request_hashes: Vec<Option<&str>> = new.iter().map(|n| n.request_hash.as_deref()).collect();
+    let traces: Vec<Json<&BTreeMap<String, String>>> =
+        new.iter().map(|n| Json(&n.trace_context)).collect();
+    let authors: Vec<&str> = new.iter().map(|n| n.created_by.as_str()).collect();
     let inserted = sqlx::query_as!(
         Run,
-        r#"WITH run AS (
+        r#"WITH input AS (
+               SELECT * FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::jsonb[], $6::text[], $7::text[], $8::jsonb[],
+                                    $9::jsonb[], $10::int[], $11::text[], $12::text[], $13::jsonb[], $14::text[])
+                   AS i(id, workflow_id, workflow_version, inline_ir, ir_hash, workflow_name, parameters, labels,
+                        priority, idempotency_key, request_hash, trace_context, created_by)
+           ), run AS (
                INSERT INTO runs (tenant_id, id, workflow_id, workflow_version, inline_ir, ir_hash, workflow_name,
                                  parameters, labels, priority, idempotency_key, request_hash, trace_context, created_by)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+               SELECT $1, id, workflow_id, workflow_version, inline_ir, ir_hash, workflow_name, parameters, labels,
+                      priority, idempotency_key, request_hash, trace_context, created_by
+               FROM input
                ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                RETURNING *
            ), event AS (
@@ -126,41 +173,50 @@ pub async fn create(tx: &mut Tx, tenant: TenantId, new: &NewRun) -> Result<Creat
                   queued_at AS "queued_at!", started_at, finished_at, cancel_requested_at
            FROM run"#,
         tenant as TenantId,
-        RunId::new() as RunId,
-        workflow_id as Option<WorkflowId>,
-        version,
-        inline as _,
-        new.ir_hash,
-        new.workflow_name,
-        Json(&new.parameters) as _,
-        Json(&new.labels) as _,
-        new.priority,
-        new.idempotency_key,
-        new.request_hash,
-        Json(&new.trace_context) as _,
-        new.created_by,
+        &uuids,
+        &workflow_ids as &[Option<uuid::Uuid>],
+        &versions as &[Option<i32>],
+        &inline as &[Option<Json<&serde_json::Value>>],
+        &hashes as &[&str],
+        &names as &[&str],
+        &parameters as &[Json<&Parameters>],
+        &labels as &[Json<&Labels>],
+        &priorities,
+        &keys as &[Option<&str>],
+        &request_hashes as &[Option<&str>],
+        &traces as &[Json<&BTreeMap<String, String>>],
+        &authors as &[&str],
     )
-    .fetch_optional(&mut **tx)
+    .fetch_all(&mut **tx)
     .await?;
-    if let Some(run) = inserted {
-        return Ok(Created::New(run));
+    let mut by_id: std::collections::HashMap<RunId, Run> =
+        inserted.into_iter().map(|r| (r.id, r)).collect();
+    let mut out = Vec::with_capacity(new.len());
+    for (id, n) in ids.iter().zip(new) {
+        if let Some(run) = by_id.remove(id) {
+            out.push(Created::New(run));
+            continue;
+        }
+        // Only an idempotency-key conflict skips an insert: an earlier request
+        // (or an earlier one in this batch) holds the key.
+        let key = n.idempotency_key.as_deref().unwrap_or_default();
+        let existing = sqlx::query!(
+            r#"SELECT id AS "id: RunId", request_hash FROM runs WHERE tenant_id = $1 AND idempotency_key = $2"#,
+            tenant as TenantId,
+            key,
+        )
+        .fetch_one(&mut **tx)
+        .await?;
+        if existing.request_hash != n.request_hash {
+            out.push(Created::KeyReused);
+            continue;
+        }
+        let run = get(tx, tenant, existing.id)
+            .await?
+            .ok_or(sqlx::Error::RowNotFound)?;
+        out.push(Created::Existing(run));
     }
-    // Only an idempotency-key conflict skips the insert.
-    let key = new.idempotency_key.as_deref().unwrap_or_default();
-    let existing = sqlx::query!(
-        r#"SELECT id AS "id: RunId", request_hash FROM runs WHERE tenant_id = $1 AND idempotency_key = $2"#,
-        tenant as TenantId,
-        key,
-    )
-    .fetch_one(&mut **tx)
-    .await?;
-    if existing.request_hash != new.request_hash {
-        return Ok(Created::KeyReused);
-    }
-    let run = get(tx, tenant, existing.id)
-        .await?
-        .ok_or(sqlx::Error::RowNotFound)?;
-    Ok(Created::Existing(run))
+    Ok(out)
 }
 
 pub async fn get(tx: &mut Tx, tenant: TenantId, id: RunId) -> Result<Option<Run>, sqlx::Error> {

@@ -266,22 +266,39 @@ pub async fn delete(tx: &mut Tx, tenant: TenantId, id: WorkflowId) -> Result<boo
     Ok(done.rows_affected() == 1)
 }
 
-/// Just the `parameters` of a version's IR (run requests check against them
-/// without loading a large document).
-pub async fn version_parameters(
+/// What a run of a stored workflow needs, in one round trip: the workflow
+/// (by id or name), the version (latest when `None`), its declared
+/// parameters and its hash. `None` when either is missing.
+pub async fn for_run(
     tx: &mut Tx,
     tenant: TenantId,
-    id: WorkflowId,
-    version: i32,
-) -> Result<Option<(serde_json::Value, String)>, sqlx::Error> {
-    let row = sqlx::query!(
-        r#"SELECT coalesce(ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", ir_hash
-           FROM workflow_versions WHERE tenant_id = $1 AND workflow_id = $2 AND version = $3"#,
+    reference: &str,
+    version: Option<i32>,
+) -> Result<Option<RunTarget>, sqlx::Error> {
+    let id = reference.parse::<WorkflowId>().ok().map(|w| w.0);
+    sqlx::query_as!(
+        RunTarget,
+        r#"SELECT w.id AS "workflow_id: WorkflowId", w.name, v.version,
+                  coalesce(v.ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", v.ir_hash
+           FROM workflows w
+           JOIN workflow_versions v
+             ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = coalesce($4, w.latest_version)
+           WHERE w.tenant_id = $1 AND w.deleted_at IS NULL
+             AND CASE WHEN $2::uuid IS NULL THEN w.name = $3 ELSE w.id = $2 END"#,
         tenant as TenantId,
-        id as WorkflowId,
+        id,
+        reference,
         version,
     )
     .fetch_optional(&mut **tx)
-    .await?;
-    Ok(row.map(|r| (r.parameters.0, r.ir_hash)))
+    .await
+}
+
+#[derive(Debug, Clone)]
+pub struct RunTarget {
+    pub workflow_id: WorkflowId,
+    pub name: String,
+    pub version: i32,
+    pub parameters: Json<serde_json::Value>,
+    pub ir_hash: String,
 }

@@ -129,7 +129,11 @@ impl Config {
             // Other services' sections (`couler up` shares one environment) are not ours.
             .merge(
                 Env::prefixed("COULER__")
-                    .filter(|k| SECTIONS.iter().any(|s| k.as_str().to_ascii_lowercase().starts_with(s)))
+                    .filter(|k| {
+                        SECTIONS
+                            .iter()
+                            .any(|s| k.as_str().to_ascii_lowercase().starts_with(s))
+                    })
                     .split("__"),
             )
             .merge(

@@ -21,11 +21,10 @@ use tokio_util::sync::CancellationToken;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-/// A run event was written (the row is read from the table).
+/// Events of a run were written (the rows are read from the table).
 #[derive(Debug, Clone, Copy)]
 pub struct Note {
     pub run: Uuid,
-    pub id: i64,
 }
 
 pub struct EventHub {
@@ -66,11 +65,10 @@ impl EventHub {
     }
 }
 
+/// Payloads name the run whose events changed.
 fn parse(payload: &str) -> Option<Note> {
-    let (run, id) = payload.split_once(':')?;
     Some(Note {
-        run: Uuid::parse_str(run).ok()?,
-        id: id.parse().ok()?,
+        run: Uuid::parse_str(payload.trim()).ok()?,
     })
 }
 
@@ -225,7 +223,7 @@ fn stream(
                 tokio::select! {
                     _ = state.shutdown.cancelled() => return,
                     note = notes.recv() => match note {
-                        Ok(n) if n.run == run.0 && n.id > last => break,
+                        Ok(n) if n.run == run.0 => break,
                         Ok(_) => continue,
                         Err(broadcast::error::RecvError::Lagged(_)) => break,
                         Err(broadcast::error::RecvError::Closed) => return,

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod api_keys;
 pub mod app;
 pub mod auth;
+pub mod batch;
 pub mod body;
 pub mod config;
 pub mod error;

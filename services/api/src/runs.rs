@@ -266,24 +266,31 @@ async fn create_run(
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?
         .quotas;
+    // Before taking a connection: the quota check may need one of its own.
+    state
+        .queue
+        .check(&state.store, tenant, quotas.max_queued_runs)
+        .await?;
     let mut tx = state.store.tenant(tenant).await?;
     let (source, name, ir_hash, declared) = match (&req.workflow, &req.ir) {
         (Some(reference), None) => {
-            let workflow = crate::workflows::resolve(&mut tx, tenant, reference).await?;
-            let version = req.version.unwrap_or(workflow.latest_version);
-            let (parameters, hash) =
-                couler_store::workflows::version_parameters(&mut tx, tenant, workflow.id, version)
-                    .await?
-                    .ok_or_else(|| {
-                        ApiError::not_found(format!("version {version} of workflow {reference:?}"))
-                    })?;
-            let declared: Vec<Parameter> =
-                serde_json::from_value(parameters).map_err(anyhow::Error::from)?;
-            let source = Source::Version {
-                workflow_id: workflow.id,
-                version,
+            let Some(target) =
+                couler_store::workflows::for_run(&mut tx, tenant, reference, req.version).await?
+            else {
+                // Say which is missing: the workflow or the version.
+                crate::workflows::resolve(&mut tx, tenant, reference).await?;
+                let version = req.version.unwrap_or_default();
+                return Err(ApiError::not_found(format!(
+                    "version {version} of workflow {reference:?}"
+                )));
             };
-            (source, workflow.name, hash, declared)
+            let declared: Vec<Parameter> =
+                serde_json::from_value(target.parameters.0).map_err(anyhow::Error::from)?;
+            let source = Source::Version {
+                workflow_id: target.workflow_id,
+                version: target.version,
+            };
+            (source, target.name, target.ir_hash, declared)
         }
         (None, Some(ir)) => {
             if req.version.is_some() {
@@ -312,10 +319,6 @@ async fn create_run(
         }
     };
     let parameters = resolve_parameters(&declared, &req.parameters)?;
-    state
-        .queue
-        .admit(&state.store, tenant, quotas.max_queued_runs)
-        .await?;
     let new = NewRun {
         source,
         workflow_name: name,
@@ -328,10 +331,12 @@ async fn create_run(
         trace_context: couler_telemetry::current_trace_context(),
         created_by: principal.subject.clone(),
     };
-    let created = runs::create(&mut tx, tenant, &new).await?;
+    // The reads are done: free the connection before queueing the create.
     tx.commit().await?;
+    let created = state.batcher.create(tenant, new).await?;
     match created {
         Created::New(run) => {
+            state.queue.created(tenant);
             metrics::counter!("couler_runs_created_total").increment(1);
             tracing::info!(run = %run.id, workflow = %run.workflow_name, "run queued");
             Ok((StatusCode::CREATED, Json(run.into())))

@@ -1,6 +1,7 @@
 //! Shared application state, built once at start-up.
 
 use crate::auth::Authenticator;
+use crate::batch::RunBatcher;
 use crate::config::Config;
 use crate::events::EventHub;
 use crate::quota::QueueGauge;
@@ -26,6 +27,7 @@ pub struct Inner {
     pub limiter: RateLimiter,
     pub events: EventHub,
     pub queue: QueueGauge,
+    pub batcher: RunBatcher,
     pub metrics: PrometheusHandle,
     pub shutdown: CancellationToken,
 }
@@ -52,6 +54,7 @@ impl AppState {
             shutdown.child_token(),
         );
         let limiter = RateLimiter::new(redis.clone(), timeout, &config.redis.key_prefix);
+        let batcher = RunBatcher::start(store.clone(), 4, shutdown.child_token());
         let events = EventHub::start(store.pool().clone(), shutdown.child_token()).await?;
         Ok(AppState(Arc::new(Inner {
             config,
@@ -61,6 +64,7 @@ impl AppState {
             limiter,
             events,
             queue: QueueGauge::default(),
+            batcher,
             metrics: couler_telemetry::metrics(),
             shutdown,
         })))

@@ -1,6 +1,14 @@
-//! Helpers shared by the end-to-end tests.
+//! Helpers shared by the end-to-end tests: build and start the real
+//! binaries against a fresh database, talk to the API, wait for runs.
 
+use serde_json::{Value, json};
 use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub const PG: &str = "postgres://postgres@127.0.0.1:5432";
+pub const SECRET: &str = "e2e-secret-that-is-long-enough-for-hs256";
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -11,7 +19,296 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// Reads a YAML file of the repository as a JSON tree.
-pub fn read_yaml(relative: &str) -> serde_json::Value {
+pub fn read_yaml(relative: &str) -> Value {
     let text = std::fs::read_to_string(repo_root().join(relative)).expect("file exists");
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{relative} is not valid YAML: {e}"))
+}
+
+/// The path of a workspace binary, built once per test process.
+pub fn binary(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "couler-api", "-p", "couler-scheduler"])
+            .env("SQLX_OFFLINE", "true")
+            .current_dir(repo_root())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the binaries failed");
+    });
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"));
+    target.join("debug").join(name)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when dropped.
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A Couler installation for one test: its own database and data dir.
+pub struct Couler {
+    pub database: String,
+    pub data_dir: tempdir::Dir,
+    pub base: String,
+    pub api: Proc,
+    pub http: reqwest::blocking::Client,
+    pub platform: String,
+}
+
+pub mod tempdir {
+    /// A directory removed when dropped.
+    pub struct Dir(pub std::path::PathBuf);
+    impl Dir {
+        pub fn new(tag: &str) -> Dir {
+            let p = std::env::temp_dir().join(format!("couler-{tag}-{}", uuid_like()));
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+        pub fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    pub fn uuid_like() -> String {
+        use std::time::{SystemTime, UNIX_EPOCH};
+        let n = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        format!("{:x}{:x}", n, std::process::id())
+    }
+}
+
+impl Couler {
+    /// Starts `couler-api` on a fresh database.
+    pub fn start() -> Couler {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let database = format!("couler_test_{}", tempdir::uuid_like());
+        let data_dir = tempdir::Dir::new("e2e");
+        let port = free_port();
+        let base = format!("http://127.0.0.1:{port}");
+        let api = Proc(
+            Command::new(binary("couler-api"))
+                .env("DATABASE_URL", format!("{PG}/{database}"))
+                .env("COULER__HTTP__ADDR", format!("127.0.0.1:{port}"))
+                .env("COULER__AUTH__JWT__HS256_SECRET", SECRET)
+                .env(
+                    "COULER__REDIS__KEY_PREFIX",
+                    format!("couler-e2e-{}", tempdir::uuid_like()),
+                )
+                .env("COULER__TELEMETRY__LOG_FILTER", "warn")
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("couler-api starts"),
+        );
+        let http = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        let couler = Couler {
+            platform: token(json!({"sub": "ops", "roles": ["platform-admin"]})),
+            database,
+            data_dir,
+            base,
+            api,
+            http,
+        };
+        wait_until(Duration::from_secs(60), || {
+            couler
+                .http
+                .get(format!("{}/readyz", couler.base))
+                .send()
+                .is_ok_and(|r| r.status().is_success())
+        });
+        couler
+    }
+
+    /// Starts a `couler-scheduler` process with its own lease owner name.
+    pub fn scheduler(&self, id: &str) -> Proc {
+        self.scheduler_with(id, &[])
+    }
+
+    pub fn scheduler_with(&self, id: &str, env: &[(&str, &str)]) -> Proc {
+        let mut cmd = Command::new(binary("couler-scheduler"));
+        cmd.env("DATABASE_URL", format!("{PG}/{}", self.database))
+            .env("COULER__SCHEDULER__ID", id)
+            .env("COULER__SCHEDULER__LEASE_SECS", "3")
+            .env("COULER__SCHEDULER__HEARTBEAT_MS", "300")
+            .env("COULER__SCHEDULER__POLL_MS", "200")
+            .env("COULER__LOCAL__DATA_DIR", self.data_dir.path())
+            .env("COULER__TELEMETRY__LOG_FILTER", "warn")
+            .stdout(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Proc(cmd.spawn().expect("couler-scheduler starts"))
+    }
+
+    pub fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let r = req.send().expect("the API answers");
+        let status = r.status().as_u16();
+        let text = r.text().unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    /// Creates a tenant and returns an editor token for it.
+    pub fn tenant(&self, name: &str) -> (String, String) {
+        self.tenant_with(name, json!({}))
+    }
+
+    pub fn tenant_with(&self, name: &str, extra: Value) -> (String, String) {
+        let mut body = json!({"name": name, "quotas": {"max_concurrent_runs": 20, "max_queued_runs": 10000, "requests_per_second": 10000}});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let (status, t) = self.call(
+            reqwest::Method::POST,
+            "/v1/tenants",
+            &self.platform,
+            Some(body),
+        );
+        assert_eq!(status, 201, "{t}");
+        let id = t["id"].as_str().unwrap().to_owned();
+        let token = token(json!({"sub": format!("e2e@{name}"), "tenant": id, "roles": ["editor"]}));
+        (id, token)
+    }
+
+    /// Submits a workflow document (YAML text) as an inline run.
+    pub fn submit(&self, token: &str, yaml: &str, parameters: Value) -> String {
+        let ir: Value = serde_saphyr::from_str(yaml).unwrap();
+        let (status, run) = self.call(
+            reqwest::Method::POST,
+            "/v1/runs",
+            token,
+            Some(json!({"ir": ir, "parameters": parameters})),
+        );
+        assert_eq!(status, 201, "{run}");
+        run["id"].as_str().unwrap().to_owned()
+    }
+
+    pub fn run(&self, token: &str, id: &str) -> Value {
+        let (status, run) = self.call(reqwest::Method::GET, &format!("/v1/runs/{id}"), token, None);
+        assert_eq!(status, 200, "{run}");
+        run
+    }
+
+    /// Waits for a run to end and returns it.
+    pub fn wait(&self, token: &str, id: &str, limit: Duration) -> Value {
+        let start = Instant::now();
+        loop {
+            let run = self.run(token, id);
+            if matches!(
+                run["status"].as_str(),
+                Some("succeeded" | "failed" | "cancelled")
+            ) {
+                return run;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "run {id} did not finish in {limit:?}: {run:#}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn database_url(&self) -> String {
+        format!("{PG}/{}", self.database)
+    }
+}
+
+impl Drop for Couler {
+    fn drop(&mut self) {
+        let _ = self.api.0.kill();
+        let _ = self.api.0.wait();
+        let _ = Command::new("psql")
+            .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc"])
+            .arg(format!(
+                "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+                self.database
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// An HS256 token with an hour to live.
+pub fn token(mut claims: Value) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    claims["exp"] = json!(now + 3600);
+    let key = jsonwebtoken::EncodingKey::from_secret(SECRET.as_bytes()).unwrap();
+    jsonwebtoken::encode(&jsonwebtoken::Header::default(), &claims, &key).unwrap()
+}
+
+/// Polls `condition` until it holds or `limit` passes.
+pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(
+            start.elapsed() < limit,
+            "condition not met within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Steps of a run by name → status.
+pub fn step_statuses(run: &Value) -> std::collections::BTreeMap<String, String> {
+    run["steps"]
+        .as_array()
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|s| {
+                    (
+                        s["name"].as_str().unwrap().to_owned(),
+                        s["status"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text of an example workflow.
+pub fn example(name: &str) -> String {
+    std::fs::read_to_string(repo_root().join("examples").join(name)).unwrap()
 }

@@ -8,6 +8,7 @@ mod progress;
 mod runs;
 mod sse;
 mod submit;
+mod up;
 mod watch;
 mod wire;
 
@@ -70,6 +71,8 @@ enum Command {
     },
     /// Print the IR's JSON Schema.
     Schema,
+    /// Run API, scheduler and local engine in one process (development).
+    Up(up::Up),
     /// Store a workflow file and run it; prints the run id.
     Submit(submit::Submit),
     /// List, inspect, follow, cancel and retry runs.
@@ -109,6 +112,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Fmt { file, output } => local::fmt(&file, output),
         Command::Hash { file, output } => local::hash(&file, output),
         Command::Schema => Ok(local::schema()),
+        Command::Up(args) => up::up(args),
         Command::Submit(args) => remote(
             &cli.server,
             |c| async move { submit::submit(&c, args).await },

@@ -1,1 +1,403 @@
-//! The local engine (in progress).
+//! The local engine: runs a plan's steps as processes on this machine, for
+//! single machines, demos and tests. Images are recorded but not used (no
+//! container runtime); steps run as the engine's own user, so this is no
+//! sandbox between tenants.
+//!
+//! # On disk (`data_dir`)
+//!
+//! ```text
+//! runs/<run>/<attempt>/                 the run (Started.engine_ref)
+//!   driver.lock                         flock held by the driving process
+//!   cancelled                           present once cancel() was called
+//!   <step or step[i]>/<try>/            one try (StepState.engine_ref)
+//!     state.json  pid, pgid, start time, try/iteration/retry counters,
+//!                 written right after the spawn, before `running` is sent
+//!     stdout, stderr, exit              logs and the wrapper's exit status
+//!     script                            a script step's source
+//!     inputs/<A>                        {{inputs.artifacts.A.path}}
+//!     outputs/parameters/<P>            {{outputs.parameters.P.path}}
+//!     outputs/artifacts/<A>             {{outputs.artifacts.A.path}}
+//! cas/<2 hex>/<blake3 hex>              artifacts by content (see `cas`)
+//! secrets/<tenant>/<name>/<key>         secret values for `env[].secret`
+//! ```
+//!
+//! Declared `path`s of inputs and outputs are container paths; here the
+//! `{{…path}}` references point into the try directory instead, so steps
+//! must write through those references. A step runs in its `workingDir`
+//! (which must exist on the host) or its try directory, with an
+//! environment of its own `env` plus a short allow-list of the engine's
+//! (PATH, HOME, USER, LOGNAME, LANG, LC_*, TZ, TMPDIR): nothing else of
+//! the scheduler's environment leaks into steps.
+//!
+//! # Semantics
+//!
+//! - A step starts once all its upstream steps are done; `Reuse` steps and
+//!   steps terminal in `resume` are not run (reused ones are reported once).
+//! - Skips propagate: a step with a skipped upstream step is skipped.
+//! - `result` is the trimmed last 256 KiB of standard output; logs are
+//!   standard output followed by `--- stderr ---` and standard error.
+//! - `map` instances are `step[i]`; the step itself reports each output
+//!   parameter and `result` as a JSON list over its instances (values that
+//!   are JSON objects or arrays are embedded, others become strings).
+//! - `while` reruns a step while its conditions hold on its latest outputs;
+//!   every iteration and retry is a new try, counted by `attempt`.
+//! - When a step finally fails, running steps finish, nothing new starts,
+//!   steps never started are reported `cancelled` ("upstream failed" below
+//!   the failure), exit handlers run, and the run fails naming the step.
+//! - Cancel stops running steps (SIGTERM to the process group, SIGKILL
+//!   after 2 s), reports them and the unstarted ones `cancelled`, then runs
+//!   the exit handlers; a cancel while exit handlers run stops those.
+//! - Training jobs run their command once, as rank 0 of a world of 1.
+//! - Hyperparameter `tune` steps are refused (their trials are expanded by
+//!   an optimizer pass, not by engines).
+//!
+//! # Restarts
+//!
+//! Each try runs under a `/bin/sh` wrapper in a process group of its own
+//! (see `process`); the wrapper records the exit status in the try
+//! directory, so `start` with `resume` (or simply the run directory still
+//! on disk) finishes a try that ended unwatched from its files, polls one
+//! that is still running, and treats one that vanished as a transient
+//! failure.
+//! Dropping the engine, or the update receiver, stops driving but leaves
+//! step processes running for the next start to re-attach. The exit status
+//! is not fsync'ed: re-attach survives a scheduler crash, not a power cut.
+
+mod cas;
+mod driver;
+mod map;
+mod process;
+mod step;
+mod template;
+
+use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
+use async_trait::async_trait;
+use cas::Cas;
+use couler_optimizer::Plan;
+use driver::Run;
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+const ENGINE: &str = "local";
+const UPDATE_BUFFER: usize = 1024;
+const LOCK_FILE: &str = "driver.lock";
+const CANCELLED_FILE: &str = "cancelled";
+/// How long `start` waits for another driver of the same run to let go.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
+/// Settings of a [`LocalEngine`].
+#[derive(Debug, Clone)]
+pub struct LocalConfig {
+    /// Runs, the artifact store and secrets live here.
+    pub data_dir: PathBuf,
+    /// Step processes at once, across all runs of this engine.
+    pub max_parallel_steps: usize,
+    /// How much of a step's logs terminal updates carry.
+    pub log_tail_bytes: usize,
+}
+
+impl LocalConfig {
+    /// Defaults: 4 × CPUs parallel steps, 64 KiB log tails.
+    pub fn new(data_dir: impl Into<PathBuf>) -> LocalConfig {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        LocalConfig {
+            data_dir: data_dir.into(),
+            max_parallel_steps: 4 * cpus,
+            log_tail_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Runs steps as processes on this machine. See the module docs.
+pub struct LocalEngine {
+    shared: Arc<Shared>,
+    active: Arc<Mutex<HashMap<PathBuf, Active>>>,
+    next_id: AtomicU64,
+}
+
+/// What every run of an engine shares.
+struct Shared {
+    config: LocalConfig,
+    /// `max_parallel_steps`.
+    slots: Arc<Semaphore>,
+    cas: Cas,
+    runs_dir: PathBuf,
+    secrets_dir: PathBuf,
+    /// The allow-listed part of the engine's environment.
+    base_env: Vec<(String, String)>,
+}
+
+/// A run this engine is driving.
+struct Active {
+    id: u64,
+    /// The token `cancel()` trips (swapped when exit handlers start).
+    cancel: Arc<Mutex<CancellationToken>>,
+    task: JoinHandle<()>,
+}
+
+impl LocalEngine {
+    pub fn new(mut config: LocalConfig) -> LocalEngine {
+        if let Ok(absolute) = std::path::absolute(&config.data_dir) {
+            config.data_dir = absolute;
+        }
+        config.max_parallel_steps = config.max_parallel_steps.max(1);
+        let data = &config.data_dir;
+        let shared = Shared {
+            slots: Arc::new(Semaphore::new(config.max_parallel_steps)),
+            cas: Cas::new(data.join("cas")),
+            runs_dir: data.join("runs"),
+            secrets_dir: data.join("secrets"),
+            base_env: base_env(),
+            config,
+        };
+        LocalEngine {
+            shared: Arc::new(shared),
+            active: Arc::default(),
+            next_id: AtomicU64::new(0),
+        }
+    }
+
+    pub fn config(&self) -> &LocalConfig {
+        &self.shared.config
+    }
+
+    /// The run directory, checked against what `start` handed out.
+    fn run_dir(&self, run: &RunSpec, engine_ref: &str) -> Result<PathBuf, EngineError> {
+        let dir = self
+            .shared
+            .runs_dir
+            .join(&run.run)
+            .join(run.attempt.to_string());
+        if !safe_component(&run.run) || Path::new(engine_ref) != dir {
+            return Err(EngineError::Other(format!(
+                "{engine_ref:?} is not the local engine's directory of run {} attempt {}",
+                run.run, run.attempt
+            )));
+        }
+        Ok(dir)
+    }
+
+    fn active(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Active>> {
+        self.active.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for LocalEngine {
+    /// Stops driving (as a crash would); step processes keep running.
+    fn drop(&mut self) {
+        for active in self.active().values() {
+            active.task.abort();
+        }
+    }
+}
+
+#[async_trait]
+impl EngineAdapter for LocalEngine {
+    fn name(&self) -> &'static str {
+        ENGINE
+    }
+
+    async fn start(
+        &self,
+        run: &RunSpec,
+        plan: Arc<Plan>,
+        resume: Vec<StepState>,
+    ) -> Result<Started, EngineError> {
+        for (what, value) in [("tenant", &run.tenant), ("run", &run.run)] {
+            if !safe_component(value) {
+                return Err(EngineError::Other(format!(
+                    "{what} id {value:?} cannot name a directory"
+                )));
+            }
+        }
+        let dag = couler_ir::validate(&plan.workflow, &couler_ir::Limits::default())
+            .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))?;
+        if let Some(step) = plan.workflow.steps.iter().find(|s| s.tune.is_some()) {
+            return Err(EngineError::Unsupported {
+                engine: ENGINE,
+                feature: format!(
+                    "step `{}` uses `tune`; hyperparameter trials must be expanded into steps before they reach an engine",
+                    step.name
+                ),
+            });
+        }
+        let dir = self
+            .shared
+            .runs_dir
+            .join(&run.run)
+            .join(run.attempt.to_string());
+
+        // A driver of the same run in this process gives way (lease takeover).
+        let previous = self.active().remove(&dir);
+        if let Some(previous) = previous {
+            previous.task.abort();
+            let _ = previous.task.await;
+        }
+        let (existed, cancelled_earlier, lock) = open_run_dir(dir.clone()).await?;
+        if cancelled_earlier {
+            // Nothing new starts in a cancelled run; stop what still runs.
+            process::stop_orphans(dir.clone()).await;
+        }
+
+        let (tx, rx) = mpsc::channel(UPDATE_BUFFER);
+        let cancel = Arc::new(Mutex::new(CancellationToken::new()));
+        let slots = plan
+            .workflow
+            .parallelism
+            .map(|p| Arc::new(Semaphore::new(p as usize)));
+        let state = Arc::new(Run {
+            spec: run.clone(),
+            plan,
+            dir: dir.clone(),
+            engine: self.shared.clone(),
+            updates: tx,
+            outputs: RwLock::default(),
+            resume: resume.into_iter().map(|s| (s.name.clone(), s)).collect(),
+            existed,
+            slots,
+            detached: CancellationToken::new(),
+        });
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let registry = self.active.clone();
+        let key = dir.clone();
+        let token = cancel.clone();
+        // Spawned under the registry lock so the task cannot deregister
+        // before it is registered.
+        let mut active = self.active();
+        let task = tokio::spawn(async move {
+            let _lock = lock;
+            driver::drive(state, dag, token, cancelled_earlier).await;
+            let mut active = registry.lock().unwrap_or_else(|e| e.into_inner());
+            if active.get(&key).is_some_and(|a| a.id == id) {
+                active.remove(&key);
+            }
+        });
+        active.insert(dir.clone(), Active { id, cancel, task });
+        drop(active);
+        Ok(Started {
+            engine_ref: dir.to_string_lossy().into_owned(),
+            updates: rx,
+        })
+    }
+
+    async fn cancel(&self, run: &RunSpec, engine_ref: &str) -> Result<(), EngineError> {
+        let dir = self.run_dir(run, engine_ref)?;
+        // Recorded first, so that a driver started later finishes the cancel.
+        tokio::fs::write(dir.join(CANCELLED_FILE), b"")
+            .await
+            .map_err(|e| EngineError::Other(format!("cannot cancel run {}: {e}", run.run)))?;
+        let live = self.active().get(&dir).map(|a| a.cancel.clone());
+        match live {
+            Some(token) => token.lock().unwrap_or_else(|e| e.into_inner()).cancel(),
+            None => process::stop_orphans(dir).await,
+        }
+        Ok(())
+    }
+
+    async fn logs(
+        &self,
+        run: &RunSpec,
+        engine_ref: &str,
+        step: &str,
+    ) -> Result<String, EngineError> {
+        let dir = self.run_dir(run, engine_ref)?;
+        if !safe_component(step) {
+            return Err(EngineError::Other(format!("{step:?} is not a step name")));
+        }
+        let instance = dir.join(step);
+        let step = step.to_owned();
+        tokio::task::spawn_blocking(move || step_logs(&instance, &step))
+            .await
+            .map_err(|e| EngineError::Other(format!("internal error: {e}")))?
+    }
+}
+
+/// Every try's log of one step instance; tries after the first get a
+/// header line.
+fn step_logs(instance: &Path, step: &str) -> Result<String, EngineError> {
+    let mut tries: Vec<u32> = fs::read_dir(instance)
+        .map_err(|_| EngineError::Other(format!("step `{step}` has no logs")))?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tries.sort_unstable();
+    let mut text = String::new();
+    for (i, n) in tries.iter().enumerate() {
+        let log = process::full_log(&instance.join(n.to_string()))
+            .map_err(|e| EngineError::Other(format!("cannot read the logs of `{step}`: {e}")))?;
+        if tries.len() > 1 {
+            if i > 0 && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!("=== attempt {n} ===\n"));
+        }
+        text.push_str(&log);
+    }
+    Ok(text)
+}
+
+/// Creates the run directory and takes its driver lock: whether it existed,
+/// whether the run was cancelled earlier, and the lock.
+async fn open_run_dir(dir: PathBuf) -> Result<(bool, bool, File), EngineError> {
+    let unavailable = |message: String| EngineError::Unavailable {
+        engine: ENGINE,
+        message,
+    };
+    let deadline = tokio::time::Instant::now() + LOCK_WAIT;
+    loop {
+        let at = dir.clone();
+        let opened = tokio::task::spawn_blocking(move || -> io::Result<_> {
+            let existed = at.is_dir();
+            fs::create_dir_all(&at)?;
+            let lock = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(at.join(LOCK_FILE))?;
+            // SAFETY: flock on a descriptor we own.
+            let locked =
+                unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+            Ok((
+                existed,
+                at.join(CANCELLED_FILE).exists(),
+                locked.then_some(lock),
+            ))
+        })
+        .await
+        .map_err(|e| unavailable(format!("internal error: {e}")))?
+        .map_err(|e| unavailable(format!("cannot prepare {}: {e}", dir.display())))?;
+        match opened {
+            (existed, cancelled, Some(lock)) => return Ok((existed, cancelled, lock)),
+            _ if tokio::time::Instant::now() >= deadline => {
+                return Err(unavailable(format!(
+                    "another process is driving {}",
+                    dir.display()
+                )));
+            }
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
+fn safe_component(s: &str) -> bool {
+    !s.is_empty() && s != "." && s != ".." && !s.contains(['/', '\0'])
+}
+
+fn base_env() -> Vec<(String, String)> {
+    const KEEP: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR"];
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| KEEP.contains(&k.as_str()) || k.starts_with("LC_"))
+        .collect();
+    if !env.iter().any(|(k, _)| k == "PATH") {
+        env.push(("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()));
+    }
+    env
+}

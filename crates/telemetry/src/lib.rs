@@ -33,7 +33,7 @@ impl Default for TelemetryConfig {
         TelemetryConfig {
             otlp_endpoint: None,
             log_format: "json".into(),
-            log_filter: "info".into(),
+            log_filter: "info,sqlx=warn".into(),
         }
     }
 }

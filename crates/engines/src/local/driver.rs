@@ -1,0 +1,351 @@
+//! One run's driver: walks the main DAG and then the exit handlers, starts
+//! each step when its upstream steps are done, and turns the end of the
+//! run into `Update::Finished`.
+
+use super::Shared;
+use super::step::{self, StepEnd};
+use crate::{RunOutcome, RunSpec, StepPhase, StepState, Update};
+use couler_ir::{Dag, Graph};
+use couler_optimizer::{Action, Plan, ReuseStatus, StepOutputs};
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// What every step task of a run shares.
+pub(super) struct Run {
+    pub spec: RunSpec,
+    pub plan: Arc<Plan>,
+    /// `<data_dir>/runs/<run>/<attempt>`.
+    pub dir: PathBuf,
+    pub engine: Arc<Shared>,
+    pub updates: mpsc::Sender<Update>,
+    /// Outputs of finished steps by name (map steps: aggregated).
+    pub outputs: RwLock<HashMap<String, Arc<StepOutputs>>>,
+    /// Last known states from an earlier start, by step (instance) name.
+    pub resume: HashMap<String, StepState>,
+    /// The run directory existed before this start: look for earlier tries.
+    pub existed: bool,
+    /// The workflow's `parallelism`.
+    pub slots: Option<Arc<Semaphore>>,
+    /// Nobody reads the updates any more: stop driving, leave processes be.
+    pub detached: CancellationToken,
+}
+
+impl Run {
+    pub(super) async fn send(&self, update: Update) {
+        if self.updates.send(update).await.is_err() {
+            self.detached.cancel();
+        }
+    }
+}
+
+/// The main DAG or the exit handlers.
+pub(super) struct Phase {
+    /// Stop running steps (user cancel).
+    pub cancel: CancellationToken,
+    /// Start nothing new (a step failed, or `cancel`).
+    pub halt: CancellationToken,
+    pub exit: bool,
+    /// `{{workflow.status}}`, for exit handlers.
+    pub status: Option<&'static str>,
+}
+
+impl Phase {
+    fn new(cancel: CancellationToken, exit: bool, status: Option<&'static str>) -> Arc<Phase> {
+        Arc::new(Phase {
+            halt: cancel.child_token(),
+            cancel,
+            exit,
+            status,
+        })
+    }
+
+    /// Why a step that never started is reported cancelled.
+    pub(super) fn not_started_reason(&self) -> &'static str {
+        if self.cancel.is_cancelled() {
+            "run cancelled"
+        } else {
+            "the run failed"
+        }
+    }
+}
+
+struct PhaseEnd {
+    failure: Option<String>,
+    cancelled: bool,
+}
+
+/// Drives a run to its end. `cancel` holds the token `cancel()` trips;
+/// it is swapped for a fresh one when the exit handlers start.
+#[tracing::instrument(skip_all, fields(run = %run.spec.run, attempt = run.spec.attempt))]
+pub(super) async fn drive(
+    run: Arc<Run>,
+    dag: Dag,
+    cancel: Arc<Mutex<CancellationToken>>,
+    cancelled_earlier: bool,
+) {
+    let token = cancel.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if cancelled_earlier {
+        token.cancel();
+    }
+    let main = Phase::new(token, false, None);
+    let Some(main_end) = run_phase(&run, &dag.steps, &main).await else {
+        return;
+    };
+    let status = match (&main_end.failure, main_end.cancelled) {
+        (Some(_), _) => "failed",
+        (None, true) => "cancelled",
+        (None, false) => "succeeded",
+    };
+    let token = CancellationToken::new();
+    *cancel.lock().unwrap_or_else(|e| e.into_inner()) = token.clone();
+    let exit = Phase::new(token, true, Some(status));
+    let Some(exit_end) = run_phase(&run, &dag.on_exit, &exit).await else {
+        return;
+    };
+    let (outcome, message) = if let Some(failure) = main_end.failure {
+        (RunOutcome::Failed, Some(failure))
+    } else if main_end.cancelled {
+        (RunOutcome::Cancelled, Some("cancelled".to_owned()))
+    } else if let Some(failure) = exit_end.failure {
+        (RunOutcome::Failed, Some(format!("exit handler {failure}")))
+    } else if exit_end.cancelled {
+        (RunOutcome::Cancelled, Some("cancelled".to_owned()))
+    } else {
+        (RunOutcome::Succeeded, None)
+    };
+    tracing::debug!(?outcome, "run finished");
+    run.send(Update::Finished { outcome, message }).await;
+}
+
+/// Runs one graph; `None` when the run was detached.
+async fn run_phase(run: &Arc<Run>, graph: &Graph, phase: &Arc<Phase>) -> Option<PhaseEnd> {
+    let offset = if phase.exit {
+        run.plan.workflow.steps.len()
+    } else {
+        0
+    };
+    let actions: HashMap<(&str, bool), &Action> = run
+        .plan
+        .steps
+        .iter()
+        .map(|p| ((p.name.as_str(), p.exit_handler), &p.action))
+        .collect();
+    let mut state = PhaseState::new(graph);
+    let mut tasks = JoinSet::new();
+    let mut running: HashMap<tokio::task::Id, u32> = HashMap::new();
+    loop {
+        while let Some(node) = state.ready.pop_front() {
+            let index = offset + node as usize;
+            let ir = run.plan.ir_step(index);
+            let action = actions.get(&(ir.name.as_str(), phase.exit)).copied();
+            if let Some(end) = settled(run, &ir.name, action).await {
+                // Known without running anything: settle it even when halted.
+                state.complete(run, phase, graph, node, &ir.name, end);
+                continue;
+            }
+            let blocked = graph.upstream(node).iter().any(|&u| {
+                matches!(
+                    state.done[u as usize],
+                    Some(StepPhase::Failed | StepPhase::Cancelled)
+                )
+            });
+            if phase.halt.is_cancelled() || blocked {
+                continue; // reported by `cancel_rest`
+            }
+            if let Some(end) = behind_a_skip(run, phase, &state, graph, node, &ir.name).await {
+                state.complete(run, phase, graph, node, &ir.name, end);
+                continue;
+            }
+            let (run, phase) = (run.clone(), phase.clone());
+            let handle = tasks.spawn(async move { step::run_step(run, phase, index).await });
+            running.insert(handle.id(), node);
+        }
+        if tasks.is_empty() {
+            break;
+        }
+        tokio::select! {
+            joined = tasks.join_next_with_id() => {
+                let (id, end) = match joined.expect("tasks is not empty") {
+                    Ok((id, end)) => (id, end),
+                    Err(e) => (e.id(), StepEnd::failed(format!("internal error: {e}"))),
+                };
+                let node = running.remove(&id).expect("every task is a node");
+                let name = &run.plan.ir_step(offset + node as usize).name;
+                state.complete(run, phase, graph, node, name, end);
+            }
+            _ = run.detached.cancelled() => return None,
+        }
+        if run.detached.is_cancelled() {
+            return None;
+        }
+    }
+    state.cancel_rest(run, phase, graph, offset).await;
+    if run.detached.is_cancelled() {
+        return None;
+    }
+    Some(PhaseEnd {
+        failure: state.failure,
+        cancelled: phase.cancel.is_cancelled() || state.cancelled,
+    })
+}
+
+/// A step settled without running it: finished in an earlier start
+/// (not reported again) or reused by the plan (reported once).
+async fn settled(run: &Run, name: &str, action: Option<&Action>) -> Option<StepEnd> {
+    if let Some(earlier) = run.resume.get(name)
+        && earlier.phase.is_terminal()
+    {
+        return Some(StepEnd {
+            phase: earlier.phase,
+            outputs: Arc::new(earlier.outputs.clone()),
+            message: earlier.message.clone(),
+        });
+    }
+    let Some(Action::Reuse { status, outputs }) = action else {
+        return None;
+    };
+    let (phase, message) = match status {
+        ReuseStatus::Succeeded => (StepPhase::Succeeded, "kept from an earlier attempt"),
+        ReuseStatus::Skipped => (StepPhase::Skipped, "skipped in an earlier attempt"),
+        ReuseStatus::Cached => (StepPhase::Cached, "reused from the cache"),
+    };
+    let end = StepEnd {
+        phase,
+        outputs: Arc::new(outputs.clone()),
+        message: Some(message.into()),
+    };
+    run.send(Update::Step(end.state(name))).await;
+    Some(end)
+}
+
+/// Skips propagate: a step with a skipped upstream step is skipped.
+async fn behind_a_skip(
+    run: &Run,
+    phase: &Phase,
+    state: &PhaseState,
+    graph: &Graph,
+    node: u32,
+    name: &str,
+) -> Option<StepEnd> {
+    let &up = graph
+        .upstream(node)
+        .iter()
+        .find(|&&u| state.done[u as usize] == Some(StepPhase::Skipped))?;
+    let offset = if phase.exit {
+        run.plan.workflow.steps.len()
+    } else {
+        0
+    };
+    let end = StepEnd {
+        phase: StepPhase::Skipped,
+        outputs: Arc::default(),
+        message: Some(format!(
+            "upstream step `{}` was skipped",
+            run.plan.ir_step(offset + up as usize).name
+        )),
+    };
+    run.send(Update::Step(end.state(name))).await;
+    Some(end)
+}
+
+struct PhaseState {
+    /// Upstream steps not done yet, per node.
+    waiting: Vec<u32>,
+    done: Vec<Option<StepPhase>>,
+    ready: VecDeque<u32>,
+    failure: Option<String>,
+    /// Some step ended cancelled (the run cannot have succeeded).
+    cancelled: bool,
+}
+
+impl PhaseState {
+    fn new(graph: &Graph) -> PhaseState {
+        let waiting: Vec<u32> = (0..graph.len() as u32)
+            .map(|n| graph.upstream(n).len() as u32)
+            .collect();
+        let ready = graph
+            .order()
+            .iter()
+            .copied()
+            .filter(|&n| waiting[n as usize] == 0)
+            .collect();
+        PhaseState {
+            waiting,
+            done: vec![None; graph.len()],
+            ready,
+            failure: None,
+            cancelled: false,
+        }
+    }
+
+    fn complete(
+        &mut self,
+        run: &Run,
+        phase: &Phase,
+        graph: &Graph,
+        node: u32,
+        name: &str,
+        end: StepEnd,
+    ) {
+        self.done[node as usize] = Some(end.phase);
+        match end.phase {
+            StepPhase::Succeeded | StepPhase::Cached => {
+                run.outputs
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(name.to_owned(), end.outputs);
+            }
+            StepPhase::Failed => {
+                if self.failure.is_none() {
+                    let why = end.message.as_deref().unwrap_or("failed");
+                    self.failure = Some(format!("step `{name}` failed: {why}"));
+                }
+                phase.halt.cancel();
+            }
+            StepPhase::Cancelled => self.cancelled = true,
+            _ => {}
+        }
+        for &next in graph.downstream(node) {
+            let waiting = &mut self.waiting[next as usize];
+            *waiting -= 1;
+            if *waiting == 0 {
+                self.ready.push_back(next);
+            }
+        }
+    }
+
+    /// Reports every step that never started as cancelled, so that a
+    /// retry from failure runs it.
+    async fn cancel_rest(&self, run: &Run, phase: &Phase, graph: &Graph, offset: usize) {
+        let mut blocked = vec![false; graph.len()];
+        for &node in graph.order() {
+            let n = node as usize;
+            if self.done[n].is_some() {
+                continue;
+            }
+            blocked[n] = graph.upstream(node).iter().any(|&u| {
+                blocked[u as usize]
+                    || matches!(
+                        self.done[u as usize],
+                        Some(StepPhase::Failed | StepPhase::Cancelled)
+                    )
+            });
+            let message = if blocked[n] && self.failure.is_some() {
+                "upstream failed"
+            } else {
+                phase.not_started_reason()
+            };
+            let end = StepEnd {
+                phase: StepPhase::Cancelled,
+                outputs: Arc::default(),
+                message: Some(message.into()),
+            };
+            run.send(Update::Step(end.state(&run.plan.ir_step(offset + n).name)))
+                .await;
+        }
+    }
+}

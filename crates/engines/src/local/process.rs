@@ -1,0 +1,745 @@
+//! Step processes: start one try, wait for it, stop it, and find it again
+//! after a scheduler restart.
+//!
+//! Every try runs as `/bin/sh -c WRAPPER couler-step <exit file> <program>
+//! <args…>` in a process group of its own. The wrapper records the
+//! program's exit status in `exit` when it ends, whether or not anyone is
+//! still waiting, which is what lets a new scheduler finish a step that
+//! ended while none watched. The exit file's path in the wrapper's command
+//! line also identifies the process on re-attach (a recycled pid cannot
+//! pass for it).
+//!
+//! A try we started ourselves is awaited directly: one `spawn_blocking`
+//! call prepares the directory, spawns, `waitid(WNOWAIT)`s for the exit,
+//! kills whatever is left of the process group while the leader still pins
+//! the group id, reaps with `wait4` (CPU time and peak RSS come with it)
+//! and reads the outputs. Re-attached tries are polled every 50 ms.
+
+use super::cas::Cas;
+use super::template::{output_artifact_path, output_parameter_path};
+use crate::StepMetrics;
+use couler_optimizer::{ArtifactRef, StepOutputs};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+const WRAPPER: &str = r#"f=$1; shift; "$@"; c=$?; echo $c >"$f"; exit $c"#;
+/// Between SIGTERM and SIGKILL when a step is stopped.
+pub(super) const KILL_GRACE: Duration = Duration::from_secs(2);
+const POLL: Duration = Duration::from_millis(50);
+/// `{{steps.S.outputs.result}}` keeps the last 256 KiB of standard output.
+const RESULT_LIMIT: u64 = 256 * 1024;
+const PARAMETER_LIMIT: u64 = 1024 * 1024;
+const STDERR_MARK: &str = "--- stderr ---\n";
+
+pub(super) const STATE_FILE: &str = "state.json";
+const EXIT_FILE: &str = "exit";
+const STDOUT_FILE: &str = "stdout";
+const STDERR_FILE: &str = "stderr";
+const SCRIPT_FILE: &str = "script";
+
+/// Where a try stands in its step's loop; kept in `state.json` so that a
+/// re-attached step continues counting where it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct TryMeta {
+    /// The step instance's try number (1, 2, …) across retries and
+    /// `while` iterations: `StepState.attempt`.
+    pub attempt: u32,
+    /// The `while` iteration (1 without a loop).
+    pub iteration: u32,
+    /// Retries used in this iteration.
+    pub retry: u32,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct StateFile {
+    pub pid: i32,
+    pub pgid: i32,
+    pub started_unix_ms: u64,
+    #[serde(flatten)]
+    pub meta: TryMeta,
+}
+
+/// A secret-backed environment variable; the value is read just before
+/// the spawn and never leaves the child's environment.
+pub(super) struct SecretEnv {
+    pub var: String,
+    pub file: PathBuf,
+    pub label: String,
+}
+
+/// What to read back after a successful exit.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Collect {
+    /// Output parameters with their defaults.
+    pub parameters: Vec<(String, Option<String>)>,
+    pub artifacts: Vec<String>,
+}
+
+/// Everything one try needs, resolved up front.
+pub(super) struct Launch {
+    pub dir: PathBuf,
+    pub argv: Vec<String>,
+    /// Written to `<dir>/script`; `argv` already names that file.
+    pub script: Option<String>,
+    pub env: Vec<(String, String)>,
+    pub secrets: Vec<SecretEnv>,
+    pub working_dir: Option<PathBuf>,
+    /// Artifacts to place before the start: destination and source.
+    pub inputs: Vec<(PathBuf, ArtifactRef)>,
+    pub collect: Collect,
+    pub meta: TryMeta,
+    pub cas: Cas,
+    pub log_tail: usize,
+}
+
+impl Launch {
+    pub(super) fn script_path(dir: &Path) -> PathBuf {
+        dir.join(SCRIPT_FILE)
+    }
+}
+
+/// How a try's process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Exit {
+    Code(i32),
+    /// The wrapper itself died from this signal (we stopped the group).
+    Signal(i32),
+    /// Nothing was started: preparation or the spawn failed.
+    NotStarted(String),
+    /// Found neither running nor finished after a restart.
+    Lost,
+}
+
+/// The end of a try, as far as the process is concerned.
+#[derive(Debug)]
+pub(super) struct Outcome {
+    pub exit: Exit,
+    pub metrics: Option<StepMetrics>,
+    /// Read only after exit code 0.
+    pub outputs: Option<Result<StepOutputs, String>>,
+    /// The tail of the combined log.
+    pub logs: Option<String>,
+    /// The last non-empty line of standard error, for failure messages.
+    pub stderr_line: Option<String>,
+}
+
+impl Outcome {
+    pub(super) fn without_process(exit: Exit) -> Outcome {
+        Outcome {
+            exit,
+            metrics: None,
+            outputs: None,
+            logs: None,
+            stderr_line: None,
+        }
+    }
+}
+
+/// Why we stopped a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stop {
+    Timeout(Duration),
+    Cancel,
+}
+
+/// The process group of one try, shared between the thread that reaps it
+/// and the tasks that may signal it.
+#[derive(Default)]
+struct Group(Mutex<GroupState>);
+
+#[derive(Default)]
+struct GroupState {
+    pgid: Option<i32>,
+    reaped: bool,
+}
+
+impl Group {
+    fn signal(&self, signal: i32) {
+        let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(pgid), false) = (state.pgid, state.reaped) {
+            // SAFETY: plain syscall; the unreaped leader keeps the group id ours.
+            unsafe { libc::kill(-pgid, signal) };
+        }
+    }
+}
+
+/// A try started in this process.
+pub(super) struct Child {
+    pid: oneshot::Receiver<i32>,
+    task: JoinHandle<Outcome>,
+    group: Arc<Group>,
+}
+
+/// Prepares the try directory and starts the process, off the runtime.
+pub(super) fn launch(launch: Launch) -> Child {
+    let group = Arc::new(Group::default());
+    let (tx, rx) = oneshot::channel();
+    let shared = group.clone();
+    let task = tokio::task::spawn_blocking(move || execute(launch, tx, &shared));
+    Child {
+        pid: rx,
+        task,
+        group,
+    }
+}
+
+impl Child {
+    /// Waits until the process runs (its `state.json` written); false when
+    /// it could not start.
+    pub(super) async fn started(&mut self) -> bool {
+        (&mut self.pid).await.is_ok()
+    }
+
+    /// Waits for the end, stopping the process group on cancel or timeout
+    /// (SIGTERM, then SIGKILL after [`KILL_GRACE`]).
+    pub(super) async fn wait(
+        mut self,
+        cancel: &CancellationToken,
+        timeout: Option<Duration>,
+    ) -> (Outcome, Option<Stop>) {
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        let stop = tokio::select! {
+            out = &mut self.task => return (joined(out), None),
+            _ = cancel.cancelled() => Stop::Cancel,
+            _ = sleep_until(deadline) => Stop::Timeout(timeout.unwrap_or_default()),
+        };
+        self.group.signal(libc::SIGTERM);
+        let out = tokio::select! {
+            out = &mut self.task => out,
+            _ = tokio::time::sleep(KILL_GRACE) => {
+                self.group.signal(libc::SIGKILL);
+                self.task.await
+            }
+        };
+        (joined(out), Some(stop))
+    }
+}
+
+fn joined(out: Result<Outcome, tokio::task::JoinError>) -> Outcome {
+    out.unwrap_or_else(|e| {
+        Outcome::without_process(Exit::NotStarted(format!("internal error: {e}")))
+    })
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn execute(launch: Launch, started: oneshot::Sender<i32>, group: &Group) -> Outcome {
+    let (pid, t0, mut stdout, mut stderr) = match spawn(&launch) {
+        Ok(spawned) => spawned,
+        Err(message) => return Outcome::without_process(Exit::NotStarted(message)),
+    };
+    group.0.lock().unwrap_or_else(|e| e.into_inner()).pgid = Some(pid);
+    let state = StateFile {
+        pid,
+        pgid: pid,
+        started_unix_ms: unix_ms(SystemTime::now()),
+        meta: launch.meta,
+    };
+    if let Err(e) = fs::write(
+        launch.dir.join(STATE_FILE),
+        serde_json::to_vec(&state).expect("state serializes"),
+    ) {
+        tracing::warn!(dir = %launch.dir.display(), error = %e, "could not record the step process");
+    }
+    let _ = started.send(pid);
+
+    let (status, usage) = reap(pid, group);
+    let wall = t0.elapsed();
+    let exit = if libc::WIFEXITED(status) {
+        Exit::Code(libc::WEXITSTATUS(status))
+    } else {
+        Exit::Signal(libc::WTERMSIG(status))
+    };
+    let metrics = StepMetrics {
+        wall_ms: wall.as_millis() as u64,
+        cpu_ms: timeval_ms(usage.ru_utime) + timeval_ms(usage.ru_stime),
+        max_rss_kb: usage.ru_maxrss.max(0) as u64,
+        exit_code: match exit {
+            Exit::Code(c) => Some(c),
+            _ => None,
+        },
+    };
+    read_back(&launch, exit, metrics, &mut stdout, &mut stderr)
+}
+
+/// Reads logs and (after success) outputs of a finished try.
+fn read_back(
+    launch: &Launch,
+    exit: Exit,
+    metrics: StepMetrics,
+    stdout: &mut File,
+    stderr: &mut File,
+) -> Outcome {
+    let out = tail(stdout, RESULT_LIMIT.max(launch.log_tail as u64)).unwrap_or_default();
+    let err = tail(stderr, launch.log_tail as u64).unwrap_or_default();
+    let outputs = (exit == Exit::Code(0)).then(|| {
+        let cut = out.len().saturating_sub(RESULT_LIMIT as usize);
+        collect(&launch.dir, &launch.collect, &launch.cas, &out[cut..])
+    });
+    Outcome {
+        stderr_line: last_line(&err),
+        logs: Some(combine_tail(&out, &err, launch.log_tail)),
+        exit,
+        metrics: Some(metrics),
+        outputs,
+    }
+}
+
+fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
+    let dir = &launch.dir;
+    fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    if !launch.collect.parameters.is_empty() {
+        let at = output_parameter_path(dir, "");
+        fs::create_dir_all(&at).map_err(|e| format!("could not create {}: {e}", at.display()))?;
+    }
+    if !launch.collect.artifacts.is_empty() {
+        let at = output_artifact_path(dir, "");
+        fs::create_dir_all(&at).map_err(|e| format!("could not create {}: {e}", at.display()))?;
+    }
+    for (dest, artifact) in &launch.inputs {
+        launch.cas.materialise(artifact, dest).map_err(|e| {
+            format!(
+                "could not place input artifact {} at {}: {e}",
+                artifact.digest,
+                dest.display()
+            )
+        })?;
+    }
+    if let Some(source) = &launch.script {
+        fs::write(Launch::script_path(dir), source)
+            .map_err(|e| format!("could not write the script: {e}"))?;
+    }
+    let mut env = launch.env.clone();
+    for secret in &launch.secrets {
+        match fs::read_to_string(&secret.file) {
+            Ok(value) => env.push((secret.var.clone(), value)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(format!(
+                    "secret {} is not in the local secret store (expected a file at {})",
+                    secret.label,
+                    secret.file.display()
+                ));
+            }
+            Err(e) => return Err(format!("could not read secret {}: {e}", secret.label)),
+        }
+    }
+    let cwd = match &launch.working_dir {
+        Some(wd) if !wd.is_dir() => {
+            return Err(format!(
+                "working directory {} does not exist on this host (the local engine runs steps on the host, not in their image)",
+                wd.display()
+            ));
+        }
+        Some(wd) => wd,
+        None => dir,
+    };
+    let log = |name: &str| {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.join(name))
+            .map_err(|e| format!("could not create the {name} log: {e}"))
+    };
+    let (stdout, stderr) = (log(STDOUT_FILE)?, log(STDERR_FILE)?);
+    let clone = |f: &File| {
+        f.try_clone()
+            .map_err(|e| format!("could not share a log: {e}"))
+    };
+    let mut command = Command::new("/bin/sh");
+    command
+        .arg("-c")
+        .arg(WRAPPER)
+        .arg("couler-step")
+        .arg(dir.join(EXIT_FILE))
+        .args(&launch.argv)
+        .env_clear()
+        .envs(env)
+        .current_dir(cwd)
+        // A group of its own (not a session: std can then still use
+        // posix_spawn), so that stopping the step stops its children.
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(clone(&stdout)?)
+        .stderr(clone(&stderr)?);
+    let t0 = Instant::now();
+    let child = command
+        .spawn()
+        .map_err(|e| format!("could not start the step: {e}"))?;
+    // Reaped with wait4 below; std's handle has nothing to release.
+    Ok((child.id() as i32, t0, stdout, stderr))
+}
+
+/// Waits for the leader to exit, kills what is left of its group, then
+/// reaps it with its resource usage.
+fn reap(pid: i32, group: &Group) -> (i32, libc::rusage) {
+    loop {
+        // SAFETY: zeroed siginfo_t is a valid out-parameter.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waits on our own child; WNOWAIT leaves it unreaped.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    let mut state = group.0.lock().unwrap_or_else(|e| e.into_inner());
+    // Like a container ending: background processes of the step go too.
+    // SAFETY: the zombie leader still holds the group id.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: reaps our own child.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    state.reaped = true;
+    (status, usage)
+}
+
+fn timeval_ms(t: libc::timeval) -> u64 {
+    (t.tv_sec.max(0) as u64) * 1000 + (t.tv_usec.max(0) as u64) / 1000
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64
+}
+
+/// Reads a step's outputs after it exited 0.
+fn collect(dir: &Path, spec: &Collect, cas: &Cas, stdout: &[u8]) -> Result<StepOutputs, String> {
+    let mut parameters = BTreeMap::new();
+    for (name, default) in &spec.parameters {
+        let path = output_parameter_path(dir, name);
+        let value = match File::open(&path) {
+            Ok(f) => {
+                let mut bytes = Vec::new();
+                f.take(PARAMETER_LIMIT + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| format!("could not read output parameter `{name}`: {e}"))?;
+                if bytes.len() as u64 > PARAMETER_LIMIT {
+                    return Err(format!(
+                        "output parameter `{name}` is over {} KiB; use an output artifact",
+                        PARAMETER_LIMIT / 1024
+                    ));
+                }
+                String::from_utf8_lossy(&bytes).trim_end().to_owned()
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match default {
+                Some(d) => d.clone(),
+                None => {
+                    return Err(format!(
+                        "output parameter `{name}` was not written to {{{{outputs.parameters.{name}.path}}}} ({}) and has no default",
+                        path.display()
+                    ));
+                }
+            },
+            Err(e) => return Err(format!("could not read output parameter `{name}`: {e}")),
+        };
+        parameters.insert(name.clone(), value);
+    }
+    let mut artifacts = BTreeMap::new();
+    for name in &spec.artifacts {
+        let path = output_artifact_path(dir, name);
+        match cas.store(&path) {
+            Ok(stored) => {
+                artifacts.insert(name.clone(), stored);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(format!(
+                    "output artifact `{name}` was not written to {{{{outputs.artifacts.{name}.path}}}} ({})",
+                    path.display()
+                ));
+            }
+            Err(e) => return Err(format!("could not store output artifact `{name}`: {e}")),
+        }
+    }
+    Ok(StepOutputs {
+        result: Some(String::from_utf8_lossy(stdout).trim().to_owned()),
+        parameters,
+        artifacts,
+    })
+}
+
+/// The last `max` bytes of a file.
+fn tail(file: &mut File, max: u64) -> io::Result<Vec<u8>> {
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(max)))?;
+    let mut bytes = Vec::with_capacity(len.min(max) as usize);
+    file.take(max).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Standard output, then standard error after a marker line.
+fn combine(out: &[u8], err: &[u8]) -> String {
+    let mut text = String::from_utf8_lossy(out).into_owned();
+    if !err.is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(STDERR_MARK);
+        text.push_str(&String::from_utf8_lossy(err));
+    }
+    text
+}
+
+fn combine_tail(out: &[u8], err: &[u8], max: usize) -> String {
+    let text = combine(out, err);
+    let mut cut = text.len().saturating_sub(max);
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text[cut..].to_owned()
+}
+
+fn last_line(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let line = text.lines().rev().find(|l| !l.trim().is_empty())?.trim();
+    let mut end = line.len().min(300);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(line[..end].to_owned())
+}
+
+/// The full combined log of one try directory.
+pub(super) fn full_log(dir: &Path) -> io::Result<String> {
+    let read = |name| match fs::read(dir.join(name)) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        other => other,
+    };
+    Ok(combine(&read(STDOUT_FILE)?, &read(STDERR_FILE)?))
+}
+
+/// A try directory of an earlier start, found on disk.
+pub(super) struct Earlier {
+    pub dir: PathBuf,
+    pub state: StateFile,
+}
+
+/// What an earlier start left of a step instance.
+pub(super) enum OnDisk {
+    /// Its latest try started a process.
+    Started(Earlier),
+    /// Its latest try was prepared but never started; counting resumes so
+    /// that the next try takes its place.
+    Unstarted(TryMeta),
+}
+
+/// The latest try of a step instance, if an earlier start made one.
+pub(super) fn latest_try(instance_dir: &Path) -> Option<OnDisk> {
+    let latest = fs::read_dir(instance_dir)
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .max()?;
+    let state = |n: u32| -> Option<StateFile> {
+        let dir = instance_dir.join(n.to_string());
+        serde_json::from_slice(&fs::read(dir.join(STATE_FILE)).ok()?).ok()
+    };
+    if let Some(state) = state(latest) {
+        let dir = instance_dir.join(latest.to_string());
+        return Some(OnDisk::Started(Earlier { dir, state }));
+    }
+    let mut meta = TryMeta {
+        attempt: latest - 1,
+        iteration: 1,
+        retry: 0,
+    };
+    if let Some(previous) = latest.checked_sub(1).and_then(state) {
+        // After a success the loop went round again; otherwise it retried.
+        let succeeded = read_exit_file(&instance_dir.join((latest - 1).to_string())) == Some(0);
+        meta.iteration = previous.meta.iteration + u32::from(succeeded);
+        meta.retry = if succeeded {
+            0
+        } else {
+            previous.meta.retry + 1
+        };
+    }
+    Some(OnDisk::Unstarted(meta))
+}
+
+fn read_exit_file(dir: &Path) -> Option<i32> {
+    fs::read_to_string(dir.join(EXIT_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether `pid` is still the wrapper of the try in `dir`.
+fn alive(pid: i32, dir: &Path) -> bool {
+    match fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(cmdline) => {
+            let exit = dir.join(EXIT_FILE);
+            let needle = exit.as_os_str().as_encoded_bytes();
+            cmdline.windows(needle.len()).any(|w| w == needle)
+        }
+        // No /proc (not Linux): trust the pid.
+        // SAFETY: signal 0 only checks for existence.
+        Err(_) if !Path::new("/proc/self").exists() => unsafe { libc::kill(pid, 0) == 0 },
+        Err(_) => false,
+    }
+}
+
+impl Earlier {
+    /// Follows a try started by an earlier scheduler to its end: finished
+    /// from its files, awaited by polling, or found lost.
+    pub(super) async fn wait(
+        self,
+        launch: Launch,
+        cancel: &CancellationToken,
+        timeout: Option<Duration>,
+    ) -> (Outcome, Option<Stop>) {
+        let pid = self.state.pid;
+        let started = UNIX_EPOCH + Duration::from_millis(self.state.started_unix_ms);
+        let deadline = timeout.map(|t| {
+            let ran = SystemTime::now()
+                .duration_since(started)
+                .unwrap_or_default();
+            tokio::time::Instant::now() + t.saturating_sub(ran)
+        });
+        let launch = Arc::new(launch);
+        let mut stop = None;
+        loop {
+            if let Some(code) = read_exit_file(&self.dir) {
+                return (finish_from_files(launch, started, code).await, stop);
+            }
+            if !alive(pid, &self.dir) {
+                // It may have written its exit file just before leaving.
+                if let Some(code) = read_exit_file(&self.dir) {
+                    return (finish_from_files(launch, started, code).await, stop);
+                }
+                let exit = match stop {
+                    Some(_) => Exit::Signal(libc::SIGTERM),
+                    None => Exit::Lost,
+                };
+                return (Outcome::without_process(exit), stop);
+            }
+            if stop.is_some() {
+                tokio::time::sleep(POLL).await;
+                continue;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(POLL) => {}
+                _ = cancel.cancelled() => stop = Some(Stop::Cancel),
+                _ = sleep_until(deadline) => stop = Some(Stop::Timeout(timeout.unwrap_or_default())),
+            }
+            if stop.is_some() {
+                terminate(self.state.pgid, pid, &self.dir).await;
+            }
+        }
+    }
+}
+
+/// SIGTERM to a group we did not start, then SIGKILL after the grace
+/// period if its leader is still there.
+async fn terminate(pgid: i32, pid: i32, dir: &Path) {
+    if !alive(pid, dir) {
+        return;
+    }
+    // SAFETY: plain syscall; identity checked just above.
+    unsafe { libc::kill(-pgid, libc::SIGTERM) };
+    let until = tokio::time::Instant::now() + KILL_GRACE;
+    while tokio::time::Instant::now() < until {
+        if !alive(pid, dir) {
+            return;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    if alive(pid, dir) {
+        // SAFETY: as above.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+}
+
+async fn finish_from_files(launch: Arc<Launch>, started: SystemTime, code: i32) -> Outcome {
+    let work = move || {
+        let ended = fs::metadata(launch.dir.join(EXIT_FILE))
+            .and_then(|m| m.modified())
+            .unwrap_or_else(|_| SystemTime::now());
+        let metrics = StepMetrics {
+            wall_ms: ended
+                .duration_since(started)
+                .unwrap_or_default()
+                .as_millis() as u64,
+            exit_code: Some(code),
+            // CPU and memory died with the process that could have reaped it.
+            ..StepMetrics::default()
+        };
+        let open = |name| OpenOptions::new().read(true).open(launch.dir.join(name));
+        match (open(STDOUT_FILE), open(STDERR_FILE)) {
+            (Ok(mut out), Ok(mut err)) => {
+                read_back(&launch, Exit::Code(code), metrics, &mut out, &mut err)
+            }
+            _ => Outcome {
+                metrics: Some(metrics),
+                ..Outcome::without_process(Exit::Code(code))
+            },
+        }
+    };
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Outcome::without_process(Exit::NotStarted(format!("internal error: {e}")))
+    })
+}
+
+/// Stops the processes of a run no task of ours is driving (after a
+/// restart): every latest try still running gets SIGTERM, then SIGKILL.
+pub(super) async fn stop_orphans(run_dir: PathBuf) {
+    let found = tokio::task::spawn_blocking(move || {
+        let mut found = Vec::new();
+        for entry in fs::read_dir(&run_dir).into_iter().flatten().flatten() {
+            if let Some(OnDisk::Started(earlier)) = latest_try(&entry.path())
+                && read_exit_file(&earlier.dir).is_none()
+            {
+                found.push(earlier);
+            }
+        }
+        found
+    })
+    .await
+    .unwrap_or_default();
+    for earlier in found {
+        tokio::spawn(async move {
+            terminate(earlier.state.pgid, earlier.state.pid, &earlier.dir).await;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs_put_stderr_after_stdout_and_keep_the_tail() {
+        assert_eq!(combine(b"out", b""), "out");
+        assert_eq!(combine(b"out", b"err\n"), "out\n--- stderr ---\nerr\n");
+        assert_eq!(combine_tail(b"abcdef", b"", 3), "def");
+        assert_eq!(combine_tail("ééé".as_bytes(), b"", 3), "é");
+        assert_eq!(last_line(b"a\nlast line\n\n").as_deref(), Some("last line"));
+    }
+}

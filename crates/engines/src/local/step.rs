@@ -1,0 +1,703 @@
+//! One step's life: `when`, the `while` loop, retries with backoff, and
+//! each try's launch (references resolved, environment and secrets, input
+//! artifacts) and report. `map` steps fan out in `map`.
+
+use super::driver::{Phase, Run};
+use super::map;
+use super::process::{
+    self, Collect, Earlier, Exit, Launch, OnDisk, Outcome, SecretEnv, Stop, TryMeta,
+};
+use super::template::{Scope, input_artifact_path};
+use crate::failure::{FailureKind, classify};
+use crate::{StepPhase, StepState, Update};
+use couler_ir::refs::{Ref, sole_reference};
+use couler_ir::{Retry, RetryOn, Step, StepKind};
+use couler_optimizer::StepOutputs;
+use serde_json::Value;
+use std::hash::{BuildHasher, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// How a step (or instance) ended, for the driver.
+pub(super) struct StepEnd {
+    pub phase: StepPhase,
+    pub outputs: Arc<StepOutputs>,
+    pub message: Option<String>,
+}
+
+impl StepEnd {
+    pub(super) fn failed(message: String) -> StepEnd {
+        StepEnd {
+            phase: StepPhase::Failed,
+            outputs: Arc::default(),
+            message: Some(message),
+        }
+    }
+
+    /// The update that reports this end, for steps settled without a try.
+    pub(super) fn state(&self, name: &str) -> StepState {
+        StepState {
+            name: name.to_owned(),
+            phase: self.phase,
+            attempt: 0,
+            message: self.message.clone(),
+            outputs: (*self.outputs).clone(),
+            metrics: None,
+            engine_ref: None,
+            logs: None,
+        }
+    }
+}
+
+/// Runs step `index` of the plan (main steps, then exit handlers).
+pub(super) async fn run_step(run: Arc<Run>, phase: Arc<Phase>, index: usize) -> StepEnd {
+    let ir = run.plan.ir_step(index);
+    if ir.map.is_some() {
+        return map::run_map(run, phase, index).await;
+    }
+    let name = ir.name.clone();
+    Instance {
+        run,
+        phase,
+        index,
+        name,
+        item: None,
+        slots: None,
+        judge_when: true,
+    }
+    .run()
+    .await
+}
+
+pub(super) fn skipped(why: String) -> StepEnd {
+    StepEnd {
+        phase: StepPhase::Skipped,
+        outputs: Arc::default(),
+        message: Some(why),
+    }
+}
+
+pub(super) async fn report_end(run: &Run, name: &str, end: StepEnd) -> StepEnd {
+    run.send(Update::Step(end.state(name))).await;
+    end
+}
+
+pub(super) fn scope<'a>(
+    run: &'a Run,
+    phase: &'a Phase,
+    outputs: &'a std::collections::HashMap<String, Arc<StepOutputs>>,
+    item: Option<&'a Value>,
+    dir: Option<&'a Path>,
+) -> Scope<'a> {
+    Scope {
+        outputs,
+        own: None,
+        item,
+        dir,
+        workflow_name: &run.plan.workflow.name,
+        parameters: &run.plan.parameters,
+        status: phase.status,
+    }
+}
+
+/// How one try ended, judged.
+enum Ended {
+    Ok(StepOutputs),
+    Failed(FailureKind, String),
+    Cancelled,
+}
+
+/// A step, or one instance of a `map` step.
+pub(super) struct Instance {
+    pub run: Arc<Run>,
+    pub phase: Arc<Phase>,
+    /// The step's index in the plan.
+    pub index: usize,
+    pub name: String,
+    pub item: Option<Value>,
+    /// The map's `parallelism`.
+    pub slots: Option<Arc<Semaphore>>,
+    /// Whether this instance judges the step's `when` itself.
+    pub judge_when: bool,
+}
+
+/// One finished try: how it ended and where it ran.
+struct Try {
+    outcome: Outcome,
+    stop: Option<Stop>,
+    dir: PathBuf,
+}
+
+impl Instance {
+    fn ir(&self) -> &Step {
+        self.run.plan.ir_step(self.index)
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.run.dir.join(&self.name)
+    }
+
+    pub(super) async fn run(self) -> StepEnd {
+        if let Some(earlier) = self.run.resume.get(&self.name)
+            && earlier.phase.is_terminal()
+        {
+            return StepEnd {
+                phase: earlier.phase,
+                outputs: Arc::new(earlier.outputs.clone()),
+                message: earlier.message.clone(),
+            };
+        }
+        let ir = self.ir();
+        if self.judge_when && !ir.when.is_empty() {
+            let judged = {
+                let outputs = self.run.outputs.read().unwrap_or_else(|e| e.into_inner());
+                let scope = scope(&self.run, &self.phase, &outputs, self.item.as_ref(), None);
+                scope
+                    .all_hold(&ir.when)
+                    .map(|holds| (!holds).then(|| scope.first_false(&ir.when).unwrap_or_default()))
+            };
+            match judged {
+                Ok(None) => {}
+                Ok(Some(why)) => return report_end(&self.run, &self.name, skipped(why)).await,
+                Err(e) => return report_end(&self.run, &self.name, StepEnd::failed(e)).await,
+            }
+        }
+
+        let mut meta = TryMeta {
+            attempt: 0,
+            iteration: 1,
+            retry: 0,
+        };
+        let mut pending = None;
+        if self.run.existed {
+            let dir = self.dir();
+            let earlier = tokio::task::spawn_blocking(move || process::latest_try(&dir))
+                .await
+                .ok()
+                .flatten();
+            match earlier {
+                Some(OnDisk::Started(earlier)) => {
+                    meta = earlier.state.meta;
+                    pending = Some(self.reattach(earlier, meta).await);
+                }
+                Some(OnDisk::Unstarted(at)) => meta = at,
+                None => {}
+            }
+        }
+        loop {
+            let done = match pending.take() {
+                Some(done) => done,
+                None => {
+                    meta.attempt += 1;
+                    match self.attempt(meta).await {
+                        Some(done) => done,
+                        None => return self.halted(meta.attempt - 1).await,
+                    }
+                }
+            };
+            let (metrics, logs, dir) = (
+                done.outcome.metrics,
+                done.outcome.logs.clone(),
+                done.dir.clone(),
+            );
+            let report = |phase, message, outputs| StepState {
+                name: self.name.clone(),
+                phase,
+                attempt: meta.attempt,
+                message,
+                outputs,
+                metrics,
+                engine_ref: Some(dir.to_string_lossy().into_owned()),
+                logs: logs.clone(),
+            };
+            match judge(done) {
+                Ended::Ok(outputs) => {
+                    match self.again(&meta, &outputs) {
+                        Ok(true) => {
+                            let message = format!("iteration {} done; looping", meta.iteration);
+                            self.run
+                                .send(Update::Step(report(
+                                    StepPhase::Running,
+                                    Some(message),
+                                    outputs,
+                                )))
+                                .await;
+                            meta.iteration += 1;
+                            meta.retry = 0;
+                            continue;
+                        }
+                        Ok(false) => {}
+                        Err(e) => {
+                            return self.end(report(StepPhase::Failed, Some(e), outputs)).await;
+                        }
+                    }
+                    let message = self.success_note(&meta);
+                    return self
+                        .end(report(StepPhase::Succeeded, message, outputs))
+                        .await;
+                }
+                Ended::Cancelled => {
+                    let state = report(
+                        StepPhase::Cancelled,
+                        Some("cancelled".into()),
+                        StepOutputs::default(),
+                    );
+                    return self.end(state).await;
+                }
+                Ended::Failed(_, message) if self.phase.cancel.is_cancelled() => {
+                    let state = report(
+                        StepPhase::Cancelled,
+                        Some(format!("cancelled ({message})")),
+                        StepOutputs::default(),
+                    );
+                    return self.end(state).await;
+                }
+                Ended::Failed(kind, message) => {
+                    let retry = self.ir().retry.as_ref().filter(|r| {
+                        meta.retry < r.limit
+                            && (r.on == RetryOn::Always || kind == FailureKind::Transient)
+                    });
+                    let Some(policy) = retry.filter(|_| !self.phase.halt.is_cancelled()) else {
+                        tracing::debug!(step = %self.name, attempt = meta.attempt, ?kind, "step failed");
+                        self.phase.halt.cancel();
+                        let state =
+                            report(StepPhase::Failed, Some(message), StepOutputs::default());
+                        return self.end(state).await;
+                    };
+                    let wait = backoff(policy, meta.retry);
+                    tracing::debug!(step = %self.name, attempt = meta.attempt, ?kind, ?wait, "retrying step");
+                    let note = format!(
+                        "attempt {} failed ({message}); retrying in {}",
+                        meta.attempt,
+                        human(wait)
+                    );
+                    self.run
+                        .send(Update::Step(report(
+                            StepPhase::Running,
+                            Some(note),
+                            StepOutputs::default(),
+                        )))
+                        .await;
+                    meta.retry += 1;
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = self.phase.halt.cancelled() => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reports a terminal state and hands its end to the caller.
+    async fn end(&self, state: StepState) -> StepEnd {
+        let end = StepEnd {
+            phase: state.phase,
+            outputs: Arc::new(state.outputs.clone()),
+            message: state.message.clone(),
+        };
+        self.run.send(Update::Step(state)).await;
+        end
+    }
+
+    /// The run stopped starting new work before this try could start.
+    async fn halted(&self, attempt: u32) -> StepEnd {
+        let reason = self.phase.not_started_reason();
+        let message = if attempt == 0 {
+            reason.to_owned()
+        } else {
+            format!("retry abandoned ({reason})")
+        };
+        let state = StepState {
+            attempt,
+            ..StepEnd {
+                phase: StepPhase::Cancelled,
+                outputs: Arc::default(),
+                message: Some(message),
+            }
+            .state(&self.name)
+        };
+        self.end(state).await
+    }
+
+    /// Whether a `while` step goes round again after a successful try.
+    fn again(&self, meta: &TryMeta, outputs: &StepOutputs) -> Result<bool, String> {
+        let ir = self.ir();
+        let Some(w) = &ir.repeat else {
+            return Ok(false);
+        };
+        if meta.iteration >= w.max_iterations {
+            return Ok(false);
+        }
+        let table = self.run.outputs.read().unwrap_or_else(|e| e.into_inner());
+        let scope = Scope {
+            own: Some((&ir.name, outputs)),
+            ..scope(&self.run, &self.phase, &table, None, None)
+        };
+        scope.all_hold(&w.condition)
+    }
+
+    fn success_note(&self, meta: &TryMeta) -> Option<String> {
+        let ir = self.ir();
+        if let Some(w) = &ir.repeat {
+            let capped = if meta.iteration >= w.max_iterations {
+                " (maxIterations reached)"
+            } else {
+                ""
+            };
+            return Some(format!("{} iterations{capped}", meta.iteration));
+        }
+        job_note(ir)
+    }
+
+    /// Starts and awaits one try; `None` when the run halted first.
+    async fn attempt(&self, meta: TryMeta) -> Option<Try> {
+        let _permits = tokio::select! {
+            permits = self.acquire() => permits,
+            _ = self.phase.halt.cancelled() => return None,
+        };
+        if self.phase.halt.is_cancelled() {
+            return None;
+        }
+        let dir = self.dir().join(meta.attempt.to_string());
+        let launch = match self.launch(&dir, meta) {
+            Ok(launch) => launch,
+            Err(message) => {
+                return Some(Try {
+                    outcome: Outcome::without_process(Exit::NotStarted(message)),
+                    stop: None,
+                    dir,
+                });
+            }
+        };
+        let mut child = process::launch(launch);
+        if child.started().await {
+            self.report_running(meta, &dir, self.running_note(&meta))
+                .await;
+        }
+        let timeout = self.ir().timeout.map(|t| t.as_std());
+        let (outcome, stop) = child.wait(&self.phase.cancel, timeout).await;
+        Some(Try { outcome, stop, dir })
+    }
+
+    /// Follows a try an earlier start left behind.
+    async fn reattach(&self, earlier: Earlier, meta: TryMeta) -> Try {
+        let dir = earlier.dir.clone();
+        self.report_running(meta, &dir, Some("re-attached after a restart".into()))
+            .await;
+        let ir = self.ir();
+        let launch = Launch {
+            dir: dir.clone(),
+            argv: Vec::new(),
+            script: None,
+            env: Vec::new(),
+            secrets: Vec::new(),
+            working_dir: None,
+            inputs: Vec::new(),
+            collect: collect_spec(ir),
+            meta,
+            cas: self.run.engine.cas.clone(),
+            log_tail: self.run.engine.config.log_tail_bytes,
+        };
+        let timeout = ir.timeout.map(|t| t.as_std());
+        let (outcome, stop) = earlier.wait(launch, &self.phase.cancel, timeout).await;
+        Try { outcome, stop, dir }
+    }
+
+    async fn report_running(&self, meta: TryMeta, dir: &Path, message: Option<String>) {
+        let state = StepState {
+            name: self.name.clone(),
+            phase: StepPhase::Running,
+            attempt: meta.attempt,
+            message,
+            outputs: StepOutputs::default(),
+            metrics: None,
+            engine_ref: Some(dir.to_string_lossy().into_owned()),
+            logs: None,
+        };
+        self.run.send(Update::Step(state)).await;
+    }
+
+    fn running_note(&self, meta: &TryMeta) -> Option<String> {
+        let ir = self.ir();
+        let mut notes = Vec::new();
+        if let Some(w) = &ir.repeat {
+            notes.push(format!(
+                "iteration {} of at most {}",
+                meta.iteration, w.max_iterations
+            ));
+        }
+        if meta.retry > 0 {
+            notes.push(format!("retry {}", meta.retry));
+        }
+        notes.extend(job_note(ir));
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
+
+    async fn acquire(&self) -> [Option<OwnedSemaphorePermit>; 3] {
+        let take = |s: &Arc<Semaphore>| s.clone().acquire_owned();
+        let map = match &self.slots {
+            Some(s) => take(s).await.ok(),
+            None => None,
+        };
+        let workflow = match &self.run.slots {
+            Some(s) => take(s).await.ok(),
+            None => None,
+        };
+        let engine = take(&self.run.engine.slots).await.ok();
+        [map, workflow, engine]
+    }
+
+    /// Resolves everything a try needs: references, program, environment,
+    /// secrets and input artifacts.
+    fn launch(&self, dir: &Path, meta: TryMeta) -> Result<Launch, String> {
+        let ir = self.ir();
+        let mut step = ir.clone();
+        let mut inputs = Vec::new();
+        {
+            let outputs = self.run.outputs.read().unwrap_or_else(|e| e.into_inner());
+            scope(
+                &self.run,
+                &self.phase,
+                &outputs,
+                self.item.as_ref(),
+                Some(dir),
+            )
+            .render_step(&mut step)?;
+            for input in ir.inputs.iter().flat_map(|i| &i.artifacts) {
+                let Some(Ok(Ref::StepArtifact(source, artifact))) = sole_reference(&input.from)
+                else {
+                    return Err(format!("input artifact `{}`: bad `from`", input.name));
+                };
+                let stored = outputs
+                    .get(source)
+                    .and_then(|o| o.artifacts.get(artifact))
+                    .ok_or_else(|| {
+                        format!(
+                            "input artifact `{}`: step `{source}` has no output artifact `{artifact}`",
+                            input.name
+                        )
+                    })?;
+                inputs.push((input_artifact_path(dir, &input.name), stored.clone()));
+            }
+        }
+        let (argv, script, working_dir, extra) = match step.kind() {
+            Some(StepKind::Container(c)) => {
+                let argv: Vec<String> = c.command.iter().chain(&c.args).cloned().collect();
+                if argv.is_empty() {
+                    return Err("the container has no command: the local engine cannot use the image's entrypoint".into());
+                }
+                (argv, None, c.working_dir.clone(), Vec::new())
+            }
+            Some(StepKind::Script(s)) => {
+                let mut argv = s.command.clone();
+                argv.push(Launch::script_path(dir).to_string_lossy().into_owned());
+                (
+                    argv,
+                    Some(s.source.clone()),
+                    s.working_dir.clone(),
+                    Vec::new(),
+                )
+            }
+            Some(StepKind::Job(j)) => {
+                let argv: Vec<String> = j.command.iter().chain(&j.args).cloned().collect();
+                if argv.is_empty() {
+                    return Err("the job has no command: the local engine cannot use the image's entrypoint".into());
+                }
+                let single = ["WORLD_SIZE=1", "RANK=0", "LOCAL_RANK=0"];
+                let extra = single
+                    .iter()
+                    .map(|kv| kv.split_once('=').expect("literal"))
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect();
+                (argv, None, j.working_dir.clone(), extra)
+            }
+            None => return Err("the step has no container, script or job".into()),
+        };
+        let engine = &self.run.engine;
+        let mut env = engine.base_env.clone();
+        env.push(("COULER_RUN".into(), self.run.spec.run.clone()));
+        env.push(("COULER_STEP".into(), self.name.clone()));
+        env.extend(extra);
+        let mut secrets = Vec::new();
+        for var in step.env() {
+            match (&var.value, &var.secret) {
+                (Some(value), _) => env.push((var.name.clone(), value.clone())),
+                (None, Some(secret)) => secrets.push(SecretEnv {
+                    var: var.name.clone(),
+                    file: engine
+                        .secrets_dir
+                        .join(&self.run.spec.tenant)
+                        .join(&secret.name)
+                        .join(&secret.key),
+                    label: format!("{}/{}", secret.name, secret.key),
+                }),
+                (None, None) => {}
+            }
+        }
+        Ok(Launch {
+            dir: dir.to_owned(),
+            argv,
+            script,
+            env,
+            secrets,
+            working_dir: working_dir.map(PathBuf::from),
+            inputs,
+            collect: collect_spec(ir),
+            meta,
+            cas: engine.cas.clone(),
+            log_tail: engine.config.log_tail_bytes,
+        })
+    }
+}
+
+fn collect_spec(ir: &Step) -> Collect {
+    let Some(outputs) = &ir.outputs else {
+        return Collect::default();
+    };
+    Collect {
+        parameters: outputs
+            .parameters
+            .iter()
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    p.default.as_ref().map(|d| d.as_str().to_owned()),
+                )
+            })
+            .collect(),
+        artifacts: outputs.artifacts.iter().map(|a| a.name.clone()).collect(),
+    }
+}
+
+/// Training jobs run as one process here; say so.
+fn job_note(ir: &Step) -> Option<String> {
+    let job = ir.job.as_ref()?;
+    let replicas: Vec<String> = job
+        .replicas
+        .iter()
+        .map(|(role, r)| format!("{role} ×{}", r.count))
+        .collect();
+    Some(format!(
+        "{:?} job replicas ({}) collapsed to one process (WORLD_SIZE=1, RANK=0) on the local engine",
+        job.framework,
+        replicas.join(", ")
+    )
+    .to_lowercase())
+}
+
+/// Turns a try's process outcome into success, a classified failure or a
+/// cancellation.
+fn judge(done: Try) -> Ended {
+    let Try { outcome, stop, .. } = done;
+    let with_stderr = |message: String| match &outcome.stderr_line {
+        Some(line) => format!("{message}: {line}"),
+        None => message,
+    };
+    match (stop, outcome.exit) {
+        (Some(Stop::Cancel), _) => Ended::Cancelled,
+        (Some(Stop::Timeout(after)), _) => Ended::Failed(
+            FailureKind::Timeout,
+            format!("timed out after {}", human(after)),
+        ),
+        (None, Exit::Code(0)) => match outcome.outputs {
+            Some(Ok(outputs)) => Ended::Ok(outputs),
+            Some(Err(message)) => Ended::Failed(FailureKind::User, message),
+            None => Ended::Ok(StepOutputs::default()),
+        },
+        (None, Exit::Code(code)) => {
+            // Shells report a child killed by signal N as exit code 128+N.
+            let signal = (129..=192).contains(&code).then_some(code - 128);
+            let message = with_stderr(match signal {
+                Some(s) => format!("killed by signal {s} (exit code {code})"),
+                None => format!("exit code {code}"),
+            });
+            Ended::Failed(classify(&message, signal), message)
+        }
+        (None, Exit::Signal(signal)) => {
+            let message = with_stderr(format!("killed by signal {signal}"));
+            Ended::Failed(classify(&message, Some(signal)), message)
+        }
+        (None, Exit::NotStarted(message)) => Ended::Failed(classify(&message, None), message),
+        (None, Exit::Lost) => Ended::Failed(
+            FailureKind::Transient,
+            "the step's process was lost while no scheduler watched it".into(),
+        ),
+    }
+}
+
+/// `duration × factor^retry`, plus up to 10% jitter, capped by `maxDuration`.
+fn backoff(policy: &Retry, retry: u32) -> Duration {
+    let Some(b) = &policy.backoff else {
+        return Duration::ZERO;
+    };
+    let factor = f64::from(b.factor.unwrap_or(2));
+    let base = b.duration.as_std().as_secs_f64() * factor.powi(retry.min(64) as i32);
+    let jitter = 1.0 + 0.1 * unit_random();
+    let cap = b
+        .max_duration
+        .map(|m| m.as_std().as_secs_f64())
+        .unwrap_or(30.0 * 24.0 * 3600.0);
+    Duration::from_secs_f64((base * jitter).min(cap))
+}
+
+/// A number in [0, 1) from the process's random hasher keys.
+fn unit_random() -> f64 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0);
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn human(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use couler_ir::Backoff;
+    use couler_ir::scalar::Duration as IrDuration;
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let policy = Retry {
+            limit: 5,
+            backoff: Some(Backoff {
+                duration: IrDuration(Duration::from_secs(10)),
+                factor: Some(2),
+                max_duration: Some(IrDuration(Duration::from_secs(30))),
+            }),
+            on: RetryOn::Always,
+        };
+        let first = backoff(&policy, 0);
+        assert!(
+            first >= Duration::from_secs(10) && first <= Duration::from_secs(11),
+            "{first:?}"
+        );
+        let second = backoff(&policy, 1);
+        assert!(
+            second >= Duration::from_secs(20) && second <= Duration::from_secs(22),
+            "{second:?}"
+        );
+        assert_eq!(backoff(&policy, 4), Duration::from_secs(30));
+        let immediate = Retry {
+            backoff: None,
+            ..policy
+        };
+        assert_eq!(backoff(&immediate, 3), Duration::ZERO);
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(human(Duration::from_secs(5)), "5s");
+        assert_eq!(human(Duration::from_millis(250)), "250ms");
+        assert_eq!(human(Duration::from_millis(1500)), "1.5s");
+    }
+}

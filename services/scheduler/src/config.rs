@@ -1,0 +1,111 @@
+//! Scheduler configuration: defaults, an optional TOML file, then
+//! `COULER__…` environment variables (and `DATABASE_URL`).
+
+use figment::Figment;
+use figment::providers::{Env, Format, Toml};
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub database: couler_store::DatabaseConfig,
+    pub scheduler: SchedulerConfig,
+    pub local: LocalEngineConfig,
+    pub telemetry: couler_telemetry::TelemetryConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SchedulerConfig {
+    /// This replica's name in leases; hostname and pid when absent.
+    pub id: Option<String>,
+    /// How long a claim lasts without renewal; a dead scheduler's runs are
+    /// taken over after this.
+    pub lease_secs: u64,
+    /// Lease renewal (and cancel check) interval.
+    pub heartbeat_ms: u64,
+    /// Queue polling when no notification arrives.
+    pub poll_ms: u64,
+    /// Runs this replica drives at once.
+    pub max_active_runs: usize,
+    /// Where `/metrics` is served; none: not served.
+    pub metrics_addr: Option<SocketAddr>,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        SchedulerConfig {
+            id: None,
+            lease_secs: 15,
+            heartbeat_ms: 1000,
+            poll_ms: 1000,
+            max_active_runs: 64,
+            metrics_addr: None,
+        }
+    }
+}
+
+impl SchedulerConfig {
+    pub fn lease(&self) -> Duration {
+        Duration::from_secs(self.lease_secs)
+    }
+
+    /// The lease owner name.
+    pub fn owner(&self) -> String {
+        self.id.clone().unwrap_or_else(|| {
+            let host =
+                std::fs::read_to_string("/etc/hostname").unwrap_or_else(|_| "localhost".into());
+            format!("{}-{}", host.trim(), std::process::id())
+        })
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalEngineConfig {
+    /// Working directories, logs and the content-addressed artifact store.
+    pub data_dir: PathBuf,
+    /// Step processes at once; 4 × CPUs when absent.
+    pub max_parallel_steps: Option<usize>,
+}
+
+impl Default for LocalEngineConfig {
+    fn default() -> Self {
+        LocalEngineConfig {
+            data_dir: PathBuf::from(".couler/local"),
+            max_parallel_steps: None,
+        }
+    }
+}
+
+const SECTIONS: &[&str] = &["database", "scheduler", "local", "telemetry"];
+
+impl Config {
+    pub fn load(file: Option<&Path>) -> Result<Config, Box<figment::Error>> {
+        let mut figment = Figment::new();
+        if let Some(file) = file {
+            figment = figment.merge(Toml::file_exact(file));
+        }
+        figment
+            // Other services' sections (`couler up` shares one environment) are not ours.
+            .merge(
+                Env::prefixed("COULER__")
+                    .filter(|k| {
+                        SECTIONS
+                            .iter()
+                            .any(|s| k.as_str().to_ascii_lowercase().starts_with(s))
+                    })
+                    .split("__"),
+            )
+            .merge(
+                Env::raw()
+                    .only(&["DATABASE_URL"])
+                    .map(|_| "database.url".into()),
+            )
+            .extract()
+            .map_err(Box::new)
+    }
+}

@@ -1,0 +1,441 @@
+//! Driving one run: plan it (or recover its plan after a takeover), start it
+//! on the tenant's engine, and persist what the engine reports until the run
+//! ends, is cancelled, or the lease is lost or handed back.
+
+use crate::Context;
+use crate::lease::Control;
+use couler_engines::{RunOutcome, RunSpec, StepPhase, StepState, Update};
+use couler_optimizer::{Facts, Plan, PlanError, ReuseStatus, StepOutputs};
+use couler_store::scheduling::{self, Claim, Driving, StepWrite};
+use couler_store::{RunId, RunStatus, StepStatus, TenantId};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tracing::Instrument;
+
+pub async fn drive(ctx: Arc<Context>, claim: Claim, mut control: mpsc::UnboundedReceiver<Control>) {
+    let run = claim.run_id;
+    if let Err(e) = drive_run(&ctx, &claim, &mut control).await {
+        // The lease lapses and the run is taken over (possibly by us) and reconciled.
+        tracing::error!(error = %format!("{e:#}"), run = %run, "driving the run failed; its lease will lapse");
+    }
+    ctx.held.remove(run);
+}
+
+async fn drive_run(
+    ctx: &Context,
+    claim: &Claim,
+    control: &mut mpsc::UnboundedReceiver<Control>,
+) -> anyhow::Result<()> {
+    let (tenant, run) = (claim.tenant_id, claim.run_id);
+    let driving = retrying("load run", || async {
+        let mut tx = ctx.store.tenant(tenant).await?;
+        let d = scheduling::load(&mut tx, tenant, run).await?;
+        tx.commit().await?;
+        Ok(d)
+    })
+    .await?;
+    let Some(driving) = driving else {
+        return Ok(());
+    };
+    continue_trace(&driving);
+    let spec = RunSpec {
+        tenant: tenant.to_string(),
+        run: run.to_string(),
+        attempt: driving.run.attempt.max(1) as u32,
+    };
+    let Some(engine) = ctx.engines.get(&driving.engine) else {
+        let message = format!(
+            "the {:?} engine is not available on this scheduler",
+            driving.engine
+        );
+        return fail(ctx, tenant, run, driving.run.status, &message).await;
+    };
+
+    let (plan, resume) = match driving.run.status {
+        RunStatus::Planning => {
+            let plan = match plan(ctx, &driving) {
+                Ok(p) => Arc::new(p),
+                Err(e) => {
+                    return fail(
+                        ctx,
+                        tenant,
+                        run,
+                        RunStatus::Planning,
+                        &format!("planning failed: {e}"),
+                    )
+                    .await;
+                }
+            };
+            let json = serde_json::to_value(&*plan)?;
+            let engine_name = engine.name();
+            let started = retrying("start run", || async {
+                let mut tx = ctx.store.tenant(tenant).await?;
+                let ok =
+                    scheduling::start_running(&mut tx, tenant, run, &ctx.owner, &json, engine_name)
+                        .await?;
+                tx.commit().await?;
+                Ok(ok)
+            })
+            .await?;
+            if !started {
+                return Ok(());
+            }
+            (plan, Vec::new())
+        }
+        RunStatus::Running => match driving.plan.clone().map(serde_json::from_value::<Plan>) {
+            Some(Ok(plan)) => (Arc::new(plan), resume_states(&driving)),
+            _ => {
+                return fail(
+                    ctx,
+                    tenant,
+                    run,
+                    RunStatus::Running,
+                    "the run's plan could not be recovered",
+                )
+                .await;
+            }
+        },
+        _ => return Ok(()),
+    };
+
+    let dispatch =
+        tracing::info_span!("dispatch", engine = engine.name(), steps = plan.steps.len());
+    let started = match engine
+        .start(&spec, plan.clone(), resume)
+        .instrument(dispatch)
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => return fail(ctx, tenant, run, RunStatus::Running, &e.to_string()).await,
+    };
+    let engine_ref = started.engine_ref.clone();
+    retrying("record engine handle", || async {
+        let mut tx = ctx.store.tenant(tenant).await?;
+        let ok = scheduling::set_engine_ref(&mut tx, tenant, run, &ctx.owner, &engine_ref).await?;
+        tx.commit().await?;
+        Ok(ok)
+    })
+    .await?;
+    if driving.cancel_requested {
+        engine.cancel(&spec, &engine_ref).await?;
+    }
+
+    let mut tracker = Tracker::new(&driving);
+    let mut updates = started.updates;
+    loop {
+        tokio::select! {
+            biased;
+            signal = control.recv() => match signal {
+                Some(Control::Cancel) => {
+                    tracing::info!("cancelling on request");
+                    engine.cancel(&spec, &engine_ref).await?;
+                }
+                Some(Control::LeaseLost) | None => {
+                    tracing::warn!("lease lost; another scheduler drives the run now");
+                    return Ok(());
+                }
+                Some(Control::Shutdown) => {
+                    hand_back(ctx, tenant, run).await;
+                    return Ok(());
+                }
+            },
+            update = updates.recv() => {
+                let Some(first) = update else {
+                    return fail(ctx, tenant, run, RunStatus::Running, "the engine stopped reporting before the run ended").await;
+                };
+                let mut batch = vec![first];
+                while batch.len() < 512 {
+                    match updates.try_recv() {
+                        Ok(u) => batch.push(u),
+                        Err(_) => break,
+                    }
+                }
+                // Done: the run ended, or another scheduler holds it now.
+                if tracker.apply(ctx, tenant, run, batch).await? {
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// Builds the plan with the optimizer pipeline, one span per pass.
+fn plan(ctx: &Context, d: &Driving) -> Result<Plan, PlanError> {
+    let _span = tracing::info_span!("plan", passes = ?ctx.pipeline.pass_names()).entered();
+    let workflow: couler_ir::Workflow = serde_json::from_value(d.ir.clone()).map_err(|e| {
+        PlanError::Invalid(couler_ir::Problems(vec![couler_ir::Problem {
+            path: String::new(),
+            code: couler_ir::Code::InvalidType,
+            message: e.to_string(),
+        }]))
+    })?;
+    let facts = Facts {
+        parameters: d.run.parameters.0.clone(),
+        earlier: d
+            .steps
+            .iter()
+            .filter_map(|s| {
+                let status = match s.step.status {
+                    StepStatus::Succeeded => ReuseStatus::Succeeded,
+                    StepStatus::Skipped => ReuseStatus::Skipped,
+                    StepStatus::Cached => ReuseStatus::Cached,
+                    _ => return None,
+                };
+                let outputs: StepOutputs =
+                    serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default();
+                Some((s.step.name.clone(), (status, outputs)))
+            })
+            .collect(),
+    };
+    ctx.pipeline.plan(workflow, &facts, |name, apply| {
+        tracing::info_span!("pass", pass = name).in_scope(apply)
+    })
+}
+
+/// The steps' last recorded states, for an engine to re-attach to.
+fn resume_states(d: &Driving) -> Vec<StepState> {
+    d.steps
+        .iter()
+        .map(|s| StepState {
+            name: s.step.name.clone(),
+            phase: phase_of(s.step.status),
+            attempt: s.step.attempt.max(0) as u32,
+            message: s.step.message.clone(),
+            outputs: serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default(),
+            metrics: None,
+            engine_ref: s.engine_ref.clone(),
+            logs: None,
+        })
+        .collect()
+}
+
+fn phase_of(s: StepStatus) -> StepPhase {
+    match s {
+        StepStatus::Pending => StepPhase::Pending,
+        StepStatus::Running => StepPhase::Running,
+        StepStatus::Succeeded => StepPhase::Succeeded,
+        StepStatus::Failed => StepPhase::Failed,
+        StepStatus::Skipped => StepPhase::Skipped,
+        StepStatus::Cached => StepPhase::Cached,
+        StepStatus::Cancelled => StepPhase::Cancelled,
+    }
+}
+
+fn status_of(p: StepPhase) -> StepStatus {
+    match p {
+        StepPhase::Pending => StepStatus::Pending,
+        StepPhase::Running => StepStatus::Running,
+        StepPhase::Succeeded => StepStatus::Succeeded,
+        StepPhase::Failed => StepStatus::Failed,
+        StepPhase::Skipped => StepStatus::Skipped,
+        StepPhase::Cached => StepStatus::Cached,
+        StepPhase::Cancelled => StepStatus::Cancelled,
+    }
+}
+
+/// Checks engine reports against the step lifecycle and persists them.
+struct Tracker {
+    known: HashMap<String, (StepStatus, u32)>,
+}
+
+impl Tracker {
+    fn new(d: &Driving) -> Tracker {
+        Tracker {
+            known: d
+                .steps
+                .iter()
+                .map(|s| {
+                    (
+                        s.step.name.clone(),
+                        (s.step.status, s.step.attempt.max(0) as u32),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    async fn apply(
+        &mut self,
+        ctx: &Context,
+        tenant: TenantId,
+        run: RunId,
+        batch: Vec<Update>,
+    ) -> anyhow::Result<bool> {
+        let mut writes = Vec::new();
+        let mut finished = None;
+        for update in batch {
+            match update {
+                Update::Step(state) => self.step(state, &mut writes),
+                Update::Finished { outcome, message } => finished = Some((outcome, message)),
+            }
+        }
+        if !writes.is_empty() {
+            let held = retrying("record steps", || async {
+                let mut tx = ctx.store.tenant(tenant).await?;
+                let ok = scheduling::write_steps(&mut tx, tenant, run, &ctx.owner, &writes).await?;
+                tx.commit().await?;
+                Ok(ok)
+            })
+            .await?;
+            if !held {
+                return Ok(true);
+            }
+        }
+        let Some((outcome, message)) = finished else {
+            return Ok(false);
+        };
+        let to = match outcome {
+            RunOutcome::Succeeded => RunStatus::Succeeded,
+            RunOutcome::Failed => RunStatus::Failed,
+            RunOutcome::Cancelled => RunStatus::Cancelled,
+        };
+        finish(ctx, tenant, run, RunStatus::Running, to, message.as_deref()).await?;
+        Ok(true)
+    }
+
+    fn step(&mut self, state: StepState, writes: &mut Vec<StepWrite>) {
+        let to = status_of(state.phase);
+        let (from, attempt) = self
+            .known
+            .get(&state.name)
+            .copied()
+            .unwrap_or((StepStatus::Pending, 0));
+        let _span = tracing::info_span!("step", step = %state.name, from = %from, to = %to, attempt = state.attempt).entered();
+        if from == to && state.attempt == attempt {
+            return; // a repeated report (e.g. after re-attaching)
+        }
+        // A new attempt of a running step is a retry: running → pending → running.
+        if from == StepStatus::Running && to == StepStatus::Running {
+            metrics::counter!("couler_step_retries_total").increment(1);
+            writes.push(write(
+                &state,
+                StepStatus::Pending,
+                Some("retrying after a failed attempt".into()),
+            ));
+        } else if let Err(e) = from.transition(to) {
+            metrics::counter!("couler_illegal_transitions_total").increment(1);
+            tracing::warn!(error = %e, "ignoring an illegal step transition from the engine");
+            return;
+        }
+        if to.is_terminal() {
+            metrics::counter!("couler_steps_finished_total", "status" => to.as_str()).increment(1);
+        }
+        writes.push(write(&state, to, state.message.clone()));
+        self.known.insert(state.name.clone(), (to, state.attempt));
+    }
+}
+
+fn write(state: &StepState, status: StepStatus, message: Option<String>) -> StepWrite {
+    let m = state.metrics.unwrap_or_default();
+    let measured = state.metrics.is_some();
+    StepWrite {
+        name: state.name.clone(),
+        status,
+        attempt: state.attempt as i32,
+        message,
+        outputs: serde_json::to_value(&state.outputs).unwrap_or_default(),
+        engine_ref: state.engine_ref.clone(),
+        wall_ms: measured.then_some(m.wall_ms as i64),
+        cpu_ms: measured.then_some(m.cpu_ms as i64),
+        max_rss_kb: measured.then_some(m.max_rss_kb as i64),
+        exit_code: m.exit_code,
+        logs: if status.is_terminal() {
+            state.logs.clone()
+        } else {
+            None
+        },
+    }
+}
+
+async fn finish(
+    ctx: &Context,
+    tenant: TenantId,
+    run: RunId,
+    from: RunStatus,
+    to: RunStatus,
+    message: Option<&str>,
+) -> anyhow::Result<()> {
+    from.transition(to)?;
+    let done = retrying("finish run", || async {
+        let mut tx = ctx.store.tenant(tenant).await?;
+        let ok = scheduling::finish(&mut tx, tenant, run, &ctx.owner, to, message).await?;
+        tx.commit().await?;
+        Ok(ok)
+    })
+    .await?;
+    if done {
+        metrics::counter!("couler_runs_finished_total", "status" => to.as_str()).increment(1);
+        tracing::info!(status = %to, "run finished");
+    }
+    Ok(())
+}
+
+async fn fail(
+    ctx: &Context,
+    tenant: TenantId,
+    run: RunId,
+    from: RunStatus,
+    message: &str,
+) -> anyhow::Result<()> {
+    tracing::warn!(message, "run failed");
+    finish(ctx, tenant, run, from, RunStatus::Failed, Some(message)).await
+}
+
+async fn hand_back(ctx: &Context, tenant: TenantId, run: RunId) {
+    let released = async {
+        let mut tx = ctx.store.platform().await?;
+        scheduling::release(&mut tx, &ctx.owner, tenant, run).await?;
+        tx.commit().await
+    }
+    .await;
+    if let Err(e) = released {
+        tracing::warn!(error = %e, "handing the run back failed; its lease will lapse instead");
+    }
+}
+
+/// Retries a database step through short outages (a dropped connection, a
+/// restart), with backoff, for up to about half a minute.
+async fn retrying<T, F, Fut>(what: &str, mut f: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+{
+    let mut delay = Duration::from_millis(50);
+    let mut waited = Duration::ZERO;
+    loop {
+        match f().await {
+            Ok(v) => return Ok(v),
+            Err(e) if waited < Duration::from_secs(30) && is_transient(&e) => {
+                tracing::warn!(error = %e, retry_in = ?delay, "{what} failed; retrying");
+                tokio::time::sleep(delay).await;
+                waited += delay;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context(what.to_owned())),
+        }
+    }
+}
+
+fn is_transient(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Protocol(_) => true,
+        // Connection-class and shutdown SQLSTATEs.
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")),
+        _ => false,
+    }
+}
+
+/// Joins the trace the API started for this run.
+fn continue_trace(d: &Driving) {
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let carrier: HashMap<String, String> = d.trace_context.clone().into_iter().collect();
+    let parent = opentelemetry::global::get_text_map_propagator(|p| p.extract(&carrier));
+    let _ = tracing::Span::current().set_parent(parent);
+}

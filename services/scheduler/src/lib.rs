@@ -1,0 +1,80 @@
+//! `couler-scheduler`: claims queued runs from Postgres (woken by NOTIFY,
+//! polling as the fallback), plans them with the optimizer pipeline and
+//! drives them on the tenant's engine under a renewable lease. Several
+//! replicas run side by side; a dead replica's runs are taken over and
+//! reconciled with the engine, not restarted.
+
+pub mod config;
+mod driver;
+pub mod engines;
+mod lease;
+mod queue;
+
+use config::Config;
+use couler_optimizer::Pipeline;
+use couler_store::Store;
+use engines::Engines;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What every part of the scheduler shares.
+pub struct Context {
+    pub store: Store,
+    pub engines: Engines,
+    pub pipeline: Pipeline,
+    pub owner: String,
+    pub config: config::SchedulerConfig,
+    pub held: lease::Held,
+}
+
+/// Runs the scheduler until `shutdown` fires, then stops claiming, hands
+/// back its leases and returns.
+pub async fn run(
+    store: Store,
+    engines: Engines,
+    config: config::SchedulerConfig,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let ctx = Arc::new(Context {
+        owner: config.owner(),
+        store,
+        engines,
+        pipeline: Pipeline::default(),
+        config,
+        held: lease::Held::default(),
+    });
+    tracing::info!(owner = %ctx.owner, engines = ?ctx.engines.names(), "scheduler started");
+    let heartbeat = tokio::spawn(lease::heartbeat(ctx.clone(), shutdown.clone()));
+    queue::claim_loop(ctx.clone(), shutdown.clone()).await?;
+    // Stop claiming first (done), then let drivers hand their runs back.
+    ctx.held.shutdown_all();
+    ctx.held.wait_idle().await;
+    heartbeat.abort();
+    tracing::info!(owner = %ctx.owner, "scheduler stopped");
+    Ok(())
+}
+
+/// Opens the store and the configured engines, then [`run`]s.
+pub async fn serve(config: Config, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let store = Store::connect(&config.database.store_config()).await?;
+    let engines = Engines::from_config(&config.local)?;
+    if let Some(addr) = config.scheduler.metrics_addr {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        tokio::spawn(metrics_server(listener, shutdown.clone()));
+    }
+    run(store, engines, config.scheduler, shutdown).await
+}
+
+async fn metrics_server(listener: tokio::net::TcpListener, shutdown: CancellationToken) {
+    let handle = couler_telemetry::metrics();
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let handle = handle.clone();
+            async move { handle.render() }
+        }),
+    );
+    let _ = axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await;
+}

@@ -171,3 +171,68 @@ fn step_failures_timeouts_and_missing_engines_end_runs_clearly() {
     assert_eq!(run["status"], "failed");
     assert!(run["message"].as_str().unwrap().contains("argo"), "{run:#}");
 }
+
+/// The README's first flow: `couler up`, then `couler submit … --wait`.
+#[test]
+fn couler_up_serves_the_readme_flow() {
+    use std::io::BufRead;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let database = format!("couler_test_{}", tempdir::uuid_like());
+    let data = tempdir::Dir::new("up");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut up = Proc(
+        std::process::Command::new(binary("couler"))
+            .args(["up", "--addr", &format!("127.0.0.1:{port}"), "--data-dir"])
+            .arg(data.path())
+            .env("DATABASE_URL", format!("{PG}/{database}"))
+            .env("COULER__TELEMETRY__LOG_FILTER", "warn")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = std::io::BufReader::new(up.0.stdout.take().unwrap());
+    let mut key = None;
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        if let Some(k) = line.trim().strip_prefix("API key") {
+            key = Some(k.trim().to_owned());
+            break;
+        }
+    }
+    let key = key.expect("couler up prints an API key");
+    let submit = std::process::Command::new(binary("couler"))
+        .args([
+            "submit",
+            "examples/diamond.yaml",
+            "--wait",
+            "--param",
+            "message=readme",
+        ])
+        .current_dir(repo_root())
+        .env("COULER_SERVER", format!("http://127.0.0.1:{port}"))
+        .env("COULER_TOKEN", &key)
+        .output()
+        .unwrap();
+    assert!(
+        submit.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&submit.stdout),
+        String::from_utf8_lossy(&submit.stderr)
+    );
+    let out = String::from_utf8_lossy(&submit.stdout);
+    assert!(out.lines().any(|l| l.trim().starts_with("run_")), "{out}");
+    // A second start reuses the key kept in the data directory.
+    drop(up);
+    let kept = std::fs::read_to_string(data.path().join("dev.api-key")).unwrap();
+    assert_eq!(kept.trim(), key);
+    let _ = std::process::Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc"])
+        .arg(format!(
+            "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
+        ))
+        .status();
+}

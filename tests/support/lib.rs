@@ -29,7 +29,16 @@ pub fn binary(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
         let status = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "couler-api", "-p", "couler-scheduler", "-p", "couler-cli"])
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "couler-api",
+                "-p",
+                "couler-scheduler",
+                "-p",
+                "couler-cli",
+            ])
             .env("SQLX_OFFLINE", "true")
             .current_dir(repo_root())
             .status()

@@ -140,6 +140,8 @@ pub struct Authenticator {
     api_keys: Mutex<HashMap<String, CachedKey>>,
     tenants: Mutex<HashMap<TenantId, (Tenant, Instant)>>,
     tenant_names: Mutex<HashMap<String, (TenantId, Instant)>>,
+    /// When each token subject was last recorded as a principal.
+    principals_seen: Mutex<HashMap<(TenantId, String), Instant>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -245,6 +247,7 @@ impl Authenticator {
             api_keys: Mutex::new(HashMap::new()),
             tenants: Mutex::new(HashMap::new()),
             tenant_names: Mutex::new(HashMap::new()),
+            principals_seen: Mutex::new(HashMap::new()),
         })
     }
 
@@ -419,6 +422,9 @@ async fn jwt_principal(state: &AppState, token: &str) -> ApiResult<Principal> {
             message: "the bearer token is not valid: it names no tenant".into(),
         });
     }
+    if let Some(t) = tenant {
+        record_principal(state, t, &claims.sub).await?;
+    }
     Ok(Principal {
         subject: claims.sub,
         tenant,
@@ -490,6 +496,39 @@ async fn api_key_principal(state: &AppState, token: &str) -> ApiResult<Principal
         .expect("cache lock")
         .insert(prefix.to_owned(), cached);
     Ok(principal)
+}
+
+/// Records a token's subject as a principal of its tenant, at most every
+/// few minutes per subject (for audit: who acted, and when last).
+async fn record_principal(state: &AppState, tenant: TenantId, subject: &str) -> ApiResult<()> {
+    const EVERY: Duration = Duration::from_secs(300);
+    let key = (tenant, subject.to_owned());
+    if let Some(at) = state
+        .auth
+        .principals_seen
+        .lock()
+        .expect("cache lock")
+        .get(&key)
+        && at.elapsed() < EVERY
+    {
+        return Ok(());
+    }
+    let mut tx = state.store.tenant(tenant).await?;
+    couler_store::principals::touch(
+        &mut tx,
+        tenant,
+        subject,
+        couler_store::principals::PrincipalKind::User,
+    )
+    .await?;
+    tx.commit().await?;
+    state
+        .auth
+        .principals_seen
+        .lock()
+        .expect("cache lock")
+        .insert(key, Instant::now());
+    Ok(())
 }
 
 /// A tenant by id, cached briefly (quotas change rarely).

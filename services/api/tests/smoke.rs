@@ -34,3 +34,23 @@ async fn workflow_and_run_happy_path() {
     assert_eq!(events["items"][0]["kind"], "run.queued");
     api.stop().await;
 }
+
+#[tokio::test]
+async fn token_subjects_are_recorded_as_principals() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let (status, _) = api
+        .call(Method::GET, "/v1/workflows", &user(&tenant, "viewer"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
+        .await
+        .unwrap();
+    let subjects: Vec<String> = sqlx::query_scalar("SELECT subject FROM principals")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(subjects, [format!("viewer@{tenant}")]);
+    pool.close().await;
+    api.stop().await;
+}

@@ -7,7 +7,7 @@ mod plan;
 mod resolve;
 
 pub use plan::{Action, ArtifactRef, Decision, Plan, PlannedStep, ReuseStatus, StepOutputs};
-pub use resolve::{ResolveParameters, ReuseEarlierResults};
+pub use resolve::{ResolveParameters, ReuseEarlierResults, visit_runnable_text, visit_text};
 
 use couler_ir::Workflow;
 use std::collections::BTreeMap;

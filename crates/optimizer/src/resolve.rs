@@ -58,8 +58,29 @@ impl Pass for ResolveParameters {
     }
 }
 
-/// Calls `f` on every text field of a step that may hold references.
+/// Calls `f` on every text field of a step that may hold references: what
+/// runs (see [`visit_runnable_text`]), its conditions and its `map.from`.
 pub fn visit_text(step: &mut Step, f: &impl Fn(&mut String)) {
+    visit_runnable_text(step, f);
+    let conditions = |cs: &mut Vec<Condition>| {
+        for c in cs {
+            f(&mut c.input);
+        }
+    };
+    conditions(&mut step.when);
+    if let Some(w) = &mut step.repeat {
+        conditions(&mut w.condition);
+    }
+    if let Some(m) = &mut step.map
+        && let Some(from) = &mut m.from
+    {
+        f(from);
+    }
+}
+
+/// Calls `f` on the text of what a step runs: command, args, script
+/// source, env values and working directory.
+pub fn visit_runnable_text(step: &mut Step, f: &impl Fn(&mut String)) {
     let env = |env: &mut Vec<EnvVar>| {
         for var in env {
             if let Some(v) = &mut var.value {
@@ -82,20 +103,6 @@ pub fn visit_text(step: &mut Step, f: &impl Fn(&mut String)) {
         j.command.iter_mut().chain(j.args.iter_mut()).for_each(f);
         env(&mut j.env);
         j.working_dir.iter_mut().for_each(f);
-    }
-    let conditions = |cs: &mut Vec<Condition>| {
-        for c in cs {
-            f(&mut c.input);
-        }
-    };
-    conditions(&mut step.when);
-    if let Some(w) = &mut step.repeat {
-        conditions(&mut w.condition);
-    }
-    if let Some(m) = &mut step.map
-        && let Some(from) = &mut m.from
-    {
-        f(from);
     }
 }
 

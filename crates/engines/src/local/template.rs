@@ -2,7 +2,7 @@
 //! how `when`/`while` conditions are judged.
 
 use couler_ir::refs::{Ref, Segment, segments};
-use couler_ir::{Condition, EnvVar, Operator, Step};
+use couler_ir::{Condition, Operator, Step};
 use couler_optimizer::StepOutputs;
 use serde_json::Value;
 use std::cell::RefCell;
@@ -59,7 +59,7 @@ impl Scope<'_> {
     /// Renders every text field of `step` that runs, in place.
     pub(super) fn render_step(&self, step: &mut Step) -> Result<(), String> {
         let error = RefCell::new(None);
-        visit_text(step, &|s: &mut String| {
+        couler_optimizer::visit_runnable_text(step, &|s: &mut String| {
             if error.borrow().is_some() || !s.contains("{{") {
                 return;
             }
@@ -198,30 +198,6 @@ impl Scope<'_> {
             .ok_or("paths are only known inside a running step")?;
         out.push_str(&at(dir).to_string_lossy());
         Ok(())
-    }
-}
-
-/// Calls `f` on every text field of a step that runs (command, args,
-/// source, env values, working directory). Mirrors the optimizer's
-/// `resolve::visit_text`, which that crate does not export; conditions and
-/// `map.from` are judged separately here.
-fn visit_text(step: &mut Step, f: &impl Fn(&mut String)) {
-    let env = |env: &mut Vec<EnvVar>| env.iter_mut().filter_map(|v| v.value.as_mut()).for_each(f);
-    if let Some(c) = &mut step.container {
-        c.command.iter_mut().chain(c.args.iter_mut()).for_each(f);
-        env(&mut c.env);
-        c.working_dir.iter_mut().for_each(f);
-    }
-    if let Some(s) = &mut step.script {
-        s.command.iter_mut().for_each(f);
-        f(&mut s.source);
-        env(&mut s.env);
-        s.working_dir.iter_mut().for_each(f);
-    }
-    if let Some(j) = &mut step.job {
-        j.command.iter_mut().chain(j.args.iter_mut()).for_each(f);
-        env(&mut j.env);
-        j.working_dir.iter_mut().for_each(f);
     }
 }
 

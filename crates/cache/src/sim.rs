@@ -1,0 +1,1 @@
+//! Trace-driven cache policy simulator (in progress).

@@ -2,7 +2,15 @@
 //!
 //! - [`key`]: content-addressed cache keys for steps.
 //! - [`importance`]: Couler's caching-importance factor.
+//! - [`index`]: entries in Redis, admitted and evicted under a byte budget.
 //! - [`sim`]: a trace-driven simulator comparing caching policies.
 
 pub mod importance;
+pub mod index;
+pub mod key;
+mod redis_conn;
 pub mod sim;
+
+pub use index::{Admission, CacheConfig, CacheIndex, Entry, Invalidate, Stats};
+pub use key::{CacheKey, NoKey, Scope};
+pub use redis_conn::SharedRedis;

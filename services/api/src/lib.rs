@@ -14,7 +14,6 @@ pub mod health;
 pub mod openapi;
 pub mod quota;
 pub mod ratelimit;
-pub mod redis_conn;
 pub mod runs;
 pub mod state;
 pub mod tenants;

@@ -3,7 +3,7 @@
 //! degrading to a per-replica bucket while Redis is unreachable or slow.
 
 use crate::error::ApiError;
-use crate::redis_conn::SharedRedis;
+use couler_cache::SharedRedis;
 use couler_store::TenantId;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter as Governor};
 use std::collections::HashMap;

@@ -1,0 +1,510 @@
+//! The cache index in Redis, shared by every scheduler and tenant.
+//!
+//! Layout under the configured prefix `P`:
+//! `P:cache:e:<key>` the entry (JSON, expiring with its TTL);
+//! `P:cache:z` importance scores; `P:cache:sz` sizes; `P:cache:bytes` the
+//! byte total; `P:cache:hits:<key>` reuse counts; `P:cache:stats:<tenant>`
+//! a tenant's hits, misses and savings; and sets of keys per producing
+//! tenant, per workflow step, per image and per cache version, for
+//! invalidation. Admission and eviction run as one Lua script, so scores
+//! and the byte total stay consistent under concurrent schedulers.
+//!
+//! Redis being away or slow (past the timeout) never fails a run: lookups
+//! miss, writes are skipped, and a metric counts it.
+
+use crate::SharedRedis;
+use crate::importance::{self, Weights};
+use crate::key::CacheKey;
+use couler_optimizer::StepOutputs;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct CacheConfig {
+    pub prefix: String,
+    /// Bytes of artifacts the cache may hold.
+    pub budget_bytes: u64,
+    /// TTL when neither the step nor the tenant sets one.
+    pub default_ttl: Duration,
+    /// No entry lives longer.
+    pub max_ttl: Duration,
+    pub weights: Weights,
+    pub timeout: Duration,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            prefix: "couler".into(),
+            budget_bytes: 20 << 30,
+            default_ttl: Duration::from_secs(7 * 24 * 3600),
+            max_ttl: Duration::from_secs(90 * 24 * 3600),
+            weights: Weights::default(),
+            timeout: Duration::from_millis(250),
+        }
+    }
+}
+
+/// What a cached step produced and what it cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub outputs: StepOutputs,
+    pub wall_ms: u64,
+    pub cpu_ms: u64,
+    pub max_rss_kb: u64,
+    /// The producing tenant, for accounting; never shown to other tenants.
+    pub producer: String,
+    pub created_at: i64,
+    pub ttl_secs: u64,
+    pub size: u64,
+    /// `L(u)` and the downstream cost behind `F(u)`, to re-score on reuse.
+    pub reconstruction: f64,
+    pub downstream: f64,
+    pub image: String,
+    pub version: Option<String>,
+    /// The workflow and step that produced it, in the producer's tenant.
+    pub workflow: String,
+    pub step: String,
+}
+
+impl Entry {
+    pub fn score(&self, weights: &Weights, reuses: u64) -> f64 {
+        let reuse = (1.0 + self.downstream).ln() * (1.0 + reuses as f64).ln_1p();
+        importance::score(weights, self.reconstruction, reuse, self.size)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    Admitted,
+    /// Already cached (another scheduler was first).
+    Exists,
+    /// Over budget, and everything it would evict matters more.
+    Rejected,
+    /// Larger than the whole budget.
+    TooBig,
+    /// Redis was unreachable; nothing written.
+    Unavailable,
+}
+
+/// What to invalidate, within the tenant's own entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalidate {
+    Step { workflow: String, step: String },
+    Image(String),
+    Version(String),
+    All,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    pub hits: u64,
+    pub misses: u64,
+    pub bytes_saved: u64,
+    pub compute_ms_saved: u64,
+    /// Entries the tenant produced that are still cached.
+    pub entries_produced: u64,
+}
+
+/// Admits a newcomer under the budget (Couler Algorithm 2). KEYS: entry,
+/// z, sz, bytes. ARGV: key, size, score, budget, ttl, payload, prefix.
+/// Victims are chosen lowest score first; if any would score at least the
+/// newcomer, nothing is evicted and the newcomer is rejected.
+const ADMIT: &str = r#"
+local entry, z, sz, bytes = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local key, size, score, budget, ttl, payload, prefix =
+  ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7]
+if redis.call('EXISTS', entry) == 1 then return 'exists' end
+if size > budget then return 'too_big' end
+local total = tonumber(redis.call('GET', bytes) or '0')
+local victims, freed, offset = {}, 0, 0
+while total - freed + size > budget do
+  local lowest = redis.call('ZRANGE', z, offset, offset, 'WITHSCORES')
+  if #lowest == 0 then return 'too_big' end
+  local k = lowest[1]
+  local alive = redis.call('EXISTS', prefix .. ':cache:e:' .. k) == 1
+  if alive and tonumber(lowest[2]) >= score then return 'rejected' end
+  victims[#victims + 1] = k
+  freed = freed + tonumber(redis.call('HGET', sz, k) or '0')
+  offset = offset + 1
+end
+for _, k in ipairs(victims) do
+  redis.call('DEL', prefix .. ':cache:e:' .. k, prefix .. ':cache:hits:' .. k)
+  redis.call('ZREM', z, k)
+  redis.call('HDEL', sz, k)
+end
+if freed > 0 then redis.call('DECRBY', bytes, freed) end
+redis.call('SET', entry, payload, 'EX', ttl)
+redis.call('ZADD', z, score, key)
+redis.call('HSET', sz, key, size)
+redis.call('INCRBY', bytes, size)
+for i = 8, #ARGV do redis.call('SADD', ARGV[i], key) end
+return 'admitted'
+"#;
+
+/// Removes entries. KEYS: z, sz, bytes. ARGV: prefix, keys…
+const REMOVE: &str = r#"
+local z, sz, bytes, prefix = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+local removed, freed = 0, 0
+for i = 2, #ARGV do
+  local k = ARGV[i]
+  local size = redis.call('HGET', sz, k)
+  if size then
+    freed = freed + tonumber(size)
+    redis.call('HDEL', sz, k)
+    removed = removed + 1
+  end
+  redis.call('ZREM', z, k)
+  redis.call('DEL', prefix .. ':cache:e:' .. k, prefix .. ':cache:hits:' .. k)
+end
+if freed > 0 then redis.call('DECRBY', bytes, freed) end
+return removed
+"#;
+
+#[derive(Clone)]
+pub struct CacheIndex {
+    redis: SharedRedis,
+    config: CacheConfig,
+    admit: std::sync::Arc<redis::Script>,
+    remove: std::sync::Arc<redis::Script>,
+}
+
+impl CacheIndex {
+    pub fn new(redis: SharedRedis, config: CacheConfig) -> CacheIndex {
+        CacheIndex {
+            redis,
+            config,
+            admit: std::sync::Arc::new(redis::Script::new(ADMIT)),
+            remove: std::sync::Arc::new(redis::Script::new(REMOVE)),
+        }
+    }
+
+    pub fn config(&self) -> &CacheConfig {
+        &self.config
+    }
+
+    fn k(&self, rest: &str) -> String {
+        format!("{}:cache:{rest}", self.config.prefix)
+    }
+
+    /// Runs a Redis call under the timeout; `None` when Redis is away.
+    async fn call<T>(
+        &self,
+        what: &str,
+        f: impl AsyncFnOnce(redis::aio::ConnectionManager) -> redis::RedisResult<T>,
+    ) -> Option<T> {
+        let Some(conn) = self.redis.get() else {
+            metrics::counter!("couler_cache_degraded_total", "op" => what.to_owned()).increment(1);
+            return None;
+        };
+        match tokio::time::timeout(self.config.timeout, f(conn)).await {
+            Ok(Ok(v)) => Some(v),
+            Ok(Err(e)) => {
+                metrics::counter!("couler_cache_degraded_total", "op" => what.to_owned())
+                    .increment(1);
+                tracing::warn!(error = %e, op = what, "cache index unavailable");
+                None
+            }
+            Err(_) => {
+                metrics::counter!("couler_cache_degraded_total", "op" => what.to_owned())
+                    .increment(1);
+                tracing::warn!(op = what, "cache index timed out");
+                None
+            }
+        }
+    }
+
+    /// Looks every key up in one pipelined round trip. An entry whose
+    /// artifacts are gone from their store is a miss and is removed.
+    pub async fn lookup(&self, keys: &[CacheKey]) -> Vec<Option<Entry>> {
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let names: Vec<String> = keys.iter().map(|k| self.k(&format!("e:{k}"))).collect();
+        let found: Option<Vec<Option<String>>> = self
+            .call("lookup", async |mut c| {
+                redis::cmd("MGET").arg(&names).query_async(&mut c).await
+            })
+            .await;
+        let Some(found) = found else {
+            return vec![None; keys.len()];
+        };
+        let mut out = Vec::with_capacity(keys.len());
+        let mut stale = Vec::new();
+        for (key, raw) in keys.iter().zip(found) {
+            let entry = raw.and_then(|r| serde_json::from_str::<Entry>(&r).ok());
+            match entry {
+                Some(e) if artifacts_exist(&e) => out.push(Some(e)),
+                Some(_) => {
+                    stale.push(key.clone());
+                    out.push(None);
+                }
+                None => out.push(None),
+            }
+        }
+        if !stale.is_empty() {
+            tracing::info!(
+                entries = stale.len(),
+                "removing cache entries whose artifacts are gone"
+            );
+            self.remove_keys(&stale).await;
+        }
+        out
+    }
+
+    /// Counts reuses of hit entries and raises their importance.
+    pub async fn reused(&self, hits: &[(CacheKey, Entry)]) {
+        if hits.is_empty() {
+            return;
+        }
+        let weights = self.config.weights;
+        let z = self.k("z");
+        let counters: Vec<String> = hits
+            .iter()
+            .map(|(k, _)| self.k(&format!("hits:{k}")))
+            .collect();
+        let counts: Option<Vec<u64>> = self
+            .call("reuse", async |mut c| {
+                let mut p = redis::pipe();
+                for name in &counters {
+                    p.incr(name, 1u64);
+                }
+                p.query_async(&mut c).await
+            })
+            .await;
+        let Some(counts) = counts else { return };
+        let _: Option<()> = self
+            .call("rescore", async |mut c| {
+                let mut p = redis::pipe();
+                for ((key, entry), n) in hits.iter().zip(counts) {
+                    p.cmd("ZADD")
+                        .arg(&z)
+                        .arg("XX")
+                        .arg(entry.score(&weights, n))
+                        .arg(&key.0)
+                        .ignore();
+                }
+                p.query_async(&mut c).await
+            })
+            .await;
+    }
+
+    /// Offers a computed step's result to the cache (Algorithm 2).
+    pub async fn admit(&self, key: &CacheKey, entry: &Entry, tenant: &str) -> Admission {
+        let ttl = entry.ttl_secs.clamp(1, self.config.max_ttl.as_secs());
+        let score = entry.score(&self.config.weights, 0);
+        let payload = serde_json::to_string(entry).expect("entries serialize");
+        let mut sets = vec![
+            self.k(&format!("tenant:{tenant}")),
+            self.k(&format!("image:{}", entry.image)),
+        ];
+        sets.push(self.k(&format!("step:{tenant}:{}:{}", entry.workflow, entry.step)));
+        if let Some(v) = &entry.version {
+            sets.push(self.k(&format!("version:{v}")));
+        }
+        let keys = [
+            self.k(&format!("e:{key}")),
+            self.k("z"),
+            self.k("sz"),
+            self.k("bytes"),
+        ];
+        let prefix = self.config.prefix.clone();
+        let budget = self.config.budget_bytes;
+        let outcome: Option<String> = self
+            .call("admit", async |mut c| {
+                let mut inv = self.admit.prepare_invoke();
+                for k in &keys {
+                    inv.key(k);
+                }
+                inv.arg(&key.0)
+                    .arg(entry.size)
+                    .arg(score)
+                    .arg(budget)
+                    .arg(ttl)
+                    .arg(&payload)
+                    .arg(&prefix);
+                for s in &sets {
+                    inv.arg(s);
+                }
+                inv.invoke_async(&mut c).await
+            })
+            .await;
+        let admission = match outcome.as_deref() {
+            Some("admitted") => Admission::Admitted,
+            Some("exists") => Admission::Exists,
+            Some("rejected") => Admission::Rejected,
+            Some("too_big") => Admission::TooBig,
+            _ => Admission::Unavailable,
+        };
+        metrics::counter!("couler_cache_admissions_total", "outcome" => format!("{admission:?}").to_lowercase()).increment(1);
+        admission
+    }
+
+    async fn remove_keys(&self, keys: &[CacheKey]) -> u64 {
+        let names = [self.k("z"), self.k("sz"), self.k("bytes")];
+        let prefix = self.config.prefix.clone();
+        self.call("remove", async |mut c| {
+            let mut inv = self.remove.prepare_invoke();
+            for n in &names {
+                inv.key(n);
+            }
+            inv.arg(&prefix);
+            for k in keys {
+                inv.arg(&k.0);
+            }
+            inv.invoke_async(&mut c).await
+        })
+        .await
+        .unwrap_or(0)
+    }
+
+    /// Records a run's cache outcome for the tenant's statistics.
+    pub async fn record(
+        &self,
+        tenant: &str,
+        hits: u64,
+        misses: u64,
+        bytes_saved: u64,
+        ms_saved: u64,
+    ) {
+        let stats = self.k(&format!("stats:{tenant}"));
+        let _: Option<()> = self
+            .call("stats", async |mut c| {
+                redis::pipe()
+                    .hincr(&stats, "hits", hits)
+                    .ignore()
+                    .hincr(&stats, "misses", misses)
+                    .ignore()
+                    .hincr(&stats, "bytes_saved", bytes_saved)
+                    .ignore()
+                    .hincr(&stats, "compute_ms_saved", ms_saved)
+                    .ignore()
+                    .query_async(&mut c)
+                    .await
+            })
+            .await;
+    }
+
+    /// A tenant's statistics (aggregates only: no other tenant's entries).
+    pub async fn stats(&self, tenant: &str) -> Option<Stats> {
+        let stats = self.k(&format!("stats:{tenant}"));
+        let produced = self.k(&format!("tenant:{tenant}"));
+        let (map, entries): (std::collections::HashMap<String, u64>, u64) = self
+            .call("stats", async |mut c| {
+                redis::pipe()
+                    .hgetall(&stats)
+                    .scard(&produced)
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        let get = |k: &str| map.get(k).copied().unwrap_or(0);
+        Some(Stats {
+            hits: get("hits"),
+            misses: get("misses"),
+            bytes_saved: get("bytes_saved"),
+            compute_ms_saved: get("compute_ms_saved"),
+            entries_produced: entries,
+        })
+    }
+
+    /// Removes entries the tenant produced that match; returns how many.
+    pub async fn invalidate(&self, tenant: &str, what: &Invalidate) -> Option<u64> {
+        let mine = self.k(&format!("tenant:{tenant}"));
+        let set = match what {
+            Invalidate::Step { workflow, step } => {
+                self.k(&format!("step:{tenant}:{workflow}:{step}"))
+            }
+            Invalidate::Image(image) => self.k(&format!("image:{image}")),
+            Invalidate::Version(v) => self.k(&format!("version:{v}")),
+            Invalidate::All => mine.clone(),
+        };
+        let members: Vec<String> = self
+            .call("invalidate", async |mut c| {
+                redis::cmd("SINTER")
+                    .arg(&mine)
+                    .arg(&set)
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        let keys: Vec<CacheKey> = members.into_iter().map(CacheKey).collect();
+        let removed = if keys.is_empty() {
+            0
+        } else {
+            self.remove_keys(&keys).await
+        };
+        let names: Vec<String> = keys.iter().map(|k| k.0.clone()).collect();
+        if !names.is_empty() {
+            let _: Option<()> = self
+                .call("invalidate", async |mut c| {
+                    redis::pipe()
+                        .srem(&mine, &names)
+                        .ignore()
+                        .srem(&set, &names)
+                        .ignore()
+                        .query_async(&mut c)
+                        .await
+                })
+                .await;
+        }
+        Some(removed)
+    }
+
+    /// Empties the whole index (platform admins).
+    pub async fn flush(&self) -> Option<u64> {
+        let pattern = format!("{}:cache:*", self.config.prefix);
+        self.call("flush", async |mut c| {
+            let mut removed = 0u64;
+            let mut cursor = 0u64;
+            loop {
+                let (next, names): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query_async(&mut c)
+                    .await?;
+                if !names.is_empty() {
+                    removed += names.len() as u64;
+                    redis::cmd("UNLINK")
+                        .arg(&names)
+                        .query_async::<()>(&mut c)
+                        .await?;
+                }
+                if next == 0 {
+                    return Ok(removed);
+                }
+                cursor = next;
+            }
+        })
+        .await
+    }
+
+    /// Bytes the index holds.
+    pub async fn bytes(&self) -> Option<u64> {
+        let name = self.k("bytes");
+        self.call("bytes", async |mut c| {
+            redis::cmd("GET")
+                .arg(&name)
+                .query_async::<Option<u64>>(&mut c)
+                .await
+        })
+        .await
+        .map(|b| b.unwrap_or(0))
+    }
+}
+
+/// Whether every artifact of an entry is still in its store.
+fn artifacts_exist(entry: &Entry) -> bool {
+    entry
+        .outputs
+        .artifacts
+        .values()
+        .all(|a| match a.location.strip_prefix("file://") {
+            Some(path) => std::path::Path::new(path).exists(),
+            // Other stores are checked by their engines.
+            None => true,
+        })
+}

@@ -1,0 +1,269 @@
+//! Cache keys: a digest of everything that determines a step's outputs —
+//! what runs (image, command, args, env values that are not secrets,
+//! script source, job spec), the output declarations, the concrete values
+//! of the upstream outputs it reads, the content digests of its input
+//! artifacts, and `cache.version`. Never names, paths of earlier runs, run
+//! ids or tenants; resources, retries and timeouts do not count.
+//!
+//! A key exists only when all of that is known: a step that reads an
+//! upstream step whose outputs are not known yet (it has not run, or did
+//! not come from the cache) has no key at plan time.
+
+use couler_ir::refs::{Ref, Segment, segments};
+use couler_ir::{CachePolicy, CacheScope, Step};
+use couler_optimizer::StepOutputs;
+use serde_json::{Value, json};
+use std::fmt;
+
+const CONTEXT: &str = "couler.dev 2026 cache key v1";
+
+/// A cache key (BLAKE3, hex).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CacheKey(pub String);
+
+impl fmt::Display for CacheKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Who may reuse an entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Any tenant that shares.
+    Shared,
+    /// Only this tenant (its `scope: tenant` steps, steps with secrets, or a
+    /// tenant that opted out of sharing).
+    Tenant(String),
+}
+
+/// Why a step has no key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoKey {
+    /// `cache: {policy: off}`.
+    Off,
+    /// Fan-outs, loops and searches are not cached as a whole.
+    Unsupported(&'static str),
+    /// It reads outputs that are not known yet.
+    Pending(String),
+}
+
+/// The scope a step's entries live in.
+pub fn scope_of(step: &Step, tenant: &str, tenant_shares: bool) -> Scope {
+    let private = step
+        .cache
+        .as_ref()
+        .is_some_and(|c| c.scope == CacheScope::Tenant)
+        || step.env().iter().any(|e| e.secret.is_some())
+        || !tenant_shares;
+    if private {
+        Scope::Tenant(tenant.to_owned())
+    } else {
+        Scope::Shared
+    }
+}
+
+/// The key of `step` (parameters already resolved) given the outputs of
+/// the steps it reads.
+pub fn key<'a>(
+    step: &Step,
+    scope: &Scope,
+    outputs_of: impl Fn(&str) -> Option<&'a StepOutputs>,
+) -> Result<CacheKey, NoKey> {
+    if step
+        .cache
+        .as_ref()
+        .is_some_and(|c| c.policy == CachePolicy::Off)
+    {
+        return Err(NoKey::Off);
+    }
+    if step.map.is_some() {
+        return Err(NoKey::Unsupported("map"));
+    }
+    if step.repeat.is_some() {
+        return Err(NoKey::Unsupported("while"));
+    }
+    if step.tune.is_some() {
+        return Err(NoKey::Unsupported("tune"));
+    }
+    let text = |s: &str| resolve(s, &outputs_of);
+    let texts = |list: &[String]| list.iter().map(|s| text(s)).collect::<Result<Vec<_>, _>>();
+    let env = |env: &[couler_ir::EnvVar]| -> Result<Value, NoKey> {
+        let mut out = Vec::new();
+        for e in env {
+            match (&e.value, &e.secret) {
+                (Some(v), _) => out.push(json!([e.name, text(v)?])),
+                // The secret's name, never its value.
+                (None, Some(s)) => out.push(json!([e.name, {"secret": [s.name, s.key]}])),
+                (None, None) => {}
+            }
+        }
+        out.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
+        Ok(Value::Array(out))
+    };
+    let body = if let Some(c) = &step.container {
+        json!({"container": {"image": c.image, "command": texts(&c.command)?, "args": texts(&c.args)?,
+               "env": env(&c.env)?, "workingDir": c.working_dir.as_deref().map(text).transpose()?}})
+    } else if let Some(s) = &step.script {
+        json!({"script": {"image": s.image, "command": texts(&s.command)?, "source": text(&s.source)?,
+               "env": env(&s.env)?, "workingDir": s.working_dir.as_deref().map(text).transpose()?}})
+    } else if let Some(j) = &step.job {
+        json!({"job": {"framework": j.framework, "image": j.image, "command": texts(&j.command)?, "args": texts(&j.args)?,
+               "env": env(&j.env)?, "replicas": j.replicas.iter().map(|(role, r)| json!([role, r.count])).collect::<Vec<_>>()}})
+    } else {
+        return Err(NoKey::Unsupported("no body"));
+    };
+    let mut inputs = Vec::new();
+    for a in step.inputs.iter().flat_map(|i| &i.artifacts) {
+        let Some(Ok(Ref::StepArtifact(from, name))) = couler_ir::refs::sole_reference(&a.from)
+        else {
+            return Err(NoKey::Pending(a.from.clone()));
+        };
+        let digest = outputs_of(from)
+            .and_then(|o| o.artifacts.get(name))
+            .map(|r| r.digest.clone())
+            .ok_or_else(|| NoKey::Pending(a.from.clone()))?;
+        inputs.push(json!([a.name, a.path, digest]));
+    }
+    let canonical = json!({
+        "body": body,
+        "inputs": inputs,
+        "outputs": step.outputs,
+        "version": step.cache.as_ref().and_then(|c| c.version.clone()),
+    });
+    let mut hasher = blake3::Hasher::new_derive_key(CONTEXT);
+    match scope {
+        Scope::Shared => hasher.update(b"shared\0"),
+        Scope::Tenant(t) => hasher
+            .update(b"tenant\0")
+            .update(t.as_bytes())
+            .update(b"\0"),
+    };
+    serde_json::to_writer(&mut hasher, &canonical).expect("JSON serializes");
+    Ok(CacheKey(hasher.finalize().to_hex().to_string()))
+}
+
+/// Replaces references to upstream outputs with their values; path
+/// placeholders stay (they are not inputs).
+fn resolve<'a>(
+    s: &str,
+    outputs_of: &impl Fn(&str) -> Option<&'a StepOutputs>,
+) -> Result<String, NoKey> {
+    if !s.contains("{{") {
+        return Ok(s.to_owned());
+    }
+    let mut out = String::with_capacity(s.len());
+    for seg in segments(s) {
+        match seg {
+            Ok(Segment::Text(t)) => out.push_str(t),
+            Ok(Segment::Ref(r)) => match r {
+                Ref::StepResult(step) => {
+                    let v = outputs_of(step).and_then(|o| o.result.as_deref());
+                    out.push_str(v.ok_or_else(|| NoKey::Pending(r.to_string()))?);
+                }
+                Ref::StepParameter(step, p) => {
+                    let v = outputs_of(step).and_then(|o| o.parameters.get(p));
+                    out.push_str(v.ok_or_else(|| NoKey::Pending(r.to_string()))?);
+                }
+                Ref::StepArtifact(step, a) => {
+                    let v = outputs_of(step)
+                        .and_then(|o| o.artifacts.get(a))
+                        .map(|x| x.digest.as_str());
+                    out.push_str(v.ok_or_else(|| NoKey::Pending(r.to_string()))?);
+                }
+                Ref::InputArtifactPath(_)
+                | Ref::OutputParameterPath(_)
+                | Ref::OutputArtifactPath(_)
+                | Ref::WorkflowName => out.push_str(&r.to_string()),
+                Ref::Item(_)
+                | Ref::TrialParameter(_)
+                | Ref::TrialBudget
+                | Ref::WorkflowStatus
+                | Ref::WorkflowParameter(_) => {
+                    return Err(NoKey::Pending(r.to_string()));
+                }
+            },
+            Err(e) => return Err(NoKey::Pending(e.to_string())),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use couler_optimizer::ArtifactRef;
+    use std::collections::BTreeMap;
+
+    fn step(yaml: &str) -> Step {
+        let doc = format!(
+            "apiVersion: couler.dev/v1alpha1\nname: w\nsteps:\n  - name: up\n    container: {{image: a}}\n    outputs: {{parameters: [{{name: p, path: /tmp/p}}], artifacts: [{{name: data, path: /tmp/d}}]}}\n{yaml}"
+        );
+        couler_ir::load(&doc, couler_ir::Format::Yaml)
+            .unwrap()
+            .steps
+            .pop()
+            .unwrap()
+    }
+
+    fn outputs(p: &str, digest: &str) -> StepOutputs {
+        StepOutputs {
+            result: Some("hello".into()),
+            parameters: BTreeMap::from([("p".into(), p.into())]),
+            artifacts: BTreeMap::from([(
+                "data".into(),
+                ArtifactRef {
+                    digest: digest.into(),
+                    size: 1,
+                    location: "file:///x".into(),
+                },
+            )]),
+        }
+    }
+
+    const STEP: &str = "  - name: s\n    container: {image: py, args: ['--p={{steps.up.outputs.parameters.p}}']}\n    inputs: {artifacts: [{name: d, from: '{{steps.up.outputs.artifacts.data}}', path: /in}]}\n";
+
+    #[test]
+    fn keys_follow_inputs_not_names_or_resources() {
+        let s = step(STEP);
+        let o = outputs("1", "aa");
+        let k = key(&s, &Scope::Shared, |_| Some(&o)).unwrap();
+        // Renamed, with resources and retries: the same work, the same key.
+        let renamed = step(&STEP.replace("name: s", "name: other").replace("args:", "args:").replace("  - name: other\n", "  - name: other\n    resources: {cpu: 4}\n    retry: {limit: 3}\n    timeout: 1h\n"));
+        assert_eq!(key(&renamed, &Scope::Shared, |_| Some(&o)).unwrap(), k);
+        // A different upstream value or artifact content: a different key.
+        let o2 = outputs("2", "aa");
+        assert_ne!(key(&s, &Scope::Shared, |_| Some(&o2)).unwrap(), k);
+        let o3 = outputs("1", "bb");
+        assert_ne!(key(&s, &Scope::Shared, |_| Some(&o3)).unwrap(), k);
+        // cache.version and the tenant scope separate keys too.
+        let versioned = step(&format!("{STEP}    cache: {{version: '2'}}\n"));
+        assert_ne!(key(&versioned, &Scope::Shared, |_| Some(&o)).unwrap(), k);
+        assert_ne!(
+            key(&s, &Scope::Tenant("t".into()), |_| Some(&o)).unwrap(),
+            k
+        );
+    }
+
+    #[test]
+    fn unknown_upstream_outputs_mean_no_key_yet() {
+        let s = step(STEP);
+        assert!(matches!(
+            key(&s, &Scope::Shared, |_| None),
+            Err(NoKey::Pending(_))
+        ));
+        let off = step(&format!("{STEP}    cache: {{policy: off}}\n"));
+        assert_eq!(key(&off, &Scope::Shared, |_| None), Err(NoKey::Off));
+    }
+
+    #[test]
+    fn secrets_and_tenant_scope_keep_entries_private() {
+        let secret = step(
+            "  - name: s\n    container: {image: a, env: [{name: T, secret: {name: s, key: k}}]}\n",
+        );
+        assert_eq!(scope_of(&secret, "t1", true), Scope::Tenant("t1".into()));
+        let plain = step("  - name: s\n    container: {image: a}\n");
+        assert_eq!(scope_of(&plain, "t1", true), Scope::Shared);
+        assert_eq!(scope_of(&plain, "t1", false), Scope::Tenant("t1".into()));
+    }
+}

@@ -1,0 +1,231 @@
+//! The cache index against the real Redis on this machine, each test under
+//! its own key prefix.
+
+use couler_cache::{Admission, CacheConfig, CacheIndex, CacheKey, Entry, Invalidate, SharedRedis};
+use couler_optimizer::{ArtifactRef, StepOutputs};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+async fn index(budget: u64) -> CacheIndex {
+    let redis = SharedRedis::connect(
+        "redis://127.0.0.1:6379",
+        Duration::from_millis(500),
+        CancellationToken::new(),
+    );
+    for _ in 0..100 {
+        if redis.get().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let config = CacheConfig {
+        prefix: format!("couler-test-{}", uuid_like()),
+        budget_bytes: budget,
+        ..Default::default()
+    };
+    CacheIndex::new(redis, config)
+}
+
+fn uuid_like() -> String {
+    format!(
+        "{:x}{:x}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos(),
+        std::process::id()
+    )
+}
+
+fn entry(size: u64, cost_s: f64, file: Option<&std::path::Path>) -> Entry {
+    let mut outputs = StepOutputs {
+        result: Some("done".into()),
+        ..Default::default()
+    };
+    if let Some(f) = file {
+        outputs.artifacts = BTreeMap::from([(
+            "model".into(),
+            ArtifactRef {
+                digest: "d".into(),
+                size,
+                location: format!("file://{}", f.display()),
+            },
+        )]);
+    }
+    Entry {
+        outputs,
+        wall_ms: (cost_s * 1000.0) as u64,
+        cpu_ms: 0,
+        max_rss_kb: 0,
+        producer: "tnt_a".into(),
+        created_at: 0,
+        ttl_secs: 3600,
+        size,
+        reconstruction: cost_s,
+        downstream: 0.0,
+        image: "python:3.12".into(),
+        version: Some("1".into()),
+        workflow: "wf".into(),
+        step: "train".into(),
+    }
+}
+
+fn key(n: u32) -> CacheKey {
+    CacheKey(format!("{n:064x}"))
+}
+
+#[tokio::test]
+async fn admitted_entries_are_found_in_one_lookup() {
+    let index = index(1 << 30).await;
+    assert_eq!(
+        index.admit(&key(1), &entry(10, 5.0, None), "tnt_a").await,
+        Admission::Admitted
+    );
+    assert_eq!(
+        index.admit(&key(1), &entry(10, 5.0, None), "tnt_a").await,
+        Admission::Exists
+    );
+    let found = index.lookup(&[key(1), key(2)]).await;
+    assert_eq!(
+        found[0].as_ref().unwrap().outputs.result.as_deref(),
+        Some("done")
+    );
+    assert!(found[1].is_none());
+    assert_eq!(index.bytes().await, Some(10));
+}
+
+#[tokio::test]
+async fn eviction_follows_importance_and_never_favours_a_lesser_newcomer() {
+    let index = index(100).await;
+    // Two entries fill the budget: a cheap one and a costly one.
+    assert_eq!(
+        index.admit(&key(1), &entry(50, 1.0, None), "tnt_a").await,
+        Admission::Admitted
+    );
+    assert_eq!(
+        index.admit(&key(2), &entry(50, 600.0, None), "tnt_a").await,
+        Admission::Admitted
+    );
+    // A newcomer scoring below both is refused, and nothing is evicted.
+    assert_eq!(
+        index.admit(&key(3), &entry(50, 0.0, None), "tnt_a").await,
+        Admission::Rejected
+    );
+    assert_eq!(index.bytes().await, Some(100));
+    // A middling newcomer evicts the cheap entry only.
+    assert_eq!(
+        index.admit(&key(4), &entry(50, 60.0, None), "tnt_a").await,
+        Admission::Admitted
+    );
+    let found = index.lookup(&[key(1), key(2), key(4)]).await;
+    assert!(found[0].is_none() && found[1].is_some() && found[2].is_some());
+    assert_eq!(index.bytes().await, Some(100));
+    assert_eq!(
+        index
+            .admit(&key(5), &entry(500, 999.0, None), "tnt_a")
+            .await,
+        Admission::TooBig
+    );
+}
+
+#[tokio::test]
+async fn concurrent_admissions_keep_the_byte_total_within_budget() {
+    let index = index(1000).await;
+    let offers = (0..40).map(|i| {
+        let index = index.clone();
+        async move {
+            index
+                .admit(&key(i), &entry(100, i as f64, None), "tnt_a")
+                .await
+        }
+    });
+    futures::future::join_all(offers).await;
+    let bytes = index.bytes().await.unwrap();
+    assert!(bytes <= 1000, "{bytes} bytes cached over a budget of 1000");
+    let found = index.lookup(&(0..40).map(key).collect::<Vec<_>>()).await;
+    assert_eq!(
+        found.iter().filter(|f| f.is_some()).count() as u64 * 100,
+        bytes
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_artifact_is_a_miss_and_the_entry_goes() {
+    let index = index(1 << 30).await;
+    let dir = std::env::temp_dir().join(format!("couler-cache-{}", uuid_like()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("model.bin");
+    std::fs::write(&file, b"weights").unwrap();
+    index
+        .admit(&key(7), &entry(7, 5.0, Some(&file)), "tnt_a")
+        .await;
+    assert!(index.lookup(&[key(7)]).await[0].is_some());
+    std::fs::remove_file(&file).unwrap();
+    assert!(index.lookup(&[key(7)]).await[0].is_none());
+    assert_eq!(index.bytes().await, Some(0), "the entry was removed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn tenants_invalidate_only_their_own_entries_and_see_only_their_stats() {
+    let index = index(1 << 30).await;
+    index.admit(&key(1), &entry(1, 5.0, None), "tnt_a").await;
+    let mut other = entry(1, 5.0, None);
+    other.image = "python:3.12".into();
+    index.admit(&key(2), &other, "tnt_b").await;
+    assert_eq!(
+        index
+            .invalidate("tnt_a", &Invalidate::Image("python:3.12".into()))
+            .await,
+        Some(1)
+    );
+    let found = index.lookup(&[key(1), key(2)]).await;
+    assert!(
+        found[0].is_none() && found[1].is_some(),
+        "tenant b's entry survives"
+    );
+    index.admit(&key(3), &entry(1, 5.0, None), "tnt_a").await;
+    assert_eq!(
+        index
+            .invalidate(
+                "tnt_a",
+                &Invalidate::Step {
+                    workflow: "wf".into(),
+                    step: "train".into()
+                }
+            )
+            .await,
+        Some(1)
+    );
+    index.record("tnt_a", 3, 1, 100, 5000).await;
+    let stats = index.stats("tnt_a").await.unwrap();
+    assert_eq!(
+        (
+            stats.hits,
+            stats.misses,
+            stats.bytes_saved,
+            stats.compute_ms_saved
+        ),
+        (3, 1, 100, 5000)
+    );
+    assert_eq!(index.stats("tnt_b").await.unwrap().hits, 0);
+    assert!(index.flush().await.unwrap() > 0);
+    assert!(index.lookup(&[key(2)]).await[0].is_none());
+}
+
+#[tokio::test]
+async fn without_redis_everything_misses_and_nothing_fails() {
+    let redis = SharedRedis::connect(
+        "redis://127.0.0.1:1",
+        Duration::from_millis(50),
+        CancellationToken::new(),
+    );
+    let index = CacheIndex::new(redis, CacheConfig::default());
+    assert_eq!(index.lookup(&[key(1)]).await, vec![None]);
+    assert_eq!(
+        index.admit(&key(1), &entry(1, 1.0, None), "tnt_a").await,
+        Admission::Unavailable
+    );
+    assert_eq!(index.stats("tnt_a").await, None);
+}

@@ -229,7 +229,10 @@ mod tests {
         let o = outputs("1", "aa");
         let k = key(&s, &Scope::Shared, |_| Some(&o)).unwrap();
         // Renamed, with resources and retries: the same work, the same key.
-        let renamed = step(&STEP.replace("name: s", "name: other").replace("args:", "args:").replace("  - name: other\n", "  - name: other\n    resources: {cpu: 4}\n    retry: {limit: 3}\n    timeout: 1h\n"));
+        let renamed = step(&STEP.replace("name: s", "name: other").replace(
+            "  - name: other\n",
+            "  - name: other\n    resources: {cpu: 4}\n    retry: {limit: 3}\n    timeout: 1h\n",
+        ));
         assert_eq!(key(&renamed, &Scope::Shared, |_| Some(&o)).unwrap(), k);
         // A different upstream value or artifact content: a different key.
         let o2 = outputs("2", "aa");

@@ -11,7 +11,8 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 fn nap(name: &str, seconds: &str) -> String {
     format!(
-        "apiVersion: couler.dev/v1alpha1\nname: {name}\nsteps:\n  - name: nap\n    container: {{image: alpine, command: [sleep, '{seconds}']}}\n"
+        // Not cached: these runs must take their time.
+        "apiVersion: couler.dev/v1alpha1\nname: {name}\nsteps:\n  - name: nap\n    cache: {{policy: off}}\n    container: {{image: alpine, command: [sleep, '{seconds}']}}\n"
     )
 }
 

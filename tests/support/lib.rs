@@ -72,6 +72,7 @@ impl Drop for Proc {
 /// A Couler installation for one test: its own database and data dir.
 pub struct Couler {
     pub database: String,
+    pub redis_prefix: String,
     pub data_dir: tempdir::Dir,
     pub base: String,
     pub api: Proc,
@@ -115,15 +116,14 @@ impl Couler {
         let data_dir = tempdir::Dir::new("e2e");
         let port = free_port();
         let base = format!("http://127.0.0.1:{port}");
+        // One Redis key prefix per test: the API and its schedulers share it.
+        let prefix = format!("couler-e2e-{}", tempdir::uuid_like());
         let api = Proc(
             Command::new(binary("couler-api"))
                 .env("DATABASE_URL", format!("{PG}/{database}"))
                 .env("COULER__HTTP__ADDR", format!("127.0.0.1:{port}"))
                 .env("COULER__AUTH__JWT__HS256_SECRET", SECRET)
-                .env(
-                    "COULER__REDIS__KEY_PREFIX",
-                    format!("couler-e2e-{}", tempdir::uuid_like()),
-                )
+                .env("COULER__REDIS__KEY_PREFIX", &prefix)
                 .env("COULER__TELEMETRY__LOG_FILTER", "warn")
                 .stdout(Stdio::null())
                 .spawn()
@@ -135,6 +135,7 @@ impl Couler {
             .unwrap();
         let couler = Couler {
             platform: token(json!({"sub": "ops", "roles": ["platform-admin"]})),
+            redis_prefix: prefix,
             database,
             data_dir,
             base,
@@ -164,6 +165,7 @@ impl Couler {
             .env("COULER__SCHEDULER__HEARTBEAT_MS", "300")
             .env("COULER__SCHEDULER__POLL_MS", "200")
             .env("COULER__LOCAL__DATA_DIR", self.data_dir.path())
+            .env("COULER__REDIS__KEY_PREFIX", &self.redis_prefix)
             .env("COULER__TELEMETRY__LOG_FILTER", "warn")
             .stdout(Stdio::null());
         for (k, v) in env {
@@ -219,7 +221,10 @@ impl Couler {
 
     /// Submits a workflow document (YAML text) as an inline run.
     pub fn submit(&self, token: &str, yaml: &str, parameters: Value) -> String {
-        let ir: Value = serde_saphyr::from_str(yaml).unwrap();
+        // YAML 1.2 booleans, as the IR parser reads them (`off` stays a string).
+        let mut options = serde_saphyr::Options::default();
+        options.strict_booleans = true;
+        let ir: Value = serde_saphyr::from_str_with_options(yaml, options).unwrap();
         let (status, run) = self.call(
             reqwest::Method::POST,
             "/v1/runs",

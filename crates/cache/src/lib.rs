@@ -3,14 +3,18 @@
 //! - [`key`]: content-addressed cache keys for steps.
 //! - [`importance`]: Couler's caching-importance factor.
 //! - [`index`]: entries in Redis, admitted and evicted under a byte budget.
+//! - [`plan`]: a whole plan looked up level by level.
 //! - [`sim`]: a trace-driven simulator comparing caching policies.
 
 pub mod importance;
 pub mod index;
 pub mod key;
+pub mod plan;
 mod redis_conn;
+mod settings;
 pub mod sim;
 
 pub use index::{Admission, CacheConfig, CacheIndex, Entry, Invalidate, Stats};
 pub use key::{CacheKey, NoKey, Scope};
 pub use redis_conn::SharedRedis;
+pub use settings::{CacheSettings, RedisSettings};

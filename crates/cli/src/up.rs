@@ -58,6 +58,7 @@ async fn run(args: Up) -> anyhow::Result<ExitCode> {
         couler_scheduler::config::Config::load(None).map_err(|e| anyhow::anyhow!("{e}"))?;
     scheduler.database.url = SecretString::from(args.database_url.clone());
     scheduler.local.data_dir = args.data_dir.join("local");
+    scheduler.redis.url = SecretString::from(args.redis_url.clone());
     if std::env::var_os("COULER__TELEMETRY__LOG_FORMAT").is_none() {
         api.telemetry.log_format = "text".into();
     }

@@ -7,7 +7,9 @@ mod plan;
 mod resolve;
 
 pub use plan::{Action, ArtifactRef, Decision, Plan, PlannedStep, ReuseStatus, StepOutputs};
-pub use resolve::{ResolveParameters, ReuseEarlierResults, visit_runnable_text, visit_text};
+pub use resolve::{
+    ResolveParameters, ReuseEarlierResults, UseCacheHits, visit_runnable_text, visit_text,
+};
 
 use couler_ir::Workflow;
 use std::collections::BTreeMap;
@@ -19,6 +21,8 @@ pub struct Facts {
     pub parameters: BTreeMap<String, String>,
     /// Results of an earlier attempt of this run, by step name (retry from failure).
     pub earlier: BTreeMap<String, (ReuseStatus, StepOutputs)>,
+    /// Cache hits by step name: the outputs, and why (for explanations).
+    pub cache_hits: BTreeMap<String, (StepOutputs, String)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -41,11 +45,12 @@ pub struct Pipeline {
 }
 
 impl Default for Pipeline {
-    /// Parameter resolution, then reuse of earlier results.
+    /// Parameter resolution, reuse of earlier results, then cache hits.
     fn default() -> Self {
         Pipeline::new(vec![
             Box::new(ResolveParameters),
             Box::new(ReuseEarlierResults),
+            Box::new(UseCacheHits),
         ])
     }
 }

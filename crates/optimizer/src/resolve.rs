@@ -133,6 +133,38 @@ impl Pass for ReuseEarlierResults {
     }
 }
 
+/// Steps whose exact inputs were computed before (the cache index's hits,
+/// looked up by the scheduler and handed in) are not run: they become
+/// `cached`, with the recorded outputs wired to their consumers.
+pub struct UseCacheHits;
+
+impl Pass for UseCacheHits {
+    fn name(&self) -> &'static str {
+        "use-cache-hits"
+    }
+
+    fn apply(&self, plan: &mut Plan, facts: &Facts) -> Result<(), PlanError> {
+        let mut decided = Vec::new();
+        for step in &mut plan.steps {
+            // A result kept from an earlier attempt wins over the cache.
+            if !matches!(step.action, Action::Run) {
+                continue;
+            }
+            if let Some((outputs, why)) = facts.cache_hits.get(&step.name) {
+                step.action = Action::Reuse {
+                    status: crate::ReuseStatus::Cached,
+                    outputs: outputs.clone(),
+                };
+                decided.push((step.name.clone(), why.clone()));
+            }
+        }
+        for (name, why) in decided {
+            plan.decide(self.name(), Some(&name), why);
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +219,10 @@ mod tests {
         let facts = Facts {
             parameters: BTreeMap::from([("n".into(), "1".into())]),
             earlier: BTreeMap::from([("a".into(), (ReuseStatus::Succeeded, outputs.clone()))]),
+            cache_hits: BTreeMap::from([
+                ("a".into(), (StepOutputs::default(), "hit".into())),
+                ("b".into(), (outputs.clone(), "cache hit, saves 5 s".into())),
+            ]),
         };
         let plan = Pipeline::default()
             .plan(workflow(), &facts, no_spans)
@@ -195,10 +231,17 @@ mod tests {
             plan.steps[0].action,
             Action::Reuse {
                 status: ReuseStatus::Succeeded,
+                outputs: outputs.clone()
+            }
+        );
+        // The earlier attempt's result wins; b comes from the cache.
+        assert_eq!(
+            plan.steps[1].action,
+            Action::Reuse {
+                status: ReuseStatus::Cached,
                 outputs
             }
         );
-        assert_eq!(plan.steps[1].action, Action::Run);
-        assert_eq!(plan.decisions.len(), 1);
+        assert_eq!(plan.decisions.len(), 2);
     }
 }

@@ -193,6 +193,8 @@ pub struct Driving {
     pub engine_ref: Option<String>,
     /// The engine the tenant uses.
     pub engine: String,
+    /// Whether the tenant shares cache entries with other tenants.
+    pub share_cache: bool,
     pub cancel_requested: bool,
     pub trace_context: std::collections::BTreeMap<String, String>,
     pub steps: Vec<StepRecord>,
@@ -217,7 +219,7 @@ pub async fn load(
                   r.message, r.idempotency_key, r.created_by, r.created_at, r.updated_at, r.queued_at, r.started_at,
                   r.finished_at, r.cancel_requested_at,
                   coalesce(r.inline_ir, v.ir) AS "ir!: Json<serde_json::Value>",
-                  r.plan AS "plan: Json<serde_json::Value>", r.engine_ref, t.engine,
+                  r.plan AS "plan: Json<serde_json::Value>", r.engine_ref, t.engine, t.share_cache,
                   r.trace_context AS "trace_context: Json<std::collections::BTreeMap<String, String>>"
            FROM runs r
            JOIN tenants t ON t.id = r.tenant_id
@@ -281,6 +283,7 @@ pub async fn load(
         plan: r.plan.map(|p| p.0),
         engine_ref: r.engine_ref,
         engine: r.engine,
+        share_cache: r.share_cache,
         cancel_requested,
         trace_context: r.trace_context.0,
         steps,

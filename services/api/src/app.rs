@@ -32,6 +32,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(crate::api_keys::router())
         .merge(crate::workflows::router())
         .merge(crate::runs::router())
+        .merge(crate::cache::router())
 }
 
 /// The OpenAPI document the code describes.

@@ -391,6 +391,10 @@ impl FromRequestParts<AppState> for Auth {
                 .limiter
                 .acquire(tenant.id, tenant.quotas.requests_per_second)
                 .await?;
+            // Only once the tenant is known to exist.
+            if principal.via == Via::Jwt {
+                record_principal(state, tenant.id, &principal.subject).await?;
+            }
             tracing::Span::current().record("tenant", tracing::field::display(tenant.id));
         }
         Ok(Auth(principal))
@@ -421,9 +425,6 @@ async fn jwt_principal(state: &AppState, token: &str) -> ApiResult<Principal> {
             code: "invalid_token",
             message: "the bearer token is not valid: it names no tenant".into(),
         });
-    }
-    if let Some(t) = tenant {
-        record_principal(state, t, &claims.sub).await?;
     }
     Ok(Principal {
         subject: claims.sub,

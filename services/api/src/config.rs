@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 pub struct Config {
     pub http: HttpConfig,
     pub database: couler_store::DatabaseConfig,
-    pub redis: RedisConfig,
+    pub redis: couler_cache::RedisSettings,
     pub auth: AuthConfig,
     pub quotas: QuotaCaps,
     pub telemetry: couler_telemetry::TelemetryConfig,
+    pub cache: couler_cache::CacheSettings,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -39,26 +40,6 @@ impl Default for HttpConfig {
             body_limit_bytes: 4 << 20,
             request_timeout_secs: 30,
             cors_origins: Vec::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RedisConfig {
-    pub url: SecretString,
-    /// Bound on every Redis call; slower counts as unavailable.
-    pub timeout_ms: u64,
-    /// Prefix of every key this service writes (tests use one per test).
-    pub key_prefix: String,
-}
-
-impl Default for RedisConfig {
-    fn default() -> Self {
-        RedisConfig {
-            url: SecretString::from("redis://127.0.0.1:6379"),
-            timeout_ms: 250,
-            key_prefix: "couler".into(),
         }
     }
 }
@@ -116,7 +97,15 @@ impl Default for QuotaCaps {
     }
 }
 
-const SECTIONS: &[&str] = &["http", "database", "redis", "auth", "quotas", "telemetry"];
+const SECTIONS: &[&str] = &[
+    "http",
+    "database",
+    "redis",
+    "auth",
+    "quotas",
+    "telemetry",
+    "cache",
+];
 
 impl Config {
     /// Layers defaults, the file (if given) and the environment.

@@ -7,6 +7,7 @@ pub mod app;
 pub mod auth;
 pub mod batch;
 pub mod body;
+pub mod cache;
 pub mod config;
 pub mod error;
 pub mod events;

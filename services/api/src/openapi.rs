@@ -18,6 +18,7 @@ use utoipa::{Modify, OpenApi};
         (name = "runs", description = "Runs, their steps and events"),
         (name = "tenants", description = "Tenants, settings and quotas"),
         (name = "api-keys", description = "Keys for services that trigger pipelines"),
+        (name = "cache", description = "The shared cache index: explain, statistics, invalidation"),
         (name = "health", description = "Liveness, readiness, metrics"),
     ),
     components(schemas(crate::error::Problem, crate::error::ProblemItem))

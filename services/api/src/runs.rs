@@ -157,7 +157,7 @@ const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
 /// Checks run parameters against the workflow's declarations and fills in
 /// defaults.
-fn resolve_parameters(
+pub(crate) fn resolve_parameters(
     declared: &[Parameter],
     given: &BTreeMap<String, ParamValue>,
 ) -> ApiResult<BTreeMap<String, String>> {

@@ -7,7 +7,7 @@ use crate::events::EventHub;
 use crate::quota::QueueGauge;
 use crate::ratelimit::RateLimiter;
 use anyhow::Context;
-use couler_cache::SharedRedis;
+use couler_cache::{CacheIndex, SharedRedis};
 use couler_store::Store;
 use metrics_exporter_prometheus::PrometheusHandle;
 use secrecy::ExposeSecret;
@@ -25,6 +25,8 @@ pub struct Inner {
     pub auth: Authenticator,
     pub redis: SharedRedis,
     pub limiter: RateLimiter,
+    /// The cache index the schedulers fill, on the same Redis and prefix.
+    pub cache: CacheIndex,
     pub events: EventHub,
     pub queue: QueueGauge,
     pub batcher: RunBatcher,
@@ -54,6 +56,7 @@ impl AppState {
             shutdown.child_token(),
         );
         let limiter = RateLimiter::new(redis.clone(), timeout, &config.redis.key_prefix);
+        let cache = CacheIndex::new(redis.clone(), config.redis.cache_config(&config.cache));
         let batcher = RunBatcher::start(store.clone(), 4, shutdown.child_token());
         let events = EventHub::start(store.pool().clone(), shutdown.child_token()).await?;
         Ok(AppState(Arc::new(Inner {
@@ -62,6 +65,7 @@ impl AppState {
             auth,
             redis,
             limiter,
+            cache,
             events,
             queue: QueueGauge::default(),
             batcher,

@@ -170,9 +170,11 @@ async fn main() {
         ..Default::default()
     };
     let shutdown = CancellationToken::new();
+    // No cache: every run here is the same no-op and would hit.
     let scheduler = tokio::spawn(couler_scheduler::run(
         store.clone(),
         engines,
+        None,
         config,
         shutdown.clone(),
     ));

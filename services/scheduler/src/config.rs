@@ -14,6 +14,8 @@ pub struct Config {
     pub database: couler_store::DatabaseConfig,
     pub scheduler: SchedulerConfig,
     pub local: LocalEngineConfig,
+    pub redis: couler_cache::RedisSettings,
+    pub cache: couler_cache::CacheSettings,
     pub telemetry: couler_telemetry::TelemetryConfig,
 }
 
@@ -81,7 +83,14 @@ impl Default for LocalEngineConfig {
     }
 }
 
-const SECTIONS: &[&str] = &["database", "scheduler", "local", "telemetry"];
+const SECTIONS: &[&str] = &[
+    "database",
+    "scheduler",
+    "local",
+    "redis",
+    "cache",
+    "telemetry",
+];
 
 impl Config {
     pub fn load(file: Option<&Path>) -> Result<Config, Box<figment::Error>> {

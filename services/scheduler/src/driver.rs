@@ -5,7 +5,7 @@
 use crate::Context;
 use crate::lease::Control;
 use couler_engines::{RunOutcome, RunSpec, StepPhase, StepState, Update};
-use couler_optimizer::{Facts, Plan, PlanError, ReuseStatus, StepOutputs};
+use couler_optimizer::{Facts, Pass, Plan, PlanError, ReuseStatus, StepOutputs};
 use couler_store::scheduling::{self, Claim, Driving, StepWrite};
 use couler_store::{RunId, RunStatus, StepStatus, TenantId};
 use std::collections::HashMap;
@@ -55,7 +55,7 @@ async fn drive_run(
 
     let (plan, resume) = match driving.run.status {
         RunStatus::Planning => {
-            let plan = match plan(ctx, &driving) {
+            let plan = match plan(ctx, &driving).await {
                 Ok(p) => Arc::new(p),
                 Err(e) => {
                     return fail(
@@ -122,7 +122,17 @@ async fn drive_run(
         engine.cancel(&spec, &engine_ref).await?;
     }
 
-    let mut tracker = Tracker::new(&driving);
+    let writer = ctx.cache.as_ref().and_then(|index| {
+        let ttl = index.config().default_ttl;
+        crate::caching::Writer::new(
+            index.clone(),
+            &plan,
+            tenant.to_string(),
+            driving.share_cache,
+            ttl,
+        )
+    });
+    let mut tracker = Tracker::new(&driving, plan.clone(), writer);
     let mut updates = started.updates;
     loop {
         tokio::select! {
@@ -161,37 +171,86 @@ async fn drive_run(
     }
 }
 
-/// Builds the plan with the optimizer pipeline, one span per pass.
-fn plan(ctx: &Context, d: &Driving) -> Result<Plan, PlanError> {
-    let _span = tracing::info_span!("plan", passes = ?ctx.pipeline.pass_names()).entered();
-    let workflow: couler_ir::Workflow = serde_json::from_value(d.ir.clone()).map_err(|e| {
-        PlanError::Invalid(couler_ir::Problems(vec![couler_ir::Problem {
-            path: String::new(),
-            code: couler_ir::Code::InvalidType,
-            message: e.to_string(),
-        }]))
-    })?;
-    let facts = Facts {
-        parameters: d.run.parameters.0.clone(),
-        earlier: d
-            .steps
-            .iter()
-            .filter_map(|s| {
-                let status = match s.step.status {
-                    StepStatus::Succeeded => ReuseStatus::Succeeded,
-                    StepStatus::Skipped => ReuseStatus::Skipped,
-                    StepStatus::Cached => ReuseStatus::Cached,
-                    _ => return None,
-                };
-                let outputs: StepOutputs =
-                    serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default();
-                Some((s.step.name.clone(), (status, outputs)))
-            })
-            .collect(),
-    };
-    ctx.pipeline.plan(workflow, &facts, |name, apply| {
-        tracing::info_span!("pass", pass = name).in_scope(apply)
-    })
+/// Builds the plan with the optimizer pipeline (one span per pass), with
+/// the cache index's hits handed in as facts.
+async fn plan(ctx: &Context, d: &Driving) -> Result<Plan, PlanError> {
+    let span = tracing::info_span!("plan", passes = ?ctx.pipeline.pass_names());
+    async {
+        let workflow: couler_ir::Workflow = serde_json::from_value(d.ir.clone()).map_err(|e| {
+            PlanError::Invalid(couler_ir::Problems(vec![couler_ir::Problem {
+                path: String::new(),
+                code: couler_ir::Code::InvalidType,
+                message: e.to_string(),
+            }]))
+        })?;
+        let mut facts = Facts {
+            parameters: d.run.parameters.0.clone(),
+            earlier: earlier_results(d),
+            cache_hits: Default::default(),
+        };
+        let passes = |name: &'static str, apply: &mut dyn FnMut() -> Result<(), PlanError>| {
+            tracing::info_span!("pass", pass = name).in_scope(apply)
+        };
+        let mut plan = ctx.pipeline.plan(workflow, &facts, passes)?;
+        let Some(index) = &ctx.cache else {
+            return Ok(plan);
+        };
+        let dag = couler_ir::validate(&plan.workflow, &Default::default())?;
+        let tenant = d.run.tenant_id.to_string();
+        let lookups =
+            couler_cache::plan::lookup_plan_with_dag(&plan, &dag, &tenant, d.share_cache, index)
+                .instrument(tracing::info_span!("pass", pass = "cache-lookup"))
+                .await;
+        let (mut misses, mut bytes, mut saved_ms) = (0u64, 0u64, 0u64);
+        let mut hits = Vec::new();
+        for (step, lookup) in plan.steps.iter().zip(lookups) {
+            match lookup.outcome {
+                couler_cache::plan::Outcome::Hit { key, entry } => {
+                    let why = format!(
+                        "cache hit: its exact inputs were computed before ({} ms saved)",
+                        entry.wall_ms
+                    );
+                    facts
+                        .cache_hits
+                        .insert(step.name.clone(), (entry.outputs.clone(), why));
+                    bytes += entry.size;
+                    saved_ms += entry.wall_ms;
+                    hits.push((key, *entry));
+                }
+                couler_cache::plan::Outcome::Miss { .. } => misses += 1,
+                _ => {}
+            }
+        }
+        index
+            .record(&tenant, hits.len() as u64, misses, bytes, saved_ms)
+            .await;
+        index.reused(&hits).await;
+        metrics::counter!("couler_cache_hits_total").increment(hits.len() as u64);
+        metrics::counter!("couler_cache_misses_total").increment(misses);
+        tracing::info_span!("pass", pass = "use-cache-hits")
+            .in_scope(|| couler_optimizer::UseCacheHits.apply(&mut plan, &facts))?;
+        Ok(plan)
+    }
+    .instrument(span)
+    .await
+}
+
+/// Results an earlier attempt of the run keeps (retry from failure).
+fn earlier_results(d: &Driving) -> std::collections::BTreeMap<String, (ReuseStatus, StepOutputs)> {
+    d.steps
+        .iter()
+        .filter_map(|s| {
+            let status = match s.step.status {
+                StepStatus::Succeeded => ReuseStatus::Succeeded,
+                StepStatus::Skipped => ReuseStatus::Skipped,
+                StepStatus::Cached => ReuseStatus::Cached,
+                _ => return None,
+            };
+            let outputs: StepOutputs =
+                serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default();
+            Some((s.step.name.clone(), (status, outputs)))
+        })
+        .collect()
 }
 
 /// The steps' last recorded states, for an engine to re-attach to.
@@ -238,11 +297,15 @@ fn status_of(p: StepPhase) -> StepStatus {
 /// Checks engine reports against the step lifecycle and persists them.
 struct Tracker {
     known: HashMap<String, (StepStatus, u32)>,
+    plan: Arc<Plan>,
+    cache: Option<crate::caching::Writer>,
 }
 
 impl Tracker {
-    fn new(d: &Driving) -> Tracker {
+    fn new(d: &Driving, plan: Arc<Plan>, cache: Option<crate::caching::Writer>) -> Tracker {
         Tracker {
+            plan,
+            cache,
             known: d
                 .steps
                 .iter()
@@ -324,6 +387,11 @@ impl Tracker {
         }
         writes.push(write(&state, to, state.message.clone()));
         self.known.insert(state.name.clone(), (to, state.attempt));
+        if let Some(cache) = &mut self.cache
+            && let Some((key, entry)) = cache.observe(&self.plan, &state)
+        {
+            cache.offer(key, entry);
+        }
     }
 }
 

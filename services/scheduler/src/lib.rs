@@ -4,6 +4,7 @@
 //! replicas run side by side; a dead replica's runs are taken over and
 //! reconciled with the engine, not restarted.
 
+mod caching;
 pub mod config;
 mod driver;
 pub mod engines;
@@ -14,6 +15,7 @@ use config::Config;
 use couler_optimizer::Pipeline;
 use couler_store::Store;
 use engines::Engines;
+use secrecy::ExposeSecret;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -25,6 +27,8 @@ pub struct Context {
     pub owner: String,
     pub config: config::SchedulerConfig,
     pub held: lease::Held,
+    /// The shared cache index; `None` runs without caching.
+    pub cache: Option<couler_cache::CacheIndex>,
 }
 
 /// Runs the scheduler until `shutdown` fires, then stops claiming, hands
@@ -32,6 +36,7 @@ pub struct Context {
 pub async fn run(
     store: Store,
     engines: Engines,
+    cache: Option<couler_cache::CacheIndex>,
     config: config::SchedulerConfig,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
@@ -42,6 +47,7 @@ pub async fn run(
         pipeline: Pipeline::default(),
         config,
         held: lease::Held::default(),
+        cache,
     });
     tracing::info!(owner = %ctx.owner, engines = ?ctx.engines.names(), "scheduler started");
     let heartbeat = tokio::spawn(lease::heartbeat(ctx.clone(), shutdown.clone()));
@@ -62,7 +68,13 @@ pub async fn serve(config: Config, shutdown: CancellationToken) -> anyhow::Resul
         let listener = tokio::net::TcpListener::bind(addr).await?;
         tokio::spawn(metrics_server(listener, shutdown.clone()));
     }
-    run(store, engines, config.scheduler, shutdown).await
+    let redis = couler_cache::SharedRedis::connect(
+        config.redis.url.expose_secret(),
+        config.redis.timeout(),
+        shutdown.child_token(),
+    );
+    let cache = couler_cache::CacheIndex::new(redis, config.redis.cache_config(&config.cache));
+    run(store, engines, Some(cache), config.scheduler, shutdown).await
 }
 
 async fn metrics_server(listener: tokio::net::TcpListener, shutdown: CancellationToken) {

@@ -1,0 +1,217 @@
+//! Replays iterative ML-development traces (the paper's three scenarios,
+//! interleaved, as data scientists iterate) against No cache, Cache-all,
+//! FIFO, LRU and the Couler policy under 10/20/30 GB budgets.
+//!
+//! Run: `cargo bench -p couler-cache --bench sim`
+//! Targets: the Couler policy's total time is the lowest among the budgeted
+//! policies (FIFO, LRU, Couler) at every budget; its hit ratio reaches the
+//! paper's production figure, 84%.
+//!
+//! Execution model: serial — total time is the sum of the run costs of the
+//! steps that missed the cache.
+
+use couler_cache::importance::Weights;
+use couler_cache::sim::replay::IDLE_AFTER;
+use couler_cache::sim::{
+    Couler, Outcome, PolicyKind, Scenario, StepKind, Trace, TraceConfig, generate, replay,
+};
+
+const GB: u64 = 1_000_000_000;
+const BUDGETS_GB: [u64; 3] = [10, 20, 30];
+const TARGET_HIT_RATIO: f64 = 0.84;
+/// Further seeds, to show whether the verdicts hold beyond one trace.
+const MORE_SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
+
+fn gb(bytes: u64) -> String {
+    format!("{:.2} GB", bytes as f64 / GB as f64)
+}
+
+fn run_all(trace: &Trace, budget: u64) -> Vec<Outcome> {
+    PolicyKind::ALL
+        .iter()
+        .map(|kind| replay(trace, kind.build(budget).as_mut()))
+        .collect()
+}
+
+/// The budgeted policy with the lowest total time other than Couler, and
+/// Couler's outcome.
+fn contenders(outcomes: &[Outcome]) -> (&Outcome, &Outcome) {
+    let budgeted = |o: &&Outcome| ["FIFO", "LRU"].contains(&o.policy);
+    let best_other = outcomes
+        .iter()
+        .filter(budgeted)
+        .min_by(|a, b| a.total_time.total_cmp(&b.total_time))
+        .expect("FIFO and LRU ran");
+    let couler = outcomes
+        .iter()
+        .find(|o| o.policy == "Couler")
+        .expect("Couler ran");
+    (best_other, couler)
+}
+
+/// Where the budgeted policies saved time, and what they held at the end.
+fn by_kind(outcomes: &[Outcome]) {
+    println!("  hours saved by hits / GB held at the end, by step kind:");
+    let mut header = format!("  {:<10}", "policy");
+    for kind in StepKind::ALL {
+        header += &format!(" {:>16}", kind.name());
+    }
+    println!("{header}");
+    for o in outcomes.iter().filter(|o| o.budget.is_some_and(|b| b > 0)) {
+        let mut line = format!("  {:<10}", o.policy);
+        for kind in StepKind::ALL {
+            let saved = o.saved_by_kind.get(&kind).copied().unwrap_or(0.0) / 3600.0;
+            let held = o.held_by_kind.get(&kind).copied().unwrap_or(0);
+            line += &format!(" {:>8.0} h/{:>5.1}", saved, held as f64 / GB as f64);
+        }
+        println!("{line}");
+    }
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "target met" } else { "TARGET MISSED" }
+}
+
+fn main() {
+    let config = TraceConfig::default();
+    let trace = generate(&config);
+    let users = Scenario::ALL.len() * config.users_per_scenario;
+    let shape = trace.shape(users);
+
+    println!(
+        "trace: seed {}, {} workflow executions by {} users over {} scenarios",
+        config.seed,
+        shape.executions,
+        users,
+        trace.dags.len()
+    );
+    for (i, scenario) in Scenario::ALL.iter().enumerate() {
+        let runs = trace.executions.iter().filter(|e| e.dag == i).count();
+        let first = trace.executions.iter().find(|e| e.dag == i);
+        let footprint = first.map_or(0, |e| e.steps.iter().map(|s| s.size).sum());
+        println!(
+            "  {:<20} {:>2} pods, {:>2} models, {:>4} executions, {} per execution",
+            scenario.name(),
+            scenario.pods(),
+            scenario.models(),
+            runs,
+            gb(footprint)
+        );
+    }
+    println!(
+        "  {} steps, {} distinct keys ({} in all); working set (distinct bytes of the last {} executions): mean {}, max {}",
+        shape.steps,
+        shape.distinct_keys,
+        gb(shape.distinct_bytes),
+        shape.window,
+        gb(shape.working_set_mean),
+        gb(shape.working_set_max)
+    );
+    println!("execution model: serial; total time = sum of the run costs of missed steps");
+    println!(
+        "idle: share of cached bytes not requested in the last {IDLE_AFTER} executions (mean over the trace)"
+    );
+
+    let mut verdicts = Vec::new();
+    for budget_gb in BUDGETS_GB {
+        let outcomes = run_all(&trace, budget_gb * GB);
+        let baseline = outcomes[0].total_time;
+        println!("\nbudget {budget_gb} GB (Cache-all is unbounded)");
+        println!(
+            "  {:<10} {:>9} {:>13} {:>9} {:>11} {:>11} {:>9} {:>9} {:>6}",
+            "policy",
+            "hit ratio",
+            "total time",
+            "vs none",
+            "peak bytes",
+            "final bytes",
+            "evicted",
+            "rejected",
+            "idle"
+        );
+        for o in &outcomes {
+            println!(
+                "  {:<10} {:>8.1}% {:>11.1} h {:>9.3} {:>11} {:>11} {:>9} {:>9} {:>5.0}%",
+                o.policy,
+                100.0 * o.hit_ratio(),
+                o.total_time / 3600.0,
+                o.total_time / baseline,
+                gb(o.peak_bytes),
+                gb(o.final_bytes),
+                o.evictions,
+                o.rejections,
+                100.0 * o.idle_share
+            );
+        }
+        let (best_other, couler) = contenders(&outcomes);
+        verdicts.push((budget_gb, best_other.clone(), couler.clone()));
+        if budget_gb == BUDGETS_GB[BUDGETS_GB.len() - 1] {
+            by_kind(&outcomes);
+        }
+    }
+
+    println!("\ntargets");
+    println!("  Couler total time lowest among the budgeted policies (FIFO, LRU, Couler):");
+    for (budget_gb, best_other, couler) in &verdicts {
+        println!(
+            "    {budget_gb:>2} GB: Couler {:.1} h vs {} {:.1} h (ratio {:.3}) — {}",
+            couler.total_time / 3600.0,
+            best_other.policy,
+            best_other.total_time / 3600.0,
+            couler.total_time / best_other.total_time,
+            verdict(couler.total_time < best_other.total_time)
+        );
+    }
+    println!(
+        "  Couler hit ratio >= {:.0}% (the paper's production figure):",
+        100.0 * TARGET_HIT_RATIO
+    );
+    for (budget_gb, _, couler) in &verdicts {
+        println!(
+            "    {budget_gb:>2} GB: {:.1}% — {}",
+            100.0 * couler.hit_ratio(),
+            verdict(couler.hit_ratio() >= TARGET_HIT_RATIO)
+        );
+    }
+
+    println!("\nablation, not part of the targets: Couler with beta = 0 (no reuse term F)");
+    for budget_gb in BUDGETS_GB {
+        let weights = Weights {
+            beta: 0.0,
+            ..Weights::default()
+        };
+        let o = replay(&trace, &mut Couler::new(budget_gb * GB, weights));
+        println!(
+            "  {budget_gb:>2} GB: hit ratio {:.1}%, total time {:.1} h, rejected {}, idle {:.0}%",
+            100.0 * o.hit_ratio(),
+            o.total_time / 3600.0,
+            o.rejections,
+            100.0 * o.idle_share
+        );
+    }
+
+    println!(
+        "\nother seeds (same generator settings): Couler time / best of FIFO, LRU; Couler hit ratio; Cache-all hit ratio"
+    );
+    for seed in MORE_SEEDS {
+        let trace = generate(&TraceConfig {
+            seed,
+            ..config.clone()
+        });
+        let mut line = format!("  seed {seed}:");
+        for budget_gb in BUDGETS_GB {
+            let outcomes = run_all(&trace, budget_gb * GB);
+            let (best_other, couler) = contenders(&outcomes);
+            line += &format!(
+                "  {budget_gb} GB {:.3} ({}) {:.1}%",
+                couler.total_time / best_other.total_time,
+                best_other.policy,
+                100.0 * couler.hit_ratio()
+            );
+            if budget_gb == BUDGETS_GB[BUDGETS_GB.len() - 1] {
+                line += &format!("  | all {:.1}%", 100.0 * outcomes[1].hit_ratio());
+            }
+        }
+        println!("{line}");
+    }
+}

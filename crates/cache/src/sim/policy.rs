@@ -1,0 +1,436 @@
+//! Caching policies behind one trait: No cache, Cache-all (unbounded, the
+//! upper bound), FIFO, LRU and Couler's importance-based admission and
+//! eviction (paper Algorithm 2).
+
+use super::{Dag, Key, StepRun};
+use crate::importance::{self, Node, Weights};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+/// The step being looked up or offered, within its execution.
+#[derive(Debug, Clone, Copy)]
+pub struct StepContext<'a> {
+    pub dag: &'a Dag,
+    /// The execution's steps, indexed like `dag`.
+    pub runs: &'a [StepRun],
+    pub step: usize,
+}
+
+impl StepContext<'_> {
+    pub fn run(&self) -> &StepRun {
+        &self.runs[self.step]
+    }
+}
+
+/// What a cache holds, with its byte accounting.
+#[derive(Debug, Clone, Default)]
+pub struct Store {
+    sizes: HashMap<Key, u64>,
+    used: u64,
+    peak: u64,
+    evictions: u64,
+    rejections: u64,
+}
+
+impl Store {
+    pub fn contains(&self, key: &Key) -> bool {
+        self.sizes.contains_key(key)
+    }
+
+    /// Cached keys and their sizes.
+    pub fn entries(&self) -> impl Iterator<Item = (&Key, u64)> {
+        self.sizes.iter().map(|(k, &size)| (k, size))
+    }
+
+    pub fn len(&self) -> usize {
+        self.sizes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sizes.is_empty()
+    }
+
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    pub fn peak(&self) -> u64 {
+        self.peak
+    }
+
+    pub fn evictions(&self) -> u64 {
+        self.evictions
+    }
+
+    /// Outputs offered and not admitted.
+    pub fn rejections(&self) -> u64 {
+        self.rejections
+    }
+
+    fn insert(&mut self, key: Key, size: u64) {
+        if let Some(old) = self.sizes.insert(key, size) {
+            self.used -= old;
+        }
+        self.used += size;
+        self.peak = self.peak.max(self.used);
+    }
+
+    fn evict(&mut self, key: &Key) {
+        if let Some(size) = self.sizes.remove(key) {
+            self.used -= size;
+            self.evictions += 1;
+        }
+    }
+
+    fn reject(&mut self) {
+        self.rejections += 1;
+    }
+}
+
+pub trait Policy {
+    fn name(&self) -> &'static str;
+    /// The byte budget; `None` for unbounded.
+    fn budget(&self) -> Option<u64>;
+    fn store(&self) -> &Store;
+    /// Whether the step's output is cached; also records the request.
+    fn lookup(&mut self, ctx: &StepContext<'_>) -> bool;
+    /// Offers the output of a step that just ran.
+    fn offer(&mut self, ctx: &StepContext<'_>);
+}
+
+/// The policies the simulator compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PolicyKind {
+    NoCache,
+    CacheAll,
+    Fifo,
+    Lru,
+    Couler,
+}
+
+impl PolicyKind {
+    pub const ALL: [PolicyKind; 5] = [
+        PolicyKind::NoCache,
+        PolicyKind::CacheAll,
+        PolicyKind::Fifo,
+        PolicyKind::Lru,
+        PolicyKind::Couler,
+    ];
+
+    /// The policies that hold to the byte budget.
+    pub const BUDGETED: [PolicyKind; 3] = [PolicyKind::Fifo, PolicyKind::Lru, PolicyKind::Couler];
+
+    /// The policy, with `budget` bytes if it is budgeted.
+    pub fn build(self, budget: u64) -> Box<dyn Policy> {
+        match self {
+            PolicyKind::NoCache => Box::new(NoCache::default()),
+            PolicyKind::CacheAll => Box::new(CacheAll::default()),
+            PolicyKind::Fifo => Box::new(Fifo::new(budget)),
+            PolicyKind::Lru => Box::new(Lru::new(budget)),
+            PolicyKind::Couler => Box::new(Couler::new(budget, Weights::default())),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct NoCache {
+    store: Store,
+}
+
+impl Policy for NoCache {
+    fn name(&self) -> &'static str {
+        "No cache"
+    }
+    fn budget(&self) -> Option<u64> {
+        Some(0)
+    }
+    fn store(&self) -> &Store {
+        &self.store
+    }
+    fn lookup(&mut self, _: &StepContext<'_>) -> bool {
+        false
+    }
+    fn offer(&mut self, _: &StepContext<'_>) {
+        self.store.reject();
+    }
+}
+
+/// Keeps everything: the best any policy could do.
+#[derive(Debug, Default)]
+pub struct CacheAll {
+    store: Store,
+}
+
+impl Policy for CacheAll {
+    fn name(&self) -> &'static str {
+        "Cache-all"
+    }
+    fn budget(&self) -> Option<u64> {
+        None
+    }
+    fn store(&self) -> &Store {
+        &self.store
+    }
+    fn lookup(&mut self, ctx: &StepContext<'_>) -> bool {
+        self.store.contains(&ctx.run().key)
+    }
+    fn offer(&mut self, ctx: &StepContext<'_>) {
+        let run = ctx.run();
+        self.store.insert(run.key, run.size);
+    }
+}
+
+/// Admits everything that fits the budget; evicts the oldest insertions.
+#[derive(Debug)]
+pub struct Fifo {
+    budget: u64,
+    store: Store,
+    queue: VecDeque<Key>,
+}
+
+impl Fifo {
+    pub fn new(budget: u64) -> Fifo {
+        Fifo {
+            budget,
+            store: Store::default(),
+            queue: VecDeque::new(),
+        }
+    }
+}
+
+impl Policy for Fifo {
+    fn name(&self) -> &'static str {
+        "FIFO"
+    }
+    fn budget(&self) -> Option<u64> {
+        Some(self.budget)
+    }
+    fn store(&self) -> &Store {
+        &self.store
+    }
+    fn lookup(&mut self, ctx: &StepContext<'_>) -> bool {
+        self.store.contains(&ctx.run().key)
+    }
+    fn offer(&mut self, ctx: &StepContext<'_>) {
+        let run = ctx.run();
+        if run.size > self.budget {
+            return self.store.reject();
+        }
+        while self.store.used() + run.size > self.budget {
+            let oldest = self.queue.pop_front().expect("a full cache has entries");
+            self.store.evict(&oldest);
+        }
+        self.store.insert(run.key, run.size);
+        self.queue.push_back(run.key);
+    }
+}
+
+/// Admits everything that fits the budget; evicts the least recently used.
+#[derive(Debug)]
+pub struct Lru {
+    budget: u64,
+    store: Store,
+    clock: u64,
+    last_use: HashMap<Key, u64>,
+    by_use: BTreeMap<u64, Key>,
+}
+
+impl Lru {
+    pub fn new(budget: u64) -> Lru {
+        Lru {
+            budget,
+            store: Store::default(),
+            clock: 0,
+            last_use: HashMap::new(),
+            by_use: BTreeMap::new(),
+        }
+    }
+
+    fn touch(&mut self, key: Key) {
+        self.clock += 1;
+        if let Some(old) = self.last_use.insert(key, self.clock) {
+            self.by_use.remove(&old);
+        }
+        self.by_use.insert(self.clock, key);
+    }
+}
+
+impl Policy for Lru {
+    fn name(&self) -> &'static str {
+        "LRU"
+    }
+    fn budget(&self) -> Option<u64> {
+        Some(self.budget)
+    }
+    fn store(&self) -> &Store {
+        &self.store
+    }
+    fn lookup(&mut self, ctx: &StepContext<'_>) -> bool {
+        let key = ctx.run().key;
+        let hit = self.store.contains(&key);
+        if hit {
+            self.touch(key);
+        }
+        hit
+    }
+    fn offer(&mut self, ctx: &StepContext<'_>) {
+        let run = ctx.run();
+        if run.size > self.budget {
+            return self.store.reject();
+        }
+        while self.store.used() + run.size > self.budget {
+            let (_, lru) = self.by_use.pop_first().expect("a full cache has entries");
+            self.last_use.remove(&lru);
+            self.store.evict(&lru);
+        }
+        self.store.insert(run.key, run.size);
+        self.touch(run.key);
+    }
+}
+
+/// An importance score with a total order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Score(f64);
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// Couler's policy: each entry carries its caching importance `I(u)`,
+/// computed on the DAG of the execution that produced or last reused it,
+/// with that moment's cached flags and observed reuse counts. Admission
+/// and eviction per Algorithm 2: admit while under budget; otherwise evict
+/// the lowest-importance entries, but only if every one of them scores
+/// below the newcomer — else the newcomer is not admitted.
+#[derive(Debug)]
+pub struct Couler {
+    budget: u64,
+    weights: Weights,
+    store: Store,
+    /// Entry → (score, insertion sequence); ties evict the older entry.
+    scores: HashMap<Key, (Score, u64)>,
+    by_score: BTreeSet<(Score, u64, Key)>,
+    sequence: u64,
+    /// Requests per key (hits and misses alike) since it first ran; the
+    /// reuse count is one less. Kept for evicted keys too: a recomputation
+    /// is a reuse the cache missed.
+    requests: HashMap<Key, u64>,
+}
+
+impl Couler {
+    pub fn new(budget: u64, weights: Weights) -> Couler {
+        Couler {
+            budget,
+            weights,
+            store: Store::default(),
+            scores: HashMap::new(),
+            by_score: BTreeSet::new(),
+            sequence: 0,
+            requests: HashMap::new(),
+        }
+    }
+
+    /// The importance the policy holds for a cached key.
+    pub fn score_of(&self, key: &Key) -> Option<f64> {
+        self.scores.get(key).map(|(s, _)| s.0)
+    }
+
+    /// `I(u)` of the context's step, on its execution's DAG as of now.
+    pub fn importance(&self, ctx: &StepContext<'_>) -> f64 {
+        let nodes: Vec<Node> = ctx
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(i, run)| Node {
+                cost: run.cost,
+                size: run.size,
+                cached: self.store.contains(&run.key),
+                reuses: self.reuses(&run.key),
+                upstream: ctx.dag.steps()[i].upstream.clone(),
+                downstream: ctx.dag.downstream(i).to_vec(),
+            })
+            .collect();
+        importance::importance(&nodes, ctx.step, &self.weights)
+    }
+
+    fn reuses(&self, key: &Key) -> u64 {
+        self.requests.get(key).map_or(0, |n| n.saturating_sub(1))
+    }
+
+    fn set_score(&mut self, key: Key, score: Score) {
+        let sequence = match self.scores.get(&key) {
+            Some(&(old, sequence)) => {
+                self.by_score.remove(&(old, sequence, key));
+                sequence
+            }
+            None => {
+                self.sequence += 1;
+                self.sequence
+            }
+        };
+        self.scores.insert(key, (score, sequence));
+        self.by_score.insert((score, sequence, key));
+    }
+}
+
+impl Policy for Couler {
+    fn name(&self) -> &'static str {
+        "Couler"
+    }
+    fn budget(&self) -> Option<u64> {
+        Some(self.budget)
+    }
+    fn store(&self) -> &Store {
+        &self.store
+    }
+    fn lookup(&mut self, ctx: &StepContext<'_>) -> bool {
+        let key = ctx.run().key;
+        let hit = self.store.contains(&key);
+        if hit || self.requests.contains_key(&key) {
+            *self.requests.entry(key).or_default() += 1;
+        }
+        if hit {
+            let score = Score(self.importance(ctx));
+            self.set_score(key, score);
+        }
+        hit
+    }
+    fn offer(&mut self, ctx: &StepContext<'_>) {
+        let run = *ctx.run();
+        // The first run of a key: it has been requested once, reused never.
+        self.requests.entry(run.key).or_insert(1);
+        if run.size > self.budget {
+            return self.store.reject();
+        }
+        let score = Score(self.importance(ctx));
+        let mut freed = 0;
+        let mut victims = Vec::new();
+        for &(victim_score, _, victim) in &self.by_score {
+            if self.store.used() - freed + run.size <= self.budget {
+                break;
+            }
+            if victim_score >= score {
+                return self.store.reject();
+            }
+            freed += self.store.sizes[&victim];
+            victims.push(victim);
+        }
+        for victim in victims {
+            let (s, sequence) = self.scores.remove(&victim).expect("victims are scored");
+            self.by_score.remove(&(s, sequence, victim));
+            self.store.evict(&victim);
+        }
+        self.store.insert(run.key, run.size);
+        self.set_score(run.key, score);
+    }
+}

@@ -1,0 +1,153 @@
+//! The scheduler's side of the cache index: after a step succeeded and its
+//! outputs were stored and digested, offer its result (only schedulers
+//! write entries); before a run starts, look its steps up (see `driver`).
+
+use couler_cache::{CacheIndex, Entry};
+use couler_engines::{StepMetrics, StepState};
+use couler_optimizer::{Plan, StepOutputs};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// What a driver knows to key and score a finished step.
+pub struct Writer {
+    pub index: CacheIndex,
+    pub tenant: String,
+    pub shares: bool,
+    pub workflow: String,
+    pub default_ttl: Duration,
+    dag: couler_ir::Dag,
+    position: HashMap<String, usize>,
+    /// Outputs and costs of finished steps, by name.
+    finished: HashMap<String, (StepOutputs, Option<StepMetrics>)>,
+}
+
+impl Writer {
+    pub fn new(
+        index: CacheIndex,
+        plan: &Plan,
+        tenant: String,
+        shares: bool,
+        default_ttl: Duration,
+    ) -> Option<Writer> {
+        let dag = couler_ir::validate(&plan.workflow, &Default::default()).ok()?;
+        let position = plan
+            .workflow
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect();
+        let mut finished = HashMap::new();
+        for step in &plan.steps {
+            if let couler_optimizer::Action::Reuse { outputs, .. } = &step.action {
+                finished.insert(step.name.clone(), (outputs.clone(), None));
+            }
+        }
+        Some(Writer {
+            index,
+            tenant,
+            shares,
+            workflow: plan.workflow.name.clone(),
+            default_ttl,
+            dag,
+            position,
+            finished,
+        })
+    }
+
+    /// Notes a step's report; for a newly succeeded main step, returns the
+    /// entry to offer to the cache.
+    pub fn observe(
+        &mut self,
+        plan: &Plan,
+        state: &StepState,
+    ) -> Option<(couler_cache::CacheKey, Entry)> {
+        use couler_engines::StepPhase;
+        if !matches!(state.phase, StepPhase::Succeeded | StepPhase::Cached) {
+            return None;
+        }
+        self.finished
+            .insert(state.name.clone(), (state.outputs.clone(), state.metrics));
+        if state.phase != StepPhase::Succeeded {
+            return None;
+        }
+        let &index = self.position.get(&state.name)?;
+        let step = &plan.workflow.steps[index];
+        let scope = couler_cache::key::scope_of(step, &self.tenant, self.shares);
+        let key =
+            couler_cache::key::key(step, &scope, |name| self.finished.get(name).map(|(o, _)| o))
+                .ok()?;
+        let metrics = state.metrics.unwrap_or_default();
+        let cost = |name: &str| -> f64 {
+            self.finished
+                .get(name)
+                .and_then(|(_, m)| m.as_ref())
+                .map_or(metrics.wall_ms as f64 / 1000.0, |m| {
+                    m.wall_ms as f64 / 1000.0
+                })
+        };
+        let nodes: Vec<couler_cache::importance::Node> = plan
+            .workflow
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| couler_cache::importance::Node {
+                cost: cost(&s.name),
+                size: 0,
+                cached: matches!(plan.steps[i].action, couler_optimizer::Action::Reuse { .. }),
+                reuses: 0,
+                upstream: self
+                    .dag
+                    .steps
+                    .upstream(i as u32)
+                    .iter()
+                    .map(|&u| u as usize)
+                    .collect(),
+                downstream: self
+                    .dag
+                    .steps
+                    .downstream(i as u32)
+                    .iter()
+                    .map(|&d| d as usize)
+                    .collect(),
+            })
+            .collect();
+        let layers = self.index.config().weights.layers;
+        let reconstruction = couler_cache::importance::reconstruction_cost(&nodes, index, layers);
+        let downstream: f64 = nodes[index].downstream.iter().map(|&d| nodes[d].cost).sum();
+        let ttl = step
+            .cache
+            .as_ref()
+            .and_then(|c| c.ttl)
+            .map_or(self.default_ttl, |t| t.as_std());
+        let entry = Entry {
+            size: state.outputs.artifacts.values().map(|a| a.size).sum(),
+            outputs: state.outputs.clone(),
+            wall_ms: metrics.wall_ms,
+            cpu_ms: metrics.cpu_ms,
+            max_rss_kb: metrics.max_rss_kb,
+            producer: self.tenant.clone(),
+            created_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
+            ttl_secs: ttl.as_secs().max(1),
+            reconstruction,
+            downstream,
+            image: step.image().unwrap_or_default().to_owned(),
+            version: step.cache.as_ref().and_then(|c| c.version.clone()),
+            workflow: self.workflow.clone(),
+            step: step.name.clone(),
+        };
+        Some((key, entry))
+    }
+
+    /// Offers an entry without holding up the run.
+    pub fn offer(&self, key: couler_cache::CacheKey, entry: Entry) {
+        let index = self.index.clone();
+        let tenant = self.tenant.clone();
+        tokio::spawn(async move {
+            let outcome = index.admit(&key, &entry, &tenant).await;
+            tracing::debug!(step = %entry.step, ?outcome, "offered a result to the cache");
+        });
+    }
+}

@@ -1,0 +1,179 @@
+//! The shared cache index end to end: a step computed by one tenant is not
+//! computed again by another, unless it is private (secrets, `scope:
+//! tenant`) or its inputs differ; and losing Redis never fails a run.
+
+use couler_tests::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Two slow steps passing an artifact, then a quick report.
+fn pipeline(extra_env: &str, version: &str) -> String {
+    format!(
+        "apiVersion: couler.dev/v1alpha1
+name: slow-pipeline
+steps:
+  - name: prepare
+    cache: {{version: '{version}'}}
+    container:
+      image: alpine
+      command: [sh, -c, 'sleep 1.5; mkdir -p $(dirname {{{{outputs.artifacts.data.path}}}}); seq 1 50 > {{{{outputs.artifacts.data.path}}}}']
+      {extra_env}
+    outputs: {{artifacts: [{{name: data, path: /tmp/data.csv}}]}}
+  - name: train
+    inputs: {{artifacts: [{{name: data, from: '{{{{steps.prepare.outputs.artifacts.data}}}}', path: /in/data.csv}}]}}
+    container: {{image: alpine, command: [sh, -c, 'sleep 1.5; wc -l < {{{{inputs.artifacts.data.path}}}}']}}
+  - name: report
+    container: {{image: alpine, command: [sh, -c, 'echo rows: {{{{steps.train.outputs.result}}}}']}}
+"
+    )
+}
+
+fn duration(run: &Value) -> Duration {
+    let t = |f: &str| {
+        run[f]
+            .as_str()
+            .unwrap()
+            .parse::<chrono::DateTime<chrono::Utc>>()
+            .unwrap()
+    };
+    (t("finished_at") - t("started_at")).to_std().unwrap()
+}
+
+fn run_to_end(couler: &Couler, token: &str, yaml: &str) -> Value {
+    let id = couler.submit(token, yaml, json!({}));
+    let run = couler.wait(token, &id, LIMIT);
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    run
+}
+
+#[test]
+fn another_tenant_reuses_results_and_runs_five_times_faster() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler("cacher");
+    let (_, a) = couler.tenant("alice");
+    let (_, b) = couler.tenant("bob");
+
+    let first = run_to_end(&couler, &a, &pipeline("", "1"));
+    let steps = step_statuses(&first);
+    assert!(steps.values().all(|s| s == "succeeded"), "{first:#}");
+
+    let second = run_to_end(&couler, &b, &pipeline("", "1"));
+    let steps = step_statuses(&second);
+    assert_eq!(
+        (
+            steps["prepare"].as_str(),
+            steps["train"].as_str(),
+            steps["report"].as_str()
+        ),
+        ("cached", "cached", "cached"),
+        "{second:#}"
+    );
+    let (slow, fast) = (duration(&first), duration(&second));
+    assert!(
+        fast * 5 <= slow,
+        "cached run took {fast:?}, the original {slow:?}"
+    );
+    // Outputs are wired through: the report is the first run's.
+    let report = |run: &Value| {
+        run["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "report")
+            .unwrap()["outputs"]["result"]
+            .clone()
+    };
+    assert_eq!(report(&second), report(&first));
+
+    // The cache's statistics are the tenant's own.
+    let (status, stats) = couler.call(reqwest::Method::GET, "/v1/cache/stats", &b, None);
+    assert_eq!(status, 200, "{stats}");
+    assert_eq!(stats["hits"], 3, "{stats}");
+    assert!(
+        stats["compute_ms_saved"].as_u64().unwrap() >= 3000,
+        "{stats}"
+    );
+    let (_, alice) = couler.call(reqwest::Method::GET, "/v1/cache/stats", &a, None);
+    assert_eq!(alice["hits"], 0, "{alice}");
+
+    // A new cache.version misses. Downstream keys need the upstream outputs,
+    // known before the run only from hits, so `train` runs too; the next
+    // run with the new version hits everything again.
+    let bumped = run_to_end(&couler, &b, &pipeline("", "2"));
+    let steps = step_statuses(&bumped);
+    assert_eq!(
+        (steps["prepare"].as_str(), steps["train"].as_str()),
+        ("succeeded", "succeeded"),
+        "{bumped:#}"
+    );
+    let again = run_to_end(&couler, &a, &pipeline("", "2"));
+    assert!(
+        step_statuses(&again).values().all(|s| s == "cached"),
+        "{again:#}"
+    );
+}
+
+#[test]
+fn private_steps_and_changed_inputs_are_not_reused() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler("private");
+    let (ta, a) = couler.tenant("alice");
+    let (tb, b) = couler.tenant("bob");
+    for t in [&ta, &tb] {
+        let dir = couler.data_dir.path().join("secrets").join(t).join("hub");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("token"), "s3cr3t").unwrap();
+    }
+    // A step with a secret in its env is keyed inside its tenant only.
+    let secret = pipeline("env: [{name: TOKEN, secret: {name: hub, key: token}}]", "1");
+    run_to_end(&couler, &a, &secret);
+    let again = run_to_end(&couler, &a, &secret);
+    assert_eq!(
+        step_statuses(&again)["prepare"],
+        "cached",
+        "the same tenant reuses it: {again:#}"
+    );
+    let other = run_to_end(&couler, &b, &secret);
+    assert_eq!(
+        step_statuses(&other)["prepare"],
+        "succeeded",
+        "another tenant must not: {other:#}"
+    );
+
+    // An input artifact whose content changes misses downstream.
+    let changing = "apiVersion: couler.dev/v1alpha1
+name: changing
+steps:
+  - name: fetch
+    cache: {policy: off}
+    container: {image: alpine, command: [sh, -c, 'mkdir -p $(dirname {{outputs.artifacts.data.path}}); date +%s%N > {{outputs.artifacts.data.path}}']}
+    outputs: {artifacts: [{name: data, path: /tmp/data}]}
+  - name: digest
+    inputs: {artifacts: [{name: data, from: '{{steps.fetch.outputs.artifacts.data}}', path: /in/data}]}
+    container: {image: alpine, command: [sh, -c, 'cat {{inputs.artifacts.data.path}}']}
+";
+    run_to_end(&couler, &a, changing);
+    let second = run_to_end(&couler, &a, changing);
+    assert_eq!(step_statuses(&second)["digest"], "succeeded", "{second:#}");
+}
+
+#[test]
+fn without_redis_runs_complete_uncached() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler_with(
+        "no-redis",
+        &[
+            ("REDIS_URL", "redis://127.0.0.1:1"),
+            ("COULER__REDIS__TIMEOUT_MS", "50"),
+        ],
+    );
+    let (_, a) = couler.tenant("alice");
+    run_to_end(&couler, &a, &pipeline("", "1"));
+    let again = run_to_end(&couler, &a, &pipeline("", "1"));
+    assert!(
+        step_statuses(&again).values().all(|s| s == "succeeded"),
+        "{again:#}"
+    );
+}

@@ -177,3 +177,92 @@ fn without_redis_runs_complete_uncached() {
         "{again:#}"
     );
 }
+
+/// A Redis of the test's own, so stopping it disturbs no other test.
+fn private_redis(port: u16) -> Proc {
+    let redis = Proc(
+        std::process::Command::new("redis-server")
+            .args([
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server starts"),
+    );
+    wait_until(Duration::from_secs(10), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    redis
+}
+
+#[test]
+fn redis_stopped_restarted_and_emptied_behind_the_services_back() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("redis://127.0.0.1:{port}");
+    let mut redis = private_redis(port);
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler_with(
+        "flaky-redis",
+        &[
+            ("REDIS_URL", url.as_str()),
+            ("COULER__REDIS__TIMEOUT_MS", "100"),
+        ],
+    );
+    let (_, a) = couler.tenant("alice");
+    let yaml = pipeline("", "1");
+    run_to_end(&couler, &a, &yaml);
+    let hit = run_to_end(&couler, &a, &yaml);
+    assert!(
+        step_statuses(&hit).values().all(|s| s == "cached"),
+        "{hit:#}"
+    );
+
+    // Redis stops: runs still complete, uncached.
+    drop(redis);
+    let down = run_to_end(&couler, &a, &yaml);
+    assert!(
+        step_statuses(&down).values().all(|s| s == "succeeded"),
+        "{down:#}"
+    );
+
+    // It comes back (empty): the scheduler reconnects by itself and caches again.
+    redis = private_redis(port);
+    let mut cached_again = false;
+    for _ in 0..5 {
+        run_to_end(&couler, &a, &yaml);
+        let run = run_to_end(&couler, &a, &yaml);
+        if step_statuses(&run).values().all(|s| s == "cached") {
+            cached_again = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(
+        cached_again,
+        "the cache did not recover after Redis came back"
+    );
+
+    // Keys deleted behind the service's back: a miss, and the run completes.
+    let flushed = std::process::Command::new("redis-cli")
+        .args(["-p", &port.to_string(), "FLUSHALL"])
+        .status()
+        .unwrap();
+    assert!(flushed.success());
+    let after = run_to_end(&couler, &a, &yaml);
+    assert!(
+        step_statuses(&after).values().all(|s| s == "succeeded"),
+        "{after:#}"
+    );
+    drop(redis);
+}

@@ -122,6 +122,8 @@ impl Couler {
             Command::new(binary("couler-api"))
                 .env("DATABASE_URL", format!("{PG}/{database}"))
                 .env("COULER__HTTP__ADDR", format!("127.0.0.1:{port}"))
+                // Tests run side by side: keep each service's pool small.
+                .env("COULER__DATABASE__MAX_CONNECTIONS", "6")
                 .env("COULER__AUTH__JWT__HS256_SECRET", SECRET)
                 .env("COULER__REDIS__KEY_PREFIX", &prefix)
                 .env("COULER__TELEMETRY__LOG_FILTER", "warn")
@@ -165,6 +167,7 @@ impl Couler {
             .env("COULER__SCHEDULER__HEARTBEAT_MS", "300")
             .env("COULER__SCHEDULER__POLL_MS", "200")
             .env("COULER__LOCAL__DATA_DIR", self.data_dir.path())
+            .env("COULER__DATABASE__MAX_CONNECTIONS", "6")
             .env("COULER__REDIS__KEY_PREFIX", &self.redis_prefix)
             .env("COULER__TELEMETRY__LOG_FILTER", "warn")
             .stdout(Stdio::null());

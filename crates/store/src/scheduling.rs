@@ -195,6 +195,8 @@ pub struct Driving {
     pub engine: String,
     /// Whether the tenant shares cache entries with other tenants.
     pub share_cache: bool,
+    /// The tenant's default TTL for cache entries.
+    pub cache_ttl_secs: Option<i32>,
     pub cancel_requested: bool,
     pub trace_context: std::collections::BTreeMap<String, String>,
     pub steps: Vec<StepRecord>,
@@ -219,7 +221,7 @@ pub async fn load(
                   r.message, r.idempotency_key, r.created_by, r.created_at, r.updated_at, r.queued_at, r.started_at,
                   r.finished_at, r.cancel_requested_at,
                   coalesce(r.inline_ir, v.ir) AS "ir!: Json<serde_json::Value>",
-                  r.plan AS "plan: Json<serde_json::Value>", r.engine_ref, t.engine, t.share_cache,
+                  r.plan AS "plan: Json<serde_json::Value>", r.engine_ref, t.engine, t.share_cache, t.cache_ttl_secs,
                   r.trace_context AS "trace_context: Json<std::collections::BTreeMap<String, String>>"
            FROM runs r
            JOIN tenants t ON t.id = r.tenant_id
@@ -284,6 +286,7 @@ pub async fn load(
         engine_ref: r.engine_ref,
         engine: r.engine,
         share_cache: r.share_cache,
+        cache_ttl_secs: r.cache_ttl_secs,
         cancel_requested,
         trace_context: r.trace_context.0,
         steps,

@@ -10,6 +10,8 @@ pub struct Tenant {
     pub display_name: String,
     pub engine: String,
     pub share_cache: bool,
+    /// Default TTL of the cache entries the tenant's steps produce.
+    pub cache_ttl_secs: Option<i32>,
     pub quotas: Quotas,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -47,6 +49,7 @@ pub struct TenantSettings {
     pub display_name: Option<String>,
     pub engine: Option<String>,
     pub share_cache: Option<bool>,
+    pub cache_ttl_secs: Option<i32>,
 }
 
 struct Row {
@@ -55,6 +58,7 @@ struct Row {
     display_name: String,
     engine: String,
     share_cache: bool,
+    cache_ttl_secs: Option<i32>,
     max_concurrent_runs: i32,
     max_queued_runs: i32,
     requests_per_second: i32,
@@ -70,6 +74,7 @@ impl From<Row> for Tenant {
             display_name: r.display_name,
             engine: r.engine,
             share_cache: r.share_cache,
+            cache_ttl_secs: r.cache_ttl_secs,
             quotas: Quotas {
                 max_concurrent_runs: r.max_concurrent_runs,
                 max_queued_runs: r.max_queued_runs,
@@ -88,7 +93,7 @@ pub async fn create(tx: &mut Tx, new: &NewTenant) -> Result<Tenant, sqlx::Error>
         r#"INSERT INTO tenants (id, name, display_name, engine, share_cache,
                                max_concurrent_runs, max_queued_runs, requests_per_second)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache,
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
                      max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         TenantId::new() as TenantId,
         new.name,
@@ -107,7 +112,7 @@ pub async fn create(tx: &mut Tx, new: &NewTenant) -> Result<Tenant, sqlx::Error>
 pub async fn get(tx: &mut Tx, id: TenantId) -> Result<Option<Tenant>, sqlx::Error> {
     sqlx::query_as!(
         Row,
-        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache,
+        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
                   max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE id = $1"#,
         id as TenantId,
@@ -120,7 +125,7 @@ pub async fn get(tx: &mut Tx, id: TenantId) -> Result<Option<Tenant>, sqlx::Erro
 pub async fn get_by_name(tx: &mut Tx, name: &str) -> Result<Option<Tenant>, sqlx::Error> {
     sqlx::query_as!(
         Row,
-        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache,
+        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
                   max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE name = $1"#,
         name,
@@ -134,7 +139,7 @@ pub async fn get_by_name(tx: &mut Tx, name: &str) -> Result<Option<Tenant>, sqlx
 pub async fn list(tx: &mut Tx) -> Result<Vec<Tenant>, sqlx::Error> {
     sqlx::query_as!(
         Row,
-        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache,
+        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
                   max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants ORDER BY name"#,
     )
@@ -154,14 +159,16 @@ pub async fn update_settings(
                display_name = coalesce($2, display_name),
                engine = coalesce($3, engine),
                share_cache = coalesce($4, share_cache),
+               cache_ttl_secs = coalesce($5, cache_ttl_secs),
                updated_at = now()
            WHERE id = $1
-           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache,
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
                      max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         settings.display_name,
         settings.engine,
         settings.share_cache,
+        settings.cache_ttl_secs,
     )
     .fetch_optional(&mut **tx)
     .await
@@ -178,7 +185,7 @@ pub async fn set_quotas(
         r#"UPDATE tenants SET
                max_concurrent_runs = $2, max_queued_runs = $3, requests_per_second = $4, updated_at = now()
            WHERE id = $1
-           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache,
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
                      max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         q.max_concurrent_runs,

@@ -27,6 +27,8 @@ pub struct TenantView {
     pub engine: String,
     /// Whether the tenant's steps share cache entries with other tenants.
     pub share_cache: bool,
+    /// Default TTL (seconds) of the cache entries the tenant's steps produce.
+    pub cache_ttl_secs: Option<i32>,
     pub quotas: QuotasView,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -71,6 +73,7 @@ impl From<Tenant> for TenantView {
             display_name: t.display_name,
             engine: t.engine,
             share_cache: t.share_cache,
+            cache_ttl_secs: t.cache_ttl_secs,
             quotas: t.quotas.into(),
             created_at: t.created_at,
             updated_at: t.updated_at,
@@ -96,6 +99,8 @@ pub struct UpdateTenant {
     pub display_name: Option<String>,
     pub engine: Option<String>,
     pub share_cache: Option<bool>,
+    /// Default TTL (seconds) of the tenant's cache entries.
+    pub cache_ttl_secs: Option<i32>,
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -224,10 +229,21 @@ async fn update_tenant(
     let id: TenantId = path_id(&id, "tenant")?;
     principal.for_tenant(id, Role::Admin)?;
     check_engine(req.engine.as_deref())?;
+    if let Some(ttl) = req.cache_ttl_secs {
+        let max = state.config.cache.max_ttl_secs;
+        if ttl < 1 || ttl as u64 > max {
+            return Err(ApiError::bad_request(
+                "invalid_ttl",
+                format!("cache_ttl_secs must be between 1 and {max}"),
+                "/cache_ttl_secs",
+            ));
+        }
+    }
     let settings = TenantSettings {
         display_name: req.display_name,
         engine: req.engine,
         share_cache: req.share_cache,
+        cache_ttl_secs: req.cache_ttl_secs,
     };
     let mut tx = if principal.platform_admin {
         state.store.platform().await?

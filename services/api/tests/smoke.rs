@@ -54,3 +54,32 @@ async fn token_subjects_are_recorded_as_principals() {
     pool.close().await;
     api.stop().await;
 }
+
+#[tokio::test]
+async fn tenant_admins_set_a_default_cache_ttl() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let admin = user(&tenant, "admin");
+    let path = format!("/v1/tenants/{tenant}");
+    let (status, t) = api
+        .call(
+            Method::PATCH,
+            &path,
+            &admin,
+            Some(json!({"cache_ttl_secs": 3600})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{t}");
+    assert_eq!(t["cache_ttl_secs"], 3600);
+    let (status, body) = api
+        .call(
+            Method::PATCH,
+            &path,
+            &admin,
+            Some(json!({"cache_ttl_secs": 0})),
+        )
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_ttl");
+    assert_eq!(body["path"], "/cache_ttl_secs");
+    api.stop().await;
+}

@@ -1,5 +1,5 @@
 //! Scheduler configuration: defaults, an optional TOML file, then
-//! `COULER__…` environment variables (and `DATABASE_URL`).
+//! `COULER__…` environment variables (and `DATABASE_URL`, `REDIS_URL`).
 
 use figment::Figment;
 use figment::providers::{Env, Format, Toml};
@@ -114,6 +114,7 @@ impl Config {
                     .only(&["DATABASE_URL"])
                     .map(|_| "database.url".into()),
             )
+            .merge(Env::raw().only(&["REDIS_URL"]).map(|_| "redis.url".into()))
             .extract()
             .map_err(Box::new)
     }

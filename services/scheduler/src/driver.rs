@@ -123,7 +123,12 @@ async fn drive_run(
     }
 
     let writer = ctx.cache.as_ref().and_then(|index| {
-        let ttl = index.config().default_ttl;
+        // A step's own TTL wins; then the tenant's default; then the platform's.
+        let ttl = driving
+            .cache_ttl_secs
+            .map_or(index.config().default_ttl, |t| {
+                Duration::from_secs(t as u64)
+            });
         crate::caching::Writer::new(
             index.clone(),
             &plan,

@@ -38,7 +38,7 @@ impl TestApi {
         let database = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
         let mut config = Config::default();
         config.database.url = SecretString::from(format!("{PG}/{database}"));
-        config.database.max_connections = 8;
+        config.database.max_connections = 4;
         config.auth.jwt.hs256_secret = Some(SecretString::from(SECRET));
         config.redis.key_prefix = format!("couler-test-{}", uuid::Uuid::new_v4().simple());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

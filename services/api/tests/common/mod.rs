@@ -26,7 +26,7 @@ pub struct TestApi {
 pub fn config(database: &str) -> Config {
     let mut config = Config::default();
     config.database.url = SecretString::from(format!("{PG}/{database}"));
-    config.database.max_connections = 8;
+    config.database.max_connections = 4;
     config.auth.jwt.hs256_secret = Some(SecretString::from(SECRET));
     config.redis.key_prefix = format!("couler-test-{}", uuid::Uuid::new_v4().simple());
     config

@@ -12,8 +12,20 @@
 use couler_ir::refs::{Ref, Segment, segments};
 use couler_ir::{CachePolicy, CacheScope, Step};
 use couler_optimizer::StepOutputs;
-use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::fmt;
+
+/// Feeds tagged, length-prefixed fields to a hasher.
+struct Encoder(blake3::Hasher);
+
+impl Encoder {
+    fn field(&mut self, tag: &[u8], value: &[u8]) {
+        self.0.update(&(tag.len() as u32).to_le_bytes());
+        self.0.update(tag);
+        self.0.update(&(value.len() as u64).to_le_bytes());
+        self.0.update(value);
+    }
+}
 
 const CONTEXT: &str = "couler.dev 2026 cache key v1";
 
@@ -86,34 +98,84 @@ pub fn key<'a>(
     if step.tune.is_some() {
         return Err(NoKey::Unsupported("tune"));
     }
-    let text = |s: &str| resolve(s, &outputs_of);
-    let texts = |list: &[String]| list.iter().map(|s| text(s)).collect::<Result<Vec<_>, _>>();
-    let env = |env: &[couler_ir::EnvVar]| -> Result<Value, NoKey> {
-        let mut out = Vec::new();
-        for e in env {
-            match (&e.value, &e.secret) {
-                (Some(v), _) => out.push(json!([e.name, text(v)?])),
-                // The secret's name, never its value.
-                (None, Some(s)) => out.push(json!([e.name, {"secret": [s.name, s.key]}])),
-                (None, None) => {}
-            }
-        }
-        out.sort_by(|a, b| a[0].as_str().cmp(&b[0].as_str()));
-        Ok(Value::Array(out))
+    // A length-prefixed, tagged encoding straight into the hasher: no
+    // intermediate tree, and no way for two different specs to collide by
+    // concatenation.
+    let mut h = Encoder(blake3::Hasher::new_derive_key(CONTEXT));
+    match scope {
+        Scope::Shared => h.field(b"scope", b"shared"),
+        Scope::Tenant(t) => h.field(b"scope", t.as_bytes()),
+    }
+    let text = |h: &mut Encoder, tag: &[u8], s: &str| -> Result<(), NoKey> {
+        let resolved = resolve(s, &outputs_of)?;
+        h.field(tag, resolved.as_bytes());
+        Ok(())
     };
-    let body = if let Some(c) = &step.container {
-        json!({"container": {"image": c.image, "command": texts(&c.command)?, "args": texts(&c.args)?,
-               "env": env(&c.env)?, "workingDir": c.working_dir.as_deref().map(text).transpose()?}})
+    let (image, command, args, env, working_dir, source) = if let Some(c) = &step.container {
+        h.field(b"kind", b"container");
+        (
+            &c.image,
+            &c.command,
+            &c.args[..],
+            &c.env,
+            &c.working_dir,
+            None,
+        )
     } else if let Some(s) = &step.script {
-        json!({"script": {"image": s.image, "command": texts(&s.command)?, "source": text(&s.source)?,
-               "env": env(&s.env)?, "workingDir": s.working_dir.as_deref().map(text).transpose()?}})
+        h.field(b"kind", b"script");
+        (
+            &s.image,
+            &s.command,
+            &[][..],
+            &s.env,
+            &s.working_dir,
+            Some(&s.source),
+        )
     } else if let Some(j) = &step.job {
-        json!({"job": {"framework": j.framework, "image": j.image, "command": texts(&j.command)?, "args": texts(&j.args)?,
-               "env": env(&j.env)?, "replicas": j.replicas.iter().map(|(role, r)| json!([role, r.count])).collect::<Vec<_>>()}})
+        h.field(b"kind", b"job");
+        h.field(b"framework", format!("{:?}", j.framework).as_bytes());
+        for (role, r) in &j.replicas {
+            h.field(b"replica", role.as_bytes());
+            h.field(b"count", &r.count.to_le_bytes());
+        }
+        (
+            &j.image,
+            &j.command,
+            &j.args[..],
+            &j.env,
+            &j.working_dir,
+            None,
+        )
     } else {
         return Err(NoKey::Unsupported("no body"));
     };
-    let mut inputs = Vec::new();
+    h.field(b"image", image.as_bytes());
+    for c in command {
+        text(&mut h, b"command", c)?;
+    }
+    for a in args {
+        text(&mut h, b"arg", a)?;
+    }
+    if let Some(src) = source {
+        text(&mut h, b"source", src)?;
+    }
+    if let Some(dir) = working_dir {
+        text(&mut h, b"workdir", dir)?;
+    }
+    let mut vars: Vec<&couler_ir::EnvVar> = env.iter().collect();
+    vars.sort_by(|a, b| a.name.cmp(&b.name));
+    for e in vars {
+        h.field(b"env", e.name.as_bytes());
+        match (&e.value, &e.secret) {
+            (Some(v), _) => text(&mut h, b"value", v)?,
+            // The secret's name, never its value.
+            (None, Some(secret)) => {
+                h.field(b"secret", secret.name.as_bytes());
+                h.field(b"secret-key", secret.key.as_bytes());
+            }
+            (None, None) => {}
+        }
+    }
     for a in step.inputs.iter().flat_map(|i| &i.artifacts) {
         let Some(Ok(Ref::StepArtifact(from, name))) = couler_ir::refs::sole_reference(&a.from)
         else {
@@ -121,36 +183,36 @@ pub fn key<'a>(
         };
         let digest = outputs_of(from)
             .and_then(|o| o.artifacts.get(name))
-            .map(|r| r.digest.clone())
             .ok_or_else(|| NoKey::Pending(a.from.clone()))?;
-        inputs.push(json!([a.name, a.path, digest]));
+        h.field(b"input", a.name.as_bytes());
+        h.field(b"input-path", a.path.as_bytes());
+        h.field(b"input-digest", digest.digest.as_bytes());
     }
-    let canonical = json!({
-        "body": body,
-        "inputs": inputs,
-        "outputs": step.outputs,
-        "version": step.cache.as_ref().and_then(|c| c.version.clone()),
-    });
-    let mut hasher = blake3::Hasher::new_derive_key(CONTEXT);
-    match scope {
-        Scope::Shared => hasher.update(b"shared\0"),
-        Scope::Tenant(t) => hasher
-            .update(b"tenant\0")
-            .update(t.as_bytes())
-            .update(b"\0"),
-    };
-    serde_json::to_writer(&mut hasher, &canonical).expect("JSON serializes");
-    Ok(CacheKey(hasher.finalize().to_hex().to_string()))
+    for p in step.outputs.iter().flat_map(|o| &o.parameters) {
+        h.field(b"out-param", p.name.as_bytes());
+        h.field(b"out-path", p.path.as_bytes());
+        if let Some(d) = &p.default {
+            h.field(b"out-default", d.as_str().as_bytes());
+        }
+    }
+    for a in step.outputs.iter().flat_map(|o| &o.artifacts) {
+        h.field(b"out-artifact", a.name.as_bytes());
+        h.field(b"out-path", a.path.as_bytes());
+    }
+    if let Some(v) = step.cache.as_ref().and_then(|c| c.version.as_deref()) {
+        h.field(b"version", v.as_bytes());
+    }
+    Ok(CacheKey(h.0.finalize().to_hex().to_string()))
 }
 
 /// Replaces references to upstream outputs with their values; path
 /// placeholders stay (they are not inputs).
-fn resolve<'a>(
-    s: &str,
+fn resolve<'a, 's>(
+    s: &'s str,
     outputs_of: &impl Fn(&str) -> Option<&'a StepOutputs>,
-) -> Result<String, NoKey> {
+) -> Result<Cow<'s, str>, NoKey> {
     if !s.contains("{{") {
-        return Ok(s.to_owned());
+        return Ok(Cow::Borrowed(s));
     }
     let mut out = String::with_capacity(s.len());
     for seg in segments(s) {
@@ -186,7 +248,7 @@ fn resolve<'a>(
             Err(e) => return Err(NoKey::Pending(e.to_string())),
         }
     }
-    Ok(out)
+    Ok(Cow::Owned(out))
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@
 //! - `F(u)`, the reuse value: how much later work reads `u` — its
 //!   successors' costs over `n` layers, weighted by how often `u` was
 //!   reused.
-//! - `V(u)`, the size, in GiB: large outputs weigh against keeping them.
+//! - `V(u)`, the size, in GiB. As the paper writes it, `−e^(−V)` is −1 for a
+//!   tiny output and tends to 0 for a large one: the term is small and
+//!   favours larger outputs; the byte budget is what limits them (see the
+//!   simulator's findings in the issue notes).
 //!
 //! α = 1.5 and β = 1 as in the paper; both configurable. Costs are
 //! measured step wall times in seconds.

@@ -66,7 +66,12 @@ pub async fn serve(config: Config, shutdown: CancellationToken) -> anyhow::Resul
     let engines = Engines::from_config(&config.local)?;
     if let Some(addr) = config.scheduler.metrics_addr {
         let listener = tokio::net::TcpListener::bind(addr).await?;
-        tokio::spawn(metrics_server(listener, shutdown.clone()));
+        // Install the recorder before anything records a metric.
+        tokio::spawn(metrics_server(
+            couler_telemetry::metrics(),
+            listener,
+            shutdown.clone(),
+        ));
     }
     let redis = couler_cache::SharedRedis::connect(
         config.redis.url.expose_secret(),
@@ -77,8 +82,11 @@ pub async fn serve(config: Config, shutdown: CancellationToken) -> anyhow::Resul
     run(store, engines, Some(cache), config.scheduler, shutdown).await
 }
 
-async fn metrics_server(listener: tokio::net::TcpListener, shutdown: CancellationToken) {
-    let handle = couler_telemetry::metrics();
+async fn metrics_server(
+    handle: metrics_exporter_prometheus::PrometheusHandle,
+    listener: tokio::net::TcpListener,
+    shutdown: CancellationToken,
+) {
     let app = axum::Router::new().route(
         "/metrics",
         axum::routing::get(move || {

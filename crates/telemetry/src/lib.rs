@@ -146,3 +146,36 @@ pub async fn shutdown_on_signal(token: tokio_util::sync::CancellationToken) {
     tracing::info!("shutting down");
     token.cancel();
 }
+
+/// Loads a service's typed configuration: defaults, then an optional TOML
+/// file, then `COULER__SECTION__KEY` environment variables for this
+/// service's `sections` only (services started together by `couler up`
+/// share one environment), then `DATABASE_URL` and `REDIS_URL`.
+pub fn load_config<T: serde::de::DeserializeOwned>(
+    file: Option<&std::path::Path>,
+    sections: &'static [&'static str],
+) -> Result<T, Box<figment::Error>> {
+    use figment::providers::{Env, Format, Toml};
+    let mut figment = figment::Figment::new();
+    if let Some(file) = file {
+        figment = figment.merge(Toml::file_exact(file));
+    }
+    figment
+        .merge(
+            Env::prefixed("COULER__")
+                .filter(move |k| {
+                    sections
+                        .iter()
+                        .any(|s| k.as_str().to_ascii_lowercase().starts_with(s))
+                })
+                .split("__"),
+        )
+        .merge(
+            Env::raw()
+                .only(&["DATABASE_URL"])
+                .map(|_| "database.url".into()),
+        )
+        .merge(Env::raw().only(&["REDIS_URL"]).map(|_| "redis.url".into()))
+        .extract()
+        .map_err(Box::new)
+}

@@ -3,8 +3,6 @@
 //! `REDIS_URL` as the usual shorthands). Secrets are wrapped so they never
 //! print.
 
-use figment::Figment;
-use figment::providers::{Env, Format, Toml};
 use secrecy::SecretString;
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -110,29 +108,7 @@ const SECTIONS: &[&str] = &[
 impl Config {
     /// Layers defaults, the file (if given) and the environment.
     pub fn load(file: Option<&Path>) -> Result<Config, Box<figment::Error>> {
-        let mut figment = Figment::new();
-        if let Some(file) = file {
-            figment = figment.merge(Toml::file_exact(file));
-        }
-        figment
-            // Other services' sections (`couler up` shares one environment) are not ours.
-            .merge(
-                Env::prefixed("COULER__")
-                    .filter(|k| {
-                        SECTIONS
-                            .iter()
-                            .any(|s| k.as_str().to_ascii_lowercase().starts_with(s))
-                    })
-                    .split("__"),
-            )
-            .merge(
-                Env::raw()
-                    .only(&["DATABASE_URL"])
-                    .map(|_| "database.url".into()),
-            )
-            .merge(Env::raw().only(&["REDIS_URL"]).map(|_| "redis.url".into()))
-            .extract()
-            .map_err(Box::new)
+        couler_telemetry::load_config(file, SECTIONS)
     }
 }
 

@@ -1,8 +1,6 @@
 //! Scheduler configuration: defaults, an optional TOML file, then
 //! `COULER__…` environment variables (and `DATABASE_URL`, `REDIS_URL`).
 
-use figment::Figment;
-use figment::providers::{Env, Format, Toml};
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -94,28 +92,6 @@ const SECTIONS: &[&str] = &[
 
 impl Config {
     pub fn load(file: Option<&Path>) -> Result<Config, Box<figment::Error>> {
-        let mut figment = Figment::new();
-        if let Some(file) = file {
-            figment = figment.merge(Toml::file_exact(file));
-        }
-        figment
-            // Other services' sections (`couler up` shares one environment) are not ours.
-            .merge(
-                Env::prefixed("COULER__")
-                    .filter(|k| {
-                        SECTIONS
-                            .iter()
-                            .any(|s| k.as_str().to_ascii_lowercase().starts_with(s))
-                    })
-                    .split("__"),
-            )
-            .merge(
-                Env::raw()
-                    .only(&["DATABASE_URL"])
-                    .map(|_| "database.url".into()),
-            )
-            .merge(Env::raw().only(&["REDIS_URL"]).map(|_| "redis.url".into()))
-            .extract()
-            .map_err(Box::new)
+        couler_telemetry::load_config(file, SECTIONS)
     }
 }

@@ -194,16 +194,20 @@ fn couler_up_serves_the_readme_flow() {
             .spawn()
             .unwrap(),
     );
+    // Read the banner, then keep draining stdout so `couler up` never
+    // writes into a closed pipe.
+    let (tx, rx) = std::sync::mpsc::channel();
     let stdout = std::io::BufReader::new(up.0.stdout.take().unwrap());
-    let mut key = None;
-    for line in stdout.lines() {
-        let line = line.unwrap();
-        if let Some(k) = line.trim().strip_prefix("API key") {
-            key = Some(k.trim().to_owned());
-            break;
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if let Some(k) = line.trim().strip_prefix("API key") {
+                let _ = tx.send(k.trim().to_owned());
+            }
         }
-    }
-    let key = key.expect("couler up prints an API key");
+    });
+    let key = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("couler up prints an API key");
     let submit = std::process::Command::new(binary("couler"))
         .args([
             "submit",

@@ -78,24 +78,33 @@ async fn run(args: Up) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("listening on {}", args.addr))?;
     let base = format!("http://{}", listener.local_addr()?);
-    println!("Couler is up.");
-    println!("  API      {base}   (reference: {base}/docs)");
-    println!("  tenant   {}", args.tenant);
-    println!("  API key  {key}");
-    println!(
-        "  engine   local, working in {}",
-        scheduler.local.data_dir.display()
-    );
-    if !redis {
-        println!(
-            "  cache    disabled: Redis is not reachable at {} (runs still work)",
-            args.redis_url
-        );
+    // The banner is best effort: a closed stdout must not stop the service.
+    let banner = {
+        let mut b = String::new();
+        b.push_str("Couler is up.\n");
+        b.push_str(&format!("  API      {base}   (reference: {base}/docs)\n"));
+        b.push_str(&format!("  tenant   {}\n", args.tenant));
+        b.push_str(&format!("  API key  {key}\n"));
+        b.push_str(&format!(
+            "  engine   local, working in {}\n",
+            scheduler.local.data_dir.display()
+        ));
+        if !redis {
+            b.push_str(&format!(
+                "  cache    disabled: Redis is not reachable at {} (runs still work)\n",
+                args.redis_url
+            ));
+        }
+        b.push_str(&format!("\nTry:  export COULER_TOKEN={key}\n"));
+        b.push_str("      couler submit examples/diamond.yaml --wait\n");
+        b.push_str("Stop with Ctrl-C.\n");
+        b
+    };
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
     }
-    println!();
-    println!("Try:  export COULER_TOKEN={key}");
-    println!("      couler submit examples/diamond.yaml --wait");
-    println!("Stop with Ctrl-C.");
 
     let api_task = tokio::spawn(couler_api::serve(api, listener, shutdown.clone()));
     let scheduler_task = tokio::spawn(couler_scheduler::serve(scheduler, shutdown.clone()));

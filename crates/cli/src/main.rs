@@ -4,6 +4,7 @@
 mod client;
 mod format;
 mod local;
+mod plan;
 mod progress;
 mod runs;
 mod sse;
@@ -75,6 +76,8 @@ enum Command {
     Up(up::Up),
     /// Store a workflow file and run it; prints the run id.
     Submit(submit::Submit),
+    /// Show what the optimizer would do with a workflow file, and why.
+    Plan(plan::PlanArgs),
     /// List, inspect, follow, cancel and retry runs.
     Runs {
         #[command(subcommand)]
@@ -117,6 +120,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             &cli.server,
             |c| async move { submit::submit(&c, args).await },
         ),
+        Command::Plan(args) => remote(&cli.server, |c| async move { plan::plan(&c, args).await }),
         Command::Runs { command } => {
             remote(&cli.server, |c| async move { runs::run(&c, command).await })
         }

@@ -65,6 +65,12 @@ mod tests {
     }
 
     #[test]
+    fn the_local_engines_memory_kills_are_transient() {
+        let message = "OOMKilled: the step used 212 MiB, over its memory limit of 64 MiB";
+        assert_eq!(classify(message, None), FailureKind::Transient);
+    }
+
+    #[test]
     fn step_errors_are_the_users() {
         assert_eq!(classify("exit status 1", None), FailureKind::User);
         assert_eq!(

@@ -25,6 +25,31 @@ pub struct RunSpec {
     pub run: String,
     /// 1, plus one per retry of the run.
     pub attempt: u32,
+    /// For a run the scheduler hands over in stages (sub-workflows, trial
+    /// batches), which stage this is: each is a run of its own to the
+    /// engine. `None` for a run handed over whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+}
+
+impl RunSpec {
+    /// The run as a whole (no stage).
+    pub fn new(tenant: impl Into<String>, run: impl Into<String>, attempt: u32) -> RunSpec {
+        RunSpec {
+            tenant: tenant.into(),
+            run: run.into(),
+            attempt,
+            stage: None,
+        }
+    }
+
+    /// One stage of the run.
+    pub fn stage(&self, id: &str) -> RunSpec {
+        RunSpec {
+            stage: Some(id.to_owned()),
+            ..self.clone()
+        }
+    }
 }
 
 /// Step lifecycle as engines report it (mirrors the store's state machine).

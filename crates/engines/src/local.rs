@@ -6,13 +6,14 @@
 //! # On disk (`data_dir`)
 //!
 //! ```text
-//! runs/<run>/<attempt>/                 the run (Started.engine_ref)
+//! runs/<run>/<attempt>[-<stage>]/       the run (Started.engine_ref)
 //!   driver.lock                         flock held by the driving process
 //!   cancelled                           present once cancel() was called
 //!   <step or step[i]>/<try>/            one try (StepState.engine_ref)
-//!     state.json  pid, pgid, start time, try/iteration/retry counters,
+//!     state.json  pid, pgid, start time, try/iteration/retry counters, memory limit,
 //!                 written right after the spawn, before `running` is sent
 //!     stdout, stderr, exit              logs and the wrapper's exit status
+//!     oom                               present after an out-of-memory kill: bytes used and the limit
 //!     script                            a script step's source
 //!     inputs/<A>                        {{inputs.artifacts.A.path}}
 //!     outputs/parameters/<P>            {{outputs.parameters.P.path}}
@@ -48,8 +49,11 @@
 //!   after 2 s), reports them and the unstarted ones `cancelled`, then runs
 //!   the exit handlers; a cancel while exit handlers run stops those.
 //! - Training jobs run their command once, as rank 0 of a world of 1.
-//! - Hyperparameter `tune` steps are refused (their trials are expanded by
-//!   an optimizer pass, not by engines).
+//! - A step's `resources.memory` limits its process group's resident memory;
+//!   over it the group is killed (`OOMKilled`, a transient failure) and a
+//!   retry runs with twice the limit, at most 4× the request.
+//! - Hyperparameter `tune` steps are refused: the scheduler runs their
+//!   trials as ordinary steps, batch by batch.
 //!
 //! # Restarts
 //!
@@ -170,14 +174,20 @@ impl LocalEngine {
         &self.shared.config
     }
 
+    /// Where a run (stage) lives: `runs/<run>/<attempt>[-<stage>]`.
+    fn dir_of(&self, run: &RunSpec) -> PathBuf {
+        let leaf = match &run.stage {
+            Some(stage) => format!("{}-{stage}", run.attempt),
+            None => run.attempt.to_string(),
+        };
+        self.shared.runs_dir.join(&run.run).join(leaf)
+    }
+
     /// The run directory, checked against what `start` handed out.
     fn run_dir(&self, run: &RunSpec, engine_ref: &str) -> Result<PathBuf, EngineError> {
-        let dir = self
-            .shared
-            .runs_dir
-            .join(&run.run)
-            .join(run.attempt.to_string());
-        if !safe_component(&run.run) || Path::new(engine_ref) != dir {
+        let dir = self.dir_of(run);
+        let stage_ok = run.stage.as_deref().is_none_or(safe_component);
+        if !safe_component(&run.run) || !stage_ok || Path::new(engine_ref) != dir {
             return Err(EngineError::Other(format!(
                 "{engine_ref:?} is not the local engine's directory of run {} attempt {}",
                 run.run, run.attempt
@@ -212,7 +222,13 @@ impl EngineAdapter for LocalEngine {
         plan: Arc<Plan>,
         resume: Vec<StepState>,
     ) -> Result<Started, EngineError> {
-        for (what, value) in [("tenant", &run.tenant), ("run", &run.run)] {
+        let stage = run.stage.as_ref();
+        for (what, value) in [
+            ("tenant", Some(&run.tenant)),
+            ("run", Some(&run.run)),
+            ("stage", stage),
+        ] {
+            let Some(value) = value else { continue };
             if !safe_component(value) {
                 return Err(EngineError::Other(format!(
                     "{what} id {value:?} cannot name a directory"
@@ -221,7 +237,10 @@ impl EngineAdapter for LocalEngine {
         }
         let dag = couler_ir::validate(&plan.workflow, &couler_ir::Limits::default())
             .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))?;
-        if let Some(step) = plan.workflow.steps.iter().find(|s| s.tune.is_some()) {
+        let searching = |(s, p): &(&couler_ir::Step, &couler_optimizer::PlannedStep)| {
+            s.tune.is_some() && matches!(p.action, couler_optimizer::Action::Run)
+        };
+        if let Some((step, _)) = plan.workflow.steps.iter().zip(&plan.steps).find(searching) {
             return Err(EngineError::Unsupported {
                 engine: ENGINE,
                 feature: format!(
@@ -230,11 +249,7 @@ impl EngineAdapter for LocalEngine {
                 ),
             });
         }
-        let dir = self
-            .shared
-            .runs_dir
-            .join(&run.run)
-            .join(run.attempt.to_string());
+        let dir = self.dir_of(run);
 
         // A driver of the same run in this process gives way (lease takeover).
         let previous = self.active().remove(&dir);

@@ -570,6 +570,7 @@ async fn scheduling_overhead_per_step() {
                 tenant: TENANT.into(),
                 run: format!("run_chain_{n}"),
                 attempt: 1,
+                stage: None,
             };
             let r = run(&engine, &spec, plan, vec![]).await;
             let total = t0.elapsed();

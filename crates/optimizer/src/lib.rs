@@ -5,8 +5,16 @@
 
 mod plan;
 mod resolve;
+pub mod split;
+pub mod stages;
+pub mod tune;
 
-pub use plan::{Action, ArtifactRef, Decision, Plan, PlannedStep, ReuseStatus, StepOutputs};
+mod passes;
+
+pub use passes::{AdviseResources, ExpandTuning, SplitPlan, Usage, recommend};
+pub use plan::{
+    Action, Advice, ArtifactRef, Decision, Plan, PlanPart, PlannedStep, ReuseStatus, StepOutputs,
+};
 pub use resolve::{
     ResolveParameters, ReuseEarlierResults, UseCacheHits, visit_runnable_text, visit_text,
 };
@@ -23,6 +31,13 @@ pub struct Facts {
     pub earlier: BTreeMap<String, (ReuseStatus, StepOutputs)>,
     /// Cache hits by step name: the outputs, and why (for explanations).
     pub cache_hits: BTreeMap<String, (StepOutputs, String)>,
+    /// The LLM's answer to each `llm`-strategy `tune` step's request
+    /// ([`tune::llm_request`]), by step name; absent when none is configured.
+    pub tune_answers: BTreeMap<String, String>,
+    /// Measured executions of each step's family, by step name.
+    pub history: BTreeMap<String, Vec<Usage>>,
+    /// The engine's and tenant's limits of one sub-workflow.
+    pub split_budget: split::Budget,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +46,8 @@ pub enum PlanError {
     Invalid(#[from] couler_ir::Problems),
     #[error("parameter {0:?} has no value")]
     MissingParameter(String),
+    #[error("{0}")]
+    Tuning(String),
 }
 
 /// One optimizer pass.
@@ -45,19 +62,36 @@ pub struct Pipeline {
 }
 
 impl Default for Pipeline {
-    /// Parameter resolution, reuse of earlier results, then cache hits.
+    /// Every pass, in order, with cache hits taken from [`Facts`].
     fn default() -> Self {
-        Pipeline::new(vec![
-            Box::new(ResolveParameters),
-            Box::new(ReuseEarlierResults),
-            Box::new(UseCacheHits),
-        ])
+        let mut passes = Pipeline::before_lookup().passes;
+        passes.extend(Pipeline::after_lookup().passes);
+        Pipeline::new(passes)
     }
 }
 
 impl Pipeline {
     pub fn new(passes: Vec<Box<dyn Pass>>) -> Self {
         Pipeline { passes }
+    }
+
+    /// What comes before the cache index is asked (keys need resolved
+    /// parameters): parameters, earlier results, trial expansion.
+    pub fn before_lookup() -> Self {
+        Pipeline::new(vec![
+            Box::new(ResolveParameters),
+            Box::new(ReuseEarlierResults),
+            Box::new(ExpandTuning),
+        ])
+    }
+
+    /// What comes after: cache hits, resource advice, the split.
+    pub fn after_lookup() -> Self {
+        Pipeline::new(vec![
+            Box::new(UseCacheHits),
+            Box::new(AdviseResources),
+            Box::new(SplitPlan),
+        ])
     }
 
     pub fn pass_names(&self) -> Vec<&'static str> {
@@ -69,16 +103,30 @@ impl Pipeline {
         &self,
         workflow: Workflow,
         facts: &Facts,
-        mut each: impl FnMut(
+        each: impl FnMut(
             &'static str,
             &mut dyn FnMut() -> Result<(), PlanError>,
         ) -> Result<(), PlanError>,
     ) -> Result<Plan, PlanError> {
         couler_ir::validate(&workflow, &couler_ir::Limits::default())?;
         let mut plan = Plan::new(workflow, facts.parameters.clone());
-        for pass in &self.passes {
-            each(pass.name(), &mut || pass.apply(&mut plan, facts))?;
-        }
+        self.apply(&mut plan, facts, each)?;
         Ok(plan)
+    }
+
+    /// Runs the passes over an existing plan.
+    pub fn apply(
+        &self,
+        plan: &mut Plan,
+        facts: &Facts,
+        mut each: impl FnMut(
+            &'static str,
+            &mut dyn FnMut() -> Result<(), PlanError>,
+        ) -> Result<(), PlanError>,
+    ) -> Result<(), PlanError> {
+        for pass in &self.passes {
+            each(pass.name(), &mut || pass.apply(plan, facts))?;
+        }
+        Ok(())
     }
 }

@@ -13,6 +13,44 @@ pub struct Plan {
     pub steps: Vec<PlannedStep>,
     /// Why each decision was made, in pass order.
     pub decisions: Vec<Decision>,
+    /// The sub-workflows of a split plan, in a topological order (empty:
+    /// the plan runs as one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PlanPart>,
+    /// The hyperparameter search of each `tune` step.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tuning: BTreeMap<String, crate::tune::Search>,
+    /// Resource recommendations from measured history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub advice: Vec<Advice>,
+}
+
+/// One sub-workflow of a split plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanPart {
+    pub steps: Vec<String>,
+    /// Parts (indexes) that must succeed before this one starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<u32>,
+    /// Estimated manifest bytes.
+    pub bytes: u64,
+    pub pods: u64,
+}
+
+/// A resource recommendation for one step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Advice {
+    pub step: String,
+    /// Recommended CPU request (as an IR quantity, e.g. `"750m"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// Recommended memory request (e.g. `"320Mi"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// Whether the plan uses the recommendation (the step set none).
+    pub applied: bool,
+    /// How many measured runs it rests on.
+    pub samples: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,7 +131,17 @@ impl Plan {
             parameters,
             steps,
             decisions: Vec::new(),
+            parts: Vec::new(),
+            tuning: BTreeMap::new(),
+            advice: Vec::new(),
         }
+    }
+
+    /// Whether the scheduler runs the plan in stages (sub-workflows,
+    /// hyperparameter-trial batches) rather than handing it to the engine
+    /// whole.
+    pub fn is_staged(&self) -> bool {
+        self.parts.len() > 1 || !self.tuning.is_empty()
     }
 
     pub fn decide(&mut self, pass: &str, step: Option<&str>, message: impl Into<String>) {

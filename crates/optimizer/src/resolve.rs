@@ -223,6 +223,7 @@ mod tests {
                 ("a".into(), (StepOutputs::default(), "hit".into())),
                 ("b".into(), (outputs.clone(), "cache hit, saves 5 s".into())),
             ]),
+            ..Default::default()
         };
         let plan = Pipeline::default()
             .plan(workflow(), &facts, no_spans)

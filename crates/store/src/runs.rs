@@ -451,3 +451,36 @@ pub async fn set_status(
     event.message = message.map(str::to_owned);
     events::append(tx, tenant, run.id, &event).await
 }
+
+/// What a run produced beyond its steps (hyperparameter searches' results),
+/// as an object; `None` when there is no such run.
+pub async fn outputs(
+    tx: &mut Tx,
+    tenant: TenantId,
+    id: RunId,
+) -> Result<Option<serde_json::Value>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT outputs AS "outputs: Json<serde_json::Value>" FROM runs WHERE tenant_id = $1 AND id = $2"#,
+        tenant as TenantId,
+        id as RunId,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+    .map(|o| o.map(|j| j.0))
+}
+
+/// The plan a run executes, once the scheduler made it.
+pub async fn plan(
+    tx: &mut Tx,
+    tenant: TenantId,
+    id: RunId,
+) -> Result<Option<Option<serde_json::Value>>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT plan AS "plan: Json<serde_json::Value>" FROM runs WHERE tenant_id = $1 AND id = $2"#,
+        tenant as TenantId,
+        id as RunId,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+    .map(|o| o.map(|p| p.map(|j| j.0)))
+}

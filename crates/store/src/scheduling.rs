@@ -7,6 +7,7 @@
 use crate::events::{self, NewEvent};
 use crate::runs::{Parameters, Run, Step};
 use crate::status::{RunStatus, StepStatus};
+use crate::tenants::SplitBudget;
 use crate::workflows::Labels;
 use crate::{RunId, TenantId, Tx, WorkflowId};
 use sqlx::types::Json;
@@ -197,6 +198,8 @@ pub struct Driving {
     pub share_cache: bool,
     /// The tenant's default TTL for cache entries.
     pub cache_ttl_secs: Option<i32>,
+    /// The tenant's limits of one sub-workflow.
+    pub split_budget: SplitBudget,
     pub cancel_requested: bool,
     pub trace_context: std::collections::BTreeMap<String, String>,
     pub steps: Vec<StepRecord>,
@@ -222,6 +225,7 @@ pub async fn load(
                   r.finished_at, r.cancel_requested_at,
                   coalesce(r.inline_ir, v.ir) AS "ir!: Json<serde_json::Value>",
                   r.plan AS "plan: Json<serde_json::Value>", r.engine_ref, t.engine, t.share_cache, t.cache_ttl_secs,
+                  t.split_budget AS "split_budget: Json<SplitBudget>",
                   r.trace_context AS "trace_context: Json<std::collections::BTreeMap<String, String>>"
            FROM runs r
            JOIN tenants t ON t.id = r.tenant_id
@@ -287,6 +291,7 @@ pub async fn load(
         engine: r.engine,
         share_cache: r.share_cache,
         cache_ttl_secs: r.cache_ttl_secs,
+        split_budget: r.split_budget.0,
         cancel_requested,
         trace_context: r.trace_context.0,
         steps,
@@ -391,6 +396,8 @@ pub struct StepWrite {
     pub max_rss_kb: Option<i64>,
     pub exit_code: Option<i32>,
     pub logs: Option<String>,
+    /// The step's image and command, digested (resource history).
+    pub family: Option<String>,
 }
 
 /// Writes step states and their events in one statement each; progress
@@ -427,17 +434,18 @@ pub async fn write_steps(
     let cpus: Vec<Option<i64>> = steps.iter().map(|s| s.cpu_ms).collect();
     let rss: Vec<Option<i64>> = steps.iter().map(|s| s.max_rss_kb).collect();
     let codes: Vec<Option<i32>> = steps.iter().map(|s| s.exit_code).collect();
+    let families: Vec<Option<String>> = steps.iter().map(|s| s.family.clone()).collect();
     sqlx::query!(
         r#"WITH input AS (
                SELECT * FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::jsonb[], $8::text[],
-                                    $9::bigint[], $10::bigint[], $11::bigint[], $12::int[])
-                   WITH ORDINALITY AS i(name, status, attempt, message, outputs, engine_ref, wall_ms, cpu_ms, max_rss_kb, exit_code, n)
+                                    $9::bigint[], $10::bigint[], $11::bigint[], $12::int[], $13::text[])
+                   WITH ORDINALITY AS i(name, status, attempt, message, outputs, engine_ref, wall_ms, cpu_ms, max_rss_kb, exit_code, family, n)
            ), latest AS (
                SELECT DISTINCT ON (name) * FROM input ORDER BY name, n DESC
            ), upsert AS (
                INSERT INTO run_steps AS s (tenant_id, run_id, name, status, attempt, message, outputs, engine_ref,
-                                           wall_ms, cpu_ms, max_rss_kb, exit_code, started_at, finished_at, updated_at)
-               SELECT $1, $2, name, status, attempt, message, outputs, engine_ref, wall_ms, cpu_ms, max_rss_kb, exit_code,
+                                           wall_ms, cpu_ms, max_rss_kb, exit_code, family, started_at, finished_at, updated_at)
+               SELECT $1, $2, name, status, attempt, message, outputs, engine_ref, wall_ms, cpu_ms, max_rss_kb, exit_code, family,
                       CASE WHEN status = 'running' THEN now() END,
                       CASE WHEN status NOT IN ('pending', 'running') THEN now() END,
                       now()
@@ -447,6 +455,7 @@ pub async fn write_steps(
                    outputs = excluded.outputs, engine_ref = coalesce(excluded.engine_ref, s.engine_ref),
                    wall_ms = coalesce(excluded.wall_ms, s.wall_ms), cpu_ms = coalesce(excluded.cpu_ms, s.cpu_ms),
                    max_rss_kb = coalesce(excluded.max_rss_kb, s.max_rss_kb), exit_code = coalesce(excluded.exit_code, s.exit_code),
+                   family = coalesce(excluded.family, s.family),
                    started_at = CASE WHEN excluded.status = 'running' THEN coalesce(s.started_at, now())
                                      WHEN excluded.status = 'pending' THEN NULL ELSE s.started_at END,
                    finished_at = excluded.finished_at,
@@ -467,6 +476,7 @@ pub async fn write_steps(
         &cpus as &[Option<i64>],
         &rss as &[Option<i64>],
         &codes as &[Option<i32>],
+        &families as &[Option<String>],
     )
     .execute(&mut **tx)
     .await?;
@@ -515,4 +525,80 @@ pub async fn queue_depths(tx: &mut Tx) -> Result<Vec<(String, i64)>, sqlx::Error
     .fetch_all(&mut **tx)
     .await?;
     Ok(rows.into_iter().map(|r| (r.name, r.queued)).collect())
+}
+
+/// Merges `outputs` (an object) into the run's outputs; false when the
+/// lease was lost.
+pub async fn add_outputs(
+    tx: &mut Tx,
+    tenant: TenantId,
+    run: RunId,
+    owner: &str,
+    outputs: &serde_json::Value,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query!(
+        r#"UPDATE runs SET outputs = outputs || $4, updated_at = now()
+           WHERE tenant_id = $1 AND id = $2 AND lease_owner = $3"#,
+        tenant as TenantId,
+        run as RunId,
+        owner,
+        Json(outputs) as _,
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// One measured success of a step, for resource advice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Measured {
+    /// The step it was measured for (the asked name).
+    pub step: String,
+    pub wall_ms: i64,
+    pub cpu_ms: i64,
+    pub max_rss_kb: i64,
+}
+
+/// The latest `per_step` measured successes of each asked step: the same
+/// step name in runs of the same workflow, or the same family (image and
+/// command) anywhere in the tenant.
+pub async fn history(
+    tx: &mut Tx,
+    tenant: TenantId,
+    workflow: &str,
+    steps: &[(String, Option<String>)],
+    per_step: i64,
+) -> Result<Vec<Measured>, sqlx::Error> {
+    let names: Vec<&str> = steps.iter().map(|(n, _)| n.as_str()).collect();
+    let families: Vec<Option<String>> = steps.iter().map(|(_, f)| f.clone()).collect();
+    sqlx::query_as!(
+        Measured,
+        r#"SELECT asked.name AS "step!", m.wall_ms AS "wall_ms!", m.cpu_ms AS "cpu_ms!", m.max_rss_kb AS "max_rss_kb!"
+           FROM unnest($3::text[], $4::text[]) AS asked(name, family)
+           CROSS JOIN LATERAL (
+               SELECT u.wall_ms, u.cpu_ms, u.max_rss_kb FROM (
+                   (SELECT s.finished_at, s.wall_ms, coalesce(s.cpu_ms, 0) AS cpu_ms, coalesce(s.max_rss_kb, 0) AS max_rss_kb
+                    FROM run_steps s JOIN runs r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+                    WHERE s.tenant_id = $1 AND s.name = asked.name AND r.workflow_name = $2
+                      AND s.status = 'succeeded' AND s.wall_ms IS NOT NULL
+                    ORDER BY s.finished_at DESC LIMIT $5)
+                   UNION ALL
+                   (SELECT s.finished_at, s.wall_ms, coalesce(s.cpu_ms, 0), coalesce(s.max_rss_kb, 0)
+                    FROM run_steps s JOIN runs r ON r.tenant_id = s.tenant_id AND r.id = s.run_id
+                    WHERE s.tenant_id = $1 AND s.family = asked.family
+                      AND NOT (s.name = asked.name AND r.workflow_name = $2)
+                      AND s.status = 'succeeded' AND s.wall_ms IS NOT NULL
+                    ORDER BY s.finished_at DESC LIMIT $5)
+               ) u
+               ORDER BY u.finished_at DESC NULLS LAST
+               LIMIT $5
+           ) m"#,
+        tenant as TenantId,
+        workflow,
+        &names as &[&str],
+        &families as &[Option<String>],
+        per_step,
+    )
+    .fetch_all(&mut **tx)
+    .await
 }

@@ -2,6 +2,7 @@
 
 use crate::{TenantId, Tx};
 use chrono::{DateTime, Utc};
+use sqlx::types::Json;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tenant {
@@ -12,9 +13,23 @@ pub struct Tenant {
     pub share_cache: bool,
     /// Default TTL of the cache entries the tenant's steps produce.
     pub cache_ttl_secs: Option<i32>,
+    /// Limits of one sub-workflow, over the engine's defaults.
+    pub split_budget: SplitBudget,
     pub quotas: Quotas,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// A tenant's limits of one sub-workflow; `None` keeps the engine's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SplitBudget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pods: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +65,7 @@ pub struct TenantSettings {
     pub engine: Option<String>,
     pub share_cache: Option<bool>,
     pub cache_ttl_secs: Option<i32>,
+    pub split_budget: Option<SplitBudget>,
 }
 
 struct Row {
@@ -59,6 +75,7 @@ struct Row {
     engine: String,
     share_cache: bool,
     cache_ttl_secs: Option<i32>,
+    split_budget: Json<SplitBudget>,
     max_concurrent_runs: i32,
     max_queued_runs: i32,
     requests_per_second: i32,
@@ -75,6 +92,7 @@ impl From<Row> for Tenant {
             engine: r.engine,
             share_cache: r.share_cache,
             cache_ttl_secs: r.cache_ttl_secs,
+            split_budget: r.split_budget.0,
             quotas: Quotas {
                 max_concurrent_runs: r.max_concurrent_runs,
                 max_queued_runs: r.max_queued_runs,
@@ -93,7 +111,7 @@ pub async fn create(tx: &mut Tx, new: &NewTenant) -> Result<Tenant, sqlx::Error>
         r#"INSERT INTO tenants (id, name, display_name, engine, share_cache,
                                max_concurrent_runs, max_queued_runs, requests_per_second)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
                      max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         TenantId::new() as TenantId,
         new.name,
@@ -112,7 +130,7 @@ pub async fn create(tx: &mut Tx, new: &NewTenant) -> Result<Tenant, sqlx::Error>
 pub async fn get(tx: &mut Tx, id: TenantId) -> Result<Option<Tenant>, sqlx::Error> {
     sqlx::query_as!(
         Row,
-        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
+        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
                   max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE id = $1"#,
         id as TenantId,
@@ -125,7 +143,7 @@ pub async fn get(tx: &mut Tx, id: TenantId) -> Result<Option<Tenant>, sqlx::Erro
 pub async fn get_by_name(tx: &mut Tx, name: &str) -> Result<Option<Tenant>, sqlx::Error> {
     sqlx::query_as!(
         Row,
-        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
+        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
                   max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE name = $1"#,
         name,
@@ -139,7 +157,7 @@ pub async fn get_by_name(tx: &mut Tx, name: &str) -> Result<Option<Tenant>, sqlx
 pub async fn list(tx: &mut Tx) -> Result<Vec<Tenant>, sqlx::Error> {
     sqlx::query_as!(
         Row,
-        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
+        r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
                   max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants ORDER BY name"#,
     )
@@ -160,15 +178,17 @@ pub async fn update_settings(
                engine = coalesce($3, engine),
                share_cache = coalesce($4, share_cache),
                cache_ttl_secs = coalesce($5, cache_ttl_secs),
+               split_budget = coalesce($6, split_budget),
                updated_at = now()
            WHERE id = $1
-           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
                      max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         settings.display_name,
         settings.engine,
         settings.share_cache,
         settings.cache_ttl_secs,
+        settings.split_budget.map(Json) as Option<Json<SplitBudget>>,
     )
     .fetch_optional(&mut **tx)
     .await
@@ -185,7 +205,7 @@ pub async fn set_quotas(
         r#"UPDATE tenants SET
                max_concurrent_runs = $2, max_queued_runs = $3, requests_per_second = $4, updated_at = now()
            WHERE id = $1
-           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs,
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
                      max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         q.max_concurrent_runs,

@@ -33,6 +33,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(crate::workflows::router())
         .merge(crate::runs::router())
         .merge(crate::cache::router())
+        .merge(crate::plans::router())
 }
 
 /// The OpenAPI document the code describes.

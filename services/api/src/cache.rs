@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use couler_cache::plan::{Lookup, NotCacheable, Outcome, lookup_plan_with_dag};
 use couler_cache::{Invalidate, Scope, Stats};
 use couler_ir::scalar::ParamValue;
-use couler_optimizer::{Facts, Pipeline, Plan, PlanError};
+use couler_optimizer::{Facts, Pipeline, Plan};
 use couler_store::{TenantId, WorkflowId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -235,14 +235,27 @@ async fn explain(
 }
 
 /// The workflow to explain.
-enum Ir {
+pub(crate) enum Ir {
     /// A stored version's canonical document (valid when stored).
     Stored(serde_json::Value),
     /// An inline document, validated.
     Inline(Box<couler_ir::Workflow>),
 }
 
-async fn workflow_ir(state: &AppState, tenant: TenantId, req: &ExplainRequest) -> ApiResult<Ir> {
+impl Ir {
+    pub(crate) fn into_workflow(self) -> ApiResult<couler_ir::Workflow> {
+        match self {
+            Ir::Stored(value) => Ok(serde_json::from_value(value).map_err(anyhow::Error::from)?),
+            Ir::Inline(workflow) => Ok(*workflow),
+        }
+    }
+}
+
+pub(crate) async fn workflow_ir(
+    state: &AppState,
+    tenant: TenantId,
+    req: &ExplainRequest,
+) -> ApiResult<Ir> {
     match (&req.workflow, &req.ir) {
         (Some(reference), None) => {
             let mut tx = state.store.tenant(tenant).await?;
@@ -278,26 +291,14 @@ async fn workflow_ir(state: &AppState, tenant: TenantId, req: &ExplainRequest) -
 /// Plans the workflow as a run with these parameters would (CPU-bound: run
 /// it off the async runtime), with the plan's DAG.
 fn plan_of(ir: Ir, given: &BTreeMap<String, ParamValue>) -> ApiResult<(Plan, couler_ir::Dag)> {
-    let workflow: couler_ir::Workflow = match ir {
-        Ir::Stored(value) => serde_json::from_value(value).map_err(anyhow::Error::from)?,
-        Ir::Inline(workflow) => *workflow,
-    };
+    let workflow = ir.into_workflow()?;
     let facts = Facts {
         parameters: crate::runs::resolve_parameters(&workflow.parameters, given)?,
         ..Default::default()
     };
     let plan = Pipeline::default()
         .plan(workflow, &facts, |_, apply| apply())
-        .map_err(|e| match e {
-            PlanError::Invalid(problems) => ApiError::Invalid(problems),
-            PlanError::MissingParameter(name) => {
-                ApiError::Invalid(couler_ir::Problems(vec![couler_ir::Problem {
-                    path: format!("/parameters/{name}"),
-                    code: couler_ir::Code::MissingField,
-                    message: format!("parameter {name:?} is required"),
-                }]))
-            }
-        })?;
+        .map_err(crate::plans::plan_error)?;
     let dag =
         couler_ir::validate(&plan.workflow, &Default::default()).map_err(ApiError::Invalid)?;
     Ok((plan, dag))

@@ -13,6 +13,7 @@ pub mod error;
 pub mod events;
 pub mod health;
 pub mod openapi;
+pub mod plans;
 pub mod quota;
 pub mod ratelimit;
 pub mod runs;

@@ -19,6 +19,7 @@ use utoipa::{Modify, OpenApi};
         (name = "tenants", description = "Tenants, settings and quotas"),
         (name = "api-keys", description = "Keys for services that trigger pipelines"),
         (name = "cache", description = "The shared cache index: explain, statistics, invalidation"),
+        (name = "plans", description = "What the optimizer does with a workflow, and why"),
         (name = "health", description = "Liveness, readiness, metrics"),
     ),
     components(schemas(crate::error::Problem, crate::error::ProblemItem))

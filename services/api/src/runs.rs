@@ -97,6 +97,12 @@ pub struct RunView {
     /// Per-step status (in `GET /v1/runs/{id}`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepView>,
+    /// What the run produced beyond its steps (in `GET /v1/runs/{id}`):
+    /// `tuning.STEP` holds a hyperparameter search's best trial and its
+    /// full trial table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub outputs: Option<serde_json::Value>,
 }
 
 impl From<Run> for RunView {
@@ -123,6 +129,7 @@ impl From<Run> for RunView {
             finished_at: r.finished_at,
             cancel_requested: r.cancel_requested_at.is_some(),
             steps: Vec::new(),
+            outputs: None,
         }
     }
 }
@@ -400,9 +407,11 @@ async fn get_run(
         .await?
         .ok_or_else(|| ApiError::not_found("run"))?;
     let steps = runs::steps(&mut tx, tenant, id).await?;
+    let outputs = runs::outputs(&mut tx, tenant, id).await?;
     tx.commit().await?;
     let mut view = RunView::from(run);
     view.steps = steps.into_iter().map(Into::into).collect();
+    view.outputs = outputs.filter(|o| o.as_object().is_some_and(|m| !m.is_empty()));
     Ok(Json(view))
 }
 

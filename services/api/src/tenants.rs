@@ -11,7 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use couler_store::TenantId;
-use couler_store::tenants::{self, NewTenant, Quotas, Tenant, TenantSettings};
+use couler_store::tenants::{self, NewTenant, Quotas, SplitBudget, Tenant, TenantSettings};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -29,9 +29,36 @@ pub struct TenantView {
     pub share_cache: bool,
     /// Default TTL (seconds) of the cache entries the tenant's steps produce.
     pub cache_ttl_secs: Option<i32>,
+    /// Limits of one sub-workflow; bigger workflows are split.
+    pub split_budget: SplitBudgetView,
     pub quotas: QuotasView,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// Limits of one sub-workflow. An absent field keeps the engine's default
+/// (200 steps and 512 KiB of manifest for Kubernetes-based engines; none
+/// for the local engine).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SplitBudgetView {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
+    /// Estimated manifest bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pods: Option<u64>,
+}
+
+impl From<SplitBudget> for SplitBudgetView {
+    fn from(b: SplitBudget) -> Self {
+        SplitBudgetView {
+            max_steps: b.max_steps,
+            max_bytes: b.max_bytes,
+            max_pods: b.max_pods,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
@@ -74,6 +101,7 @@ impl From<Tenant> for TenantView {
             engine: t.engine,
             share_cache: t.share_cache,
             cache_ttl_secs: t.cache_ttl_secs,
+            split_budget: t.split_budget.into(),
             quotas: t.quotas.into(),
             created_at: t.created_at,
             updated_at: t.updated_at,
@@ -101,6 +129,9 @@ pub struct UpdateTenant {
     pub share_cache: Option<bool>,
     /// Default TTL (seconds) of the tenant's cache entries.
     pub cache_ttl_secs: Option<i32>,
+    /// Replaces the tenant's sub-workflow limits (`{}` restores the
+    /// engine's defaults).
+    pub split_budget: Option<SplitBudgetView>,
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -239,11 +270,32 @@ async fn update_tenant(
             ));
         }
     }
+    if let Some(b) = &req.split_budget {
+        let zero = [
+            ("max_steps", b.max_steps.map(u64::from)),
+            ("max_bytes", b.max_bytes),
+            ("max_pods", b.max_pods),
+        ]
+        .into_iter()
+        .find(|(_, v)| *v == Some(0));
+        if let Some((field, _)) = zero {
+            return Err(ApiError::bad_request(
+                "invalid_split_budget",
+                format!("split_budget.{field} must be at least 1"),
+                format!("/split_budget/{field}"),
+            ));
+        }
+    }
     let settings = TenantSettings {
         display_name: req.display_name,
         engine: req.engine,
         share_cache: req.share_cache,
         cache_ttl_secs: req.cache_ttl_secs,
+        split_budget: req.split_budget.map(|b| SplitBudget {
+            max_steps: b.max_steps,
+            max_bytes: b.max_bytes,
+            max_pods: b.max_pods,
+        }),
     };
     let mut tx = if principal.platform_admin {
         state.store.platform().await?

@@ -169,6 +169,27 @@ fn cases(f: &Fixtures) -> Vec<Case> {
             Viewer,
         ),
         case(
+            Method::POST,
+            "/v1/plans",
+            "/v1/plans".into(),
+            Json(json!({"workflow": "diamond"})),
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows/{workflow}/plan",
+            "/v1/workflows/diamond/plan".into(),
+            Json(json!({})),
+            Viewer,
+        ),
+        case(
+            Method::GET,
+            "/v1/runs/{id}/plan",
+            format!("/v1/runs/{}/plan", f.run),
+            Empty,
+            Viewer,
+        ),
+        case(
             Method::GET,
             "/v1/cache/stats",
             "/v1/cache/stats".into(),
@@ -338,6 +359,25 @@ async fn add_step_log(api: &TestApi, tenant: &str, run: &str) {
     pool.close().await;
 }
 
+/// The plan a scheduler would store for a run of the diamond.
+async fn add_plan(api: &TestApi, run: &str) {
+    let workflow = couler_ir::load(DIAMOND, couler_ir::Format::Yaml).unwrap();
+    let plan = couler_optimizer::Pipeline::default()
+        .plan(workflow, &Default::default(), |_, f| f())
+        .unwrap();
+    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
+        .await
+        .unwrap();
+    let run: couler_store::RunId = run.parse().unwrap();
+    sqlx::query("UPDATE runs SET plan = $1 WHERE id = $2")
+        .bind(serde_json::to_value(&plan).unwrap())
+        .bind(run.0)
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+}
+
 async fn fixtures(api: &TestApi) -> Fixtures {
     // Room for every request of the table in well under a second.
     let tenant = api
@@ -357,6 +397,7 @@ async fn fixtures(api: &TestApi) -> Fixtures {
     .await;
     let run = post_run(api, &editor).await;
     add_step_log(api, &tenant, &run).await;
+    add_plan(api, &run).await;
     let queued_run = post_run(api, &editor).await;
     let cancelled_run = post_run(api, &editor).await;
     let (status, body) = api

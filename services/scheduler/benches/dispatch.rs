@@ -175,6 +175,7 @@ async fn main() {
         store.clone(),
         engines,
         None,
+        None,
         config,
         shutdown.clone(),
     ));

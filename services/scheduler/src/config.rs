@@ -15,6 +15,9 @@ pub struct Config {
     pub redis: couler_cache::RedisSettings,
     pub cache: couler_cache::CacheSettings,
     pub telemetry: couler_telemetry::TelemetryConfig,
+    /// The LLM `llm` hyperparameter searches ask; none: they fall back to
+    /// random configurations.
+    pub llm: Option<couler_nl::llm::LlmConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -88,6 +91,7 @@ const SECTIONS: &[&str] = &[
     "redis",
     "cache",
     "telemetry",
+    "llm",
 ];
 
 impl Config {

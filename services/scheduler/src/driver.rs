@@ -5,7 +5,7 @@
 use crate::Context;
 use crate::lease::Control;
 use couler_engines::{RunOutcome, RunSpec, StepPhase, StepState, Update};
-use couler_optimizer::{Facts, Pass, Plan, PlanError, ReuseStatus, StepOutputs};
+use couler_optimizer::{Plan, PlanError, ReuseStatus, StepOutputs};
 use couler_store::scheduling::{self, Claim, Driving, StepWrite};
 use couler_store::{RunId, RunStatus, StepStatus, TenantId};
 use std::collections::HashMap;
@@ -40,11 +40,11 @@ async fn drive_run(
         return Ok(());
     };
     continue_trace(&driving);
-    let spec = RunSpec {
-        tenant: tenant.to_string(),
-        run: run.to_string(),
-        attempt: driving.run.attempt.max(1) as u32,
-    };
+    let spec = RunSpec::new(
+        tenant.to_string(),
+        run.to_string(),
+        driving.run.attempt.max(1) as u32,
+    );
     let Some(engine) = ctx.engines.get(&driving.engine) else {
         let message = format!(
             "the {:?} engine is not available on this scheduler",
@@ -55,7 +55,7 @@ async fn drive_run(
 
     let (plan, resume) = match driving.run.status {
         RunStatus::Planning => {
-            let plan = match plan(ctx, &driving).await {
+            let plan = match plan(ctx, &driving, engine.as_ref()).await {
                 Ok(p) => Arc::new(p),
                 Err(e) => {
                     return fail(
@@ -99,6 +99,9 @@ async fn drive_run(
         },
         _ => return Ok(()),
     };
+    if plan.is_staged() {
+        return crate::stages::drive(ctx, &driving, engine, spec, plan, control).await;
+    }
 
     let dispatch =
         tracing::info_span!("dispatch", engine = engine.name(), steps = plan.steps.len());
@@ -122,22 +125,9 @@ async fn drive_run(
         engine.cancel(&spec, &engine_ref).await?;
     }
 
-    let writer = ctx.cache.as_ref().and_then(|index| {
-        // A step's own TTL wins; then the tenant's default; then the platform's.
-        let ttl = driving
-            .cache_ttl_secs
-            .map_or(index.config().default_ttl, |t| {
-                Duration::from_secs(t as u64)
-            });
-        crate::caching::Writer::new(
-            index.clone(),
-            &plan,
-            tenant.to_string(),
-            driving.share_cache,
-            ttl,
-        )
-    });
-    let mut tracker = Tracker::new(&driving, plan.clone(), writer);
+    let mut writer = cache_writer(ctx, &driving, &plan);
+    let families = families(&plan);
+    let mut tracker = Tracker::new(&driving);
     let mut updates = started.updates;
     loop {
         tokio::select! {
@@ -160,84 +150,130 @@ async fn drive_run(
                 let Some(first) = update else {
                     return fail(ctx, tenant, run, RunStatus::Running, "the engine stopped reporting before the run ended").await;
                 };
-                let mut batch = vec![first];
-                while batch.len() < 512 {
-                    match updates.try_recv() {
-                        Ok(u) => batch.push(u),
-                        Err(_) => break,
+                let mut writes = Vec::new();
+                let mut finished = None;
+                for update in drain(first, &mut updates) {
+                    match update {
+                        Update::Step(state) => {
+                            if tracker.accept(&state, families.get(&state.name), &mut writes)
+                                && let Some(cache) = &mut writer
+                                && let Some((key, entry)) = cache.observe(&plan, &state)
+                            {
+                                cache.offer(key, entry);
+                            }
+                        }
+                        Update::Finished { outcome, message } => finished = Some((outcome, message)),
                     }
                 }
-                // Done: the run ended, or another scheduler holds it now.
-                if tracker.apply(ctx, tenant, run, batch).await? {
-                    return Ok(());
+                if !persist(ctx, tenant, run, &writes).await? {
+                    return Ok(()); // another scheduler holds the run now
+                }
+                if let Some((outcome, message)) = finished {
+                    let to = match outcome {
+                        RunOutcome::Succeeded => RunStatus::Succeeded,
+                        RunOutcome::Failed => RunStatus::Failed,
+                        RunOutcome::Cancelled => RunStatus::Cancelled,
+                    };
+                    return finish(ctx, tenant, run, RunStatus::Running, to, message.as_deref()).await;
                 }
             }
         }
     }
 }
 
-/// Builds the plan with the optimizer pipeline (one span per pass), with
-/// the cache index's hits handed in as facts.
-async fn plan(ctx: &Context, d: &Driving) -> Result<Plan, PlanError> {
-    let span = tracing::info_span!("plan", passes = ?ctx.pipeline.pass_names());
-    async {
-        let workflow: couler_ir::Workflow = serde_json::from_value(d.ir.clone()).map_err(|e| {
-            PlanError::Invalid(couler_ir::Problems(vec![couler_ir::Problem {
-                path: String::new(),
-                code: couler_ir::Code::InvalidType,
-                message: e.to_string(),
-            }]))
-        })?;
-        let mut facts = Facts {
-            parameters: d.run.parameters.0.clone(),
-            earlier: earlier_results(d),
-            cache_hits: Default::default(),
-        };
-        let passes = |name: &'static str, apply: &mut dyn FnMut() -> Result<(), PlanError>| {
-            tracing::info_span!("pass", pass = name).in_scope(apply)
-        };
-        let mut plan = ctx.pipeline.plan(workflow, &facts, passes)?;
-        let Some(index) = &ctx.cache else {
-            return Ok(plan);
-        };
-        let dag = couler_ir::validate(&plan.workflow, &Default::default())?;
-        let tenant = d.run.tenant_id.to_string();
-        let lookups =
-            couler_cache::plan::lookup_plan_with_dag(&plan, &dag, &tenant, d.share_cache, index)
-                .instrument(tracing::info_span!("pass", pass = "cache-lookup"))
-                .await;
-        let (mut misses, mut bytes, mut saved_ms) = (0u64, 0u64, 0u64);
-        let mut hits = Vec::new();
-        for (step, lookup) in plan.steps.iter().zip(lookups) {
-            match lookup.outcome {
-                couler_cache::plan::Outcome::Hit { key, entry } => {
-                    let why = format!(
-                        "cache hit: its exact inputs were computed before ({} ms saved)",
-                        entry.wall_ms
-                    );
-                    facts
-                        .cache_hits
-                        .insert(step.name.clone(), (entry.outputs.clone(), why));
-                    bytes += entry.size;
-                    saved_ms += entry.wall_ms;
-                    hits.push((key, *entry));
-                }
-                couler_cache::plan::Outcome::Miss { .. } => misses += 1,
-                _ => {}
-            }
+/// The first update and whatever else is already waiting (up to a batch).
+pub(crate) fn drain(first: Update, updates: &mut mpsc::Receiver<Update>) -> Vec<Update> {
+    let mut batch = vec![first];
+    while batch.len() < 512 {
+        match updates.try_recv() {
+            Ok(u) => batch.push(u),
+            Err(_) => break,
         }
-        index
-            .record(&tenant, hits.len() as u64, misses, bytes, saved_ms)
-            .await;
-        index.reused(&hits).await;
-        metrics::counter!("couler_cache_hits_total").increment(hits.len() as u64);
-        metrics::counter!("couler_cache_misses_total").increment(misses);
-        tracing::info_span!("pass", pass = "use-cache-hits")
-            .in_scope(|| couler_optimizer::UseCacheHits.apply(&mut plan, &facts))?;
-        Ok(plan)
     }
-    .instrument(span)
+    batch
+}
+
+/// Offers the plan's succeeded steps to the cache index.
+pub(crate) fn cache_writer(
+    ctx: &Context,
+    d: &Driving,
+    plan: &Plan,
+) -> Option<crate::caching::Writer> {
+    ctx.cache.as_ref().and_then(|index| {
+        // A step's own TTL wins; then the tenant's default; then the platform's.
+        let ttl = d.cache_ttl_secs.map_or(index.config().default_ttl, |t| {
+            Duration::from_secs(t as u64)
+        });
+        crate::caching::Writer::new(
+            index.clone(),
+            plan,
+            d.run.tenant_id.to_string(),
+            d.share_cache,
+            ttl,
+        )
+    })
+}
+
+/// Each runnable step's family (resource history), by name.
+pub(crate) fn families(plan: &Plan) -> HashMap<String, String> {
+    plan.workflow
+        .steps
+        .iter()
+        .chain(&plan.workflow.on_exit)
+        .filter_map(|s| Some((s.name.clone(), couler_planner::family(s)?)))
+        .collect()
+}
+
+/// Writes step states; false when the lease was lost.
+pub(crate) async fn persist(
+    ctx: &Context,
+    tenant: TenantId,
+    run: RunId,
+    writes: &[StepWrite],
+) -> anyhow::Result<bool> {
+    if writes.is_empty() {
+        return Ok(true);
+    }
+    retrying("record steps", || async {
+        let mut tx = ctx.store.tenant(tenant).await?;
+        let ok = scheduling::write_steps(&mut tx, tenant, run, &ctx.owner, writes).await?;
+        tx.commit().await?;
+        Ok(ok)
+    })
     .await
+}
+
+/// Builds the plan: the optimizer's passes with the cache index's hits,
+/// the steps' history and the LLM's suggestions handed in.
+async fn plan(
+    ctx: &Context,
+    d: &Driving,
+    engine: &dyn couler_engines::EngineAdapter,
+) -> Result<Plan, PlanError> {
+    let workflow: couler_ir::Workflow = serde_json::from_value(d.ir.clone()).map_err(|e| {
+        PlanError::Invalid(couler_ir::Problems(vec![couler_ir::Problem {
+            path: String::new(),
+            code: couler_ir::Code::InvalidType,
+            message: e.to_string(),
+        }]))
+    })?;
+    let sources = couler_planner::Sources {
+        store: &ctx.store,
+        cache: ctx.cache.as_ref(),
+        llm: ctx.llm.as_ref(),
+    };
+    let request = couler_planner::Request {
+        tenant: d.run.tenant_id,
+        workflow,
+        parameters: d.run.parameters.0.clone(),
+        earlier: earlier_results(d),
+        share_cache: d.share_cache,
+        split_budget: couler_planner::split_budget(engine.name(), &d.split_budget),
+        for_run: true,
+    };
+    couler_planner::plan(&sources, request)
+        .instrument(tracing::info_span!("plan"))
+        .await
 }
 
 /// Results an earlier attempt of the run keeps (retry from failure).
@@ -260,19 +296,20 @@ fn earlier_results(d: &Driving) -> std::collections::BTreeMap<String, (ReuseStat
 
 /// The steps' last recorded states, for an engine to re-attach to.
 fn resume_states(d: &Driving) -> Vec<StepState> {
-    d.steps
-        .iter()
-        .map(|s| StepState {
-            name: s.step.name.clone(),
-            phase: phase_of(s.step.status),
-            attempt: s.step.attempt.max(0) as u32,
-            message: s.step.message.clone(),
-            outputs: serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default(),
-            metrics: None,
-            engine_ref: s.engine_ref.clone(),
-            logs: None,
-        })
-        .collect()
+    d.steps.iter().map(resume_state).collect()
+}
+
+pub(crate) fn resume_state(s: &couler_store::scheduling::StepRecord) -> StepState {
+    StepState {
+        name: s.step.name.clone(),
+        phase: phase_of(s.step.status),
+        attempt: s.step.attempt.max(0) as u32,
+        message: s.step.message.clone(),
+        outputs: serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default(),
+        metrics: None,
+        engine_ref: s.engine_ref.clone(),
+        logs: None,
+    }
 }
 
 fn phase_of(s: StepStatus) -> StepPhase {
@@ -287,7 +324,7 @@ fn phase_of(s: StepStatus) -> StepPhase {
     }
 }
 
-fn status_of(p: StepPhase) -> StepStatus {
+pub(crate) fn status_of(p: StepPhase) -> StepStatus {
     match p {
         StepPhase::Pending => StepStatus::Pending,
         StepPhase::Running => StepStatus::Running,
@@ -299,18 +336,14 @@ fn status_of(p: StepPhase) -> StepStatus {
     }
 }
 
-/// Checks engine reports against the step lifecycle and persists them.
-struct Tracker {
+/// Checks engine reports against the step lifecycle.
+pub(crate) struct Tracker {
     known: HashMap<String, (StepStatus, u32)>,
-    plan: Arc<Plan>,
-    cache: Option<crate::caching::Writer>,
 }
 
 impl Tracker {
-    fn new(d: &Driving, plan: Arc<Plan>, cache: Option<crate::caching::Writer>) -> Tracker {
+    pub(crate) fn new(d: &Driving) -> Tracker {
         Tracker {
-            plan,
-            cache,
             known: d
                 .steps
                 .iter()
@@ -324,46 +357,14 @@ impl Tracker {
         }
     }
 
-    async fn apply(
+    /// Queues the writes of a legal report; false for a repeated or
+    /// illegal one.
+    pub(crate) fn accept(
         &mut self,
-        ctx: &Context,
-        tenant: TenantId,
-        run: RunId,
-        batch: Vec<Update>,
-    ) -> anyhow::Result<bool> {
-        let mut writes = Vec::new();
-        let mut finished = None;
-        for update in batch {
-            match update {
-                Update::Step(state) => self.step(state, &mut writes),
-                Update::Finished { outcome, message } => finished = Some((outcome, message)),
-            }
-        }
-        if !writes.is_empty() {
-            let held = retrying("record steps", || async {
-                let mut tx = ctx.store.tenant(tenant).await?;
-                let ok = scheduling::write_steps(&mut tx, tenant, run, &ctx.owner, &writes).await?;
-                tx.commit().await?;
-                Ok(ok)
-            })
-            .await?;
-            if !held {
-                return Ok(true);
-            }
-        }
-        let Some((outcome, message)) = finished else {
-            return Ok(false);
-        };
-        let to = match outcome {
-            RunOutcome::Succeeded => RunStatus::Succeeded,
-            RunOutcome::Failed => RunStatus::Failed,
-            RunOutcome::Cancelled => RunStatus::Cancelled,
-        };
-        finish(ctx, tenant, run, RunStatus::Running, to, message.as_deref()).await?;
-        Ok(true)
-    }
-
-    fn step(&mut self, state: StepState, writes: &mut Vec<StepWrite>) {
+        state: &StepState,
+        family: Option<&String>,
+        writes: &mut Vec<StepWrite>,
+    ) -> bool {
         let to = status_of(state.phase);
         let (from, attempt) = self
             .known
@@ -372,35 +373,33 @@ impl Tracker {
             .unwrap_or((StepStatus::Pending, 0));
         let _span = tracing::info_span!("step", step = %state.name, from = %from, to = %to, attempt = state.attempt).entered();
         if from == to && state.attempt == attempt {
-            return; // a repeated report (e.g. after re-attaching)
+            return false; // a repeated report (e.g. after re-attaching)
         }
         // A new attempt of a running step is a retry: running → pending → running.
         if from == StepStatus::Running && to == StepStatus::Running {
             metrics::counter!("couler_step_retries_total").increment(1);
             writes.push(write(
-                &state,
+                state,
                 StepStatus::Pending,
                 Some("retrying after a failed attempt".into()),
             ));
         } else if let Err(e) = from.transition(to) {
             metrics::counter!("couler_illegal_transitions_total").increment(1);
             tracing::warn!(error = %e, "ignoring an illegal step transition from the engine");
-            return;
+            return false;
         }
         if to.is_terminal() {
             metrics::counter!("couler_steps_finished_total", "status" => to.as_str()).increment(1);
         }
-        writes.push(write(&state, to, state.message.clone()));
+        let mut w = write(state, to, state.message.clone());
+        w.family = family.cloned();
+        writes.push(w);
         self.known.insert(state.name.clone(), (to, state.attempt));
-        if let Some(cache) = &mut self.cache
-            && let Some((key, entry)) = cache.observe(&self.plan, &state)
-        {
-            cache.offer(key, entry);
-        }
+        true
     }
 }
 
-fn write(state: &StepState, status: StepStatus, message: Option<String>) -> StepWrite {
+pub(crate) fn write(state: &StepState, status: StepStatus, message: Option<String>) -> StepWrite {
     let m = state.metrics.unwrap_or_default();
     let measured = state.metrics.is_some();
     StepWrite {
@@ -419,10 +418,11 @@ fn write(state: &StepState, status: StepStatus, message: Option<String>) -> Step
         } else {
             None
         },
+        family: None,
     }
 }
 
-async fn finish(
+pub(crate) async fn finish(
     ctx: &Context,
     tenant: TenantId,
     run: RunId,
@@ -445,7 +445,7 @@ async fn finish(
     Ok(())
 }
 
-async fn fail(
+pub(crate) async fn fail(
     ctx: &Context,
     tenant: TenantId,
     run: RunId,
@@ -456,7 +456,7 @@ async fn fail(
     finish(ctx, tenant, run, from, RunStatus::Failed, Some(message)).await
 }
 
-async fn hand_back(ctx: &Context, tenant: TenantId, run: RunId) {
+pub(crate) async fn hand_back(ctx: &Context, tenant: TenantId, run: RunId) {
     let released = async {
         let mut tx = ctx.store.platform().await?;
         scheduling::release(&mut tx, &ctx.owner, tenant, run).await?;
@@ -470,7 +470,7 @@ async fn hand_back(ctx: &Context, tenant: TenantId, run: RunId) {
 
 /// Retries a database step through short outages (a dropped connection, a
 /// restart), with backoff, for up to about half a minute.
-async fn retrying<T, F, Fut>(what: &str, mut f: F) -> anyhow::Result<T>
+pub(crate) async fn retrying<T, F, Fut>(what: &str, mut f: F) -> anyhow::Result<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, sqlx::Error>>,

@@ -10,9 +10,9 @@ mod driver;
 pub mod engines;
 mod lease;
 mod queue;
+mod stages;
 
 use config::Config;
-use couler_optimizer::Pipeline;
 use couler_store::Store;
 use engines::Engines;
 use secrecy::ExposeSecret;
@@ -23,7 +23,8 @@ use tokio_util::sync::CancellationToken;
 pub struct Context {
     pub store: Store,
     pub engines: Engines,
-    pub pipeline: Pipeline,
+    /// The LLM for `llm` hyperparameter searches.
+    pub llm: Option<couler_nl::llm::LlmClient>,
     pub owner: String,
     pub config: config::SchedulerConfig,
     pub held: lease::Held,
@@ -37,6 +38,7 @@ pub async fn run(
     store: Store,
     engines: Engines,
     cache: Option<couler_cache::CacheIndex>,
+    llm: Option<couler_nl::llm::LlmClient>,
     config: config::SchedulerConfig,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
@@ -44,7 +46,7 @@ pub async fn run(
         owner: config.owner(),
         store,
         engines,
-        pipeline: Pipeline::default(),
+        llm,
         config,
         held: lease::Held::default(),
         cache,
@@ -79,7 +81,8 @@ pub async fn serve(config: Config, shutdown: CancellationToken) -> anyhow::Resul
         shutdown.child_token(),
     );
     let cache = couler_cache::CacheIndex::new(redis, config.redis.cache_config(&config.cache));
-    run(store, engines, Some(cache), config.scheduler, shutdown).await
+    let llm = config.llm.map(couler_nl::llm::LlmClient::new).transpose()?;
+    run(store, engines, Some(cache), llm, config.scheduler, shutdown).await
 }
 
 async fn metrics_server(

@@ -14,6 +14,18 @@
 //! kills whatever is left of the process group while the leader still pins
 //! the group id, reaps with `wait4` (CPU time and peak RSS come with it)
 //! and reads the outputs. Re-attached tries are polled every 50 ms.
+//!
+//! A try with a memory limit (`TryMeta::memory_limit`: the step's
+//! `resources.memory`, raised after out-of-memory retries by `step`) is
+//! sampled every 100 ms, spawned and re-attached alike: the resident
+//! memory of every process in its group, summed from `/proc/<pid>/stat`
+//! (one small read per process on the machine; no `/proc`, no limit). Over
+//! the limit, the try's `oom` file records the use and the limit, then the
+//! group gets SIGKILL and the try ends as [`Exit::OutOfMemory`]. The file
+//! is written before the kill so that a restart in between still sees an
+//! out-of-memory end, and the next try's limit is counted from it. Summed
+//! RSS counts pages shared between the group's processes once per process,
+//! so it errs towards killing early, as a container's limit would not.
 
 use super::cas::Cas;
 use super::template::{output_artifact_path, output_parameter_path};
@@ -36,6 +48,8 @@ const WRAPPER: &str = r#"f=$1; shift; "$@"; c=$?; echo $c >"$f"; exit $c"#;
 /// Between SIGTERM and SIGKILL when a step is stopped.
 pub(super) const KILL_GRACE: Duration = Duration::from_secs(2);
 const POLL: Duration = Duration::from_millis(50);
+/// How often a try with a memory limit has its memory summed.
+const MEMORY_SAMPLE: Duration = Duration::from_millis(100);
 /// `{{steps.S.outputs.result}}` keeps the last 256 KiB of standard output.
 const RESULT_LIMIT: u64 = 256 * 1024;
 const PARAMETER_LIMIT: u64 = 1024 * 1024;
@@ -46,6 +60,8 @@ const EXIT_FILE: &str = "exit";
 const STDOUT_FILE: &str = "stdout";
 const STDERR_FILE: &str = "stderr";
 const SCRIPT_FILE: &str = "script";
+/// Present once a try was killed for exceeding its memory limit: an [`Oom`].
+const OOM_FILE: &str = "oom";
 
 /// Where a try stands in its step's loop; kept in `state.json` so that a
 /// re-attached step continues counting where it was.
@@ -58,6 +74,10 @@ pub(super) struct TryMeta {
     pub iteration: u32,
     /// Retries used in this iteration.
     pub retry: u32,
+    /// The try's memory limit in bytes (none: not limited). It starts at the
+    /// step's `resources.memory` and grows after out-of-memory kills.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -118,6 +138,17 @@ pub(super) enum Exit {
     NotStarted(String),
     /// Found neither running nor finished after a restart.
     Lost,
+    /// We killed the group for using more memory than its limit.
+    OutOfMemory(Oom),
+}
+
+/// An out-of-memory kill, as kept in a try's `oom` file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Oom {
+    /// Resident bytes of the group when it was caught.
+    pub used: u64,
+    /// The limit in bytes.
+    pub limit: u64,
 }
 
 /// The end of a try, as far as the process is concerned.
@@ -164,6 +195,12 @@ struct GroupState {
 }
 
 impl Group {
+    /// The group id while its leader is unreaped (and the id still ours).
+    fn pgid(&self) -> Option<i32> {
+        let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        state.pgid.filter(|_| !state.reaped)
+    }
+
     fn signal(&self, signal: i32) {
         let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let (Some(pgid), false) = (state.pgid, state.reaped) {
@@ -178,6 +215,8 @@ pub(super) struct Child {
     pid: oneshot::Receiver<i32>,
     task: JoinHandle<Outcome>,
     group: Arc<Group>,
+    dir: PathBuf,
+    memory_limit: Option<u64>,
 }
 
 /// Prepares the try directory and starts the process, off the runtime.
@@ -185,11 +224,14 @@ pub(super) fn launch(launch: Launch) -> Child {
     let group = Arc::new(Group::default());
     let (tx, rx) = oneshot::channel();
     let shared = group.clone();
+    let (dir, memory_limit) = (launch.dir.clone(), launch.meta.memory_limit);
     let task = tokio::task::spawn_blocking(move || execute(launch, tx, &shared));
     Child {
         pid: rx,
         task,
         group,
+        dir,
+        memory_limit,
     }
 }
 
@@ -201,7 +243,8 @@ impl Child {
     }
 
     /// Waits for the end, stopping the process group on cancel or timeout
-    /// (SIGTERM, then SIGKILL after [`KILL_GRACE`]).
+    /// (SIGTERM, then SIGKILL after [`KILL_GRACE`]) and killing it outright
+    /// over its memory limit.
     pub(super) async fn wait(
         mut self,
         cancel: &CancellationToken,
@@ -212,6 +255,15 @@ impl Child {
             out = &mut self.task => return (joined(out), None),
             _ = cancel.cancelled() => Stop::Cancel,
             _ = sleep_until(deadline) => Stop::Timeout(timeout.unwrap_or_default()),
+            oom = watch_memory(&self.group, &self.dir, self.memory_limit) => {
+                self.group.signal(libc::SIGKILL);
+                let mut outcome = joined(self.task.await);
+                // It may have finished on its own just before the kill.
+                if outcome.exit != Exit::Code(0) {
+                    outcome.exit = Exit::OutOfMemory(oom);
+                }
+                return (outcome, None);
+            }
         };
         self.group.signal(libc::SIGTERM);
         let out = tokio::select! {
@@ -223,6 +275,80 @@ impl Child {
         };
         (joined(out), Some(stop))
     }
+}
+
+/// Samples a spawned try's group until it is over `limit` (never without
+/// one).
+async fn watch_memory(group: &Group, dir: &Path, limit: Option<u64>) -> Oom {
+    let Some(limit) = limit else {
+        return std::future::pending().await;
+    };
+    let mut tick = tokio::time::interval(MEMORY_SAMPLE);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if let Some(pgid) = group.pgid()
+            && let Some(oom) = over_limit(pgid, limit, dir).await
+        {
+            return oom;
+        }
+    }
+}
+
+/// One memory sample of group `pgid`, off the runtime; over `limit`, the
+/// kill is recorded in the try directory (the caller then kills).
+async fn over_limit(pgid: i32, limit: u64, dir: &Path) -> Option<Oom> {
+    let dir = dir.to_owned();
+    let check = move || {
+        let used = group_resident_bytes(pgid);
+        if used <= limit {
+            return None;
+        }
+        let oom = Oom { used, limit };
+        let record = serde_json::to_vec(&oom).expect("oom serializes");
+        if let Err(e) = fs::write(dir.join(OOM_FILE), record) {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not record an out-of-memory kill");
+        }
+        Some(oom)
+    };
+    tokio::task::spawn_blocking(check).await.ok().flatten()
+}
+
+/// Resident bytes of every process in group `pgid` (0 without `/proc`).
+fn group_resident_bytes(pgid: i32) -> u64 {
+    // SAFETY: sysconf only reads a constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut pages = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.as_encoded_bytes().iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        let mut path = PathBuf::from("/proc");
+        path.push(&name);
+        path.push("stat");
+        // Processes come and go while we read: a missing one counts 0.
+        if let Ok(stat) = fs::read_to_string(&path)
+            && let Some((group, resident)) = group_and_resident_pages(&stat)
+            && group == pgid
+        {
+            pages += resident;
+        }
+    }
+    pages * page
+}
+
+/// The process group (field 5) and resident pages (field 24) of a
+/// `/proc/<pid>/stat` line.
+fn group_and_resident_pages(stat: &str) -> Option<(i32, u64)> {
+    // The command name (field 2) may hold spaces and parentheses.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let group = fields.nth(2)?.parse().ok()?;
+    let resident = fields.nth(18)?.parse().ok()?;
+    Some((group, resident))
 }
 
 fn joined(out: Result<Outcome, tokio::task::JoinError>) -> Outcome {
@@ -547,8 +673,9 @@ pub(super) enum OnDisk {
     /// Its latest try started a process.
     Started(Earlier),
     /// Its latest try was prepared but never started; counting resumes so
-    /// that the next try takes its place.
-    Unstarted(TryMeta),
+    /// that the next try takes its place. `after_oom`: the try before it
+    /// was killed out of memory, so this one was to have a higher limit.
+    Unstarted { meta: TryMeta, after_oom: bool },
 }
 
 /// The latest try of a step instance, if an earlier start made one.
@@ -569,18 +696,27 @@ pub(super) fn latest_try(instance_dir: &Path) -> Option<OnDisk> {
         attempt: latest - 1,
         iteration: 1,
         retry: 0,
+        memory_limit: None,
     };
+    let mut after_oom = false;
     if let Some(previous) = latest.checked_sub(1).and_then(state) {
         // After a success the loop went round again; otherwise it retried.
-        let succeeded = read_exit_file(&instance_dir.join((latest - 1).to_string())) == Some(0);
+        let previous_dir = instance_dir.join((latest - 1).to_string());
+        let succeeded = read_exit_file(&previous_dir) == Some(0);
         meta.iteration = previous.meta.iteration + u32::from(succeeded);
         meta.retry = if succeeded {
             0
         } else {
             previous.meta.retry + 1
         };
+        meta.memory_limit = previous.meta.memory_limit;
+        after_oom = !succeeded && read_oom_file(&previous_dir).is_some();
     }
-    Some(OnDisk::Unstarted(meta))
+    Some(OnDisk::Unstarted { meta, after_oom })
+}
+
+fn read_oom_file(dir: &Path) -> Option<Oom> {
+    serde_json::from_slice(&fs::read(dir.join(OOM_FILE)).ok()?).ok()
 }
 
 fn read_exit_file(dir: &Path) -> Option<i32> {
@@ -608,7 +744,8 @@ fn alive(pid: i32, dir: &Path) -> bool {
 
 impl Earlier {
     /// Follows a try started by an earlier scheduler to its end: finished
-    /// from its files, awaited by polling, or found lost.
+    /// from its files, awaited by polling (and sampled against its memory
+    /// limit), or found lost.
     pub(super) async fn wait(
         self,
         launch: Launch,
@@ -623,8 +760,16 @@ impl Earlier {
                 .unwrap_or_default();
             tokio::time::Instant::now() + t.saturating_sub(ran)
         });
+        let memory_limit = launch.meta.memory_limit;
         let launch = Arc::new(launch);
         let mut stop = None;
+        // The earlier scheduler may have recorded a kill it did not get to.
+        let mut killed = read_oom_file(&self.dir).is_some();
+        if killed && alive(pid, &self.dir) {
+            // SAFETY: plain syscall; identity checked just above.
+            unsafe { libc::kill(-self.state.pgid, libc::SIGKILL) };
+        }
+        let mut next_sample = tokio::time::Instant::now();
         loop {
             if let Some(code) = read_exit_file(&self.dir) {
                 return (finish_from_files(launch, started, code).await, stop);
@@ -634,15 +779,28 @@ impl Earlier {
                 if let Some(code) = read_exit_file(&self.dir) {
                     return (finish_from_files(launch, started, code).await, stop);
                 }
-                let exit = match stop {
-                    Some(_) => Exit::Signal(libc::SIGTERM),
-                    None => Exit::Lost,
+                let exit = match (stop, read_oom_file(&self.dir)) {
+                    (Some(_), _) => Exit::Signal(libc::SIGTERM),
+                    (None, Some(oom)) => Exit::OutOfMemory(oom),
+                    (None, None) => Exit::Lost,
                 };
                 return (Outcome::without_process(exit), stop);
             }
-            if stop.is_some() {
+            if stop.is_some() || killed {
                 tokio::time::sleep(POLL).await;
                 continue;
+            }
+            if let Some(limit) = memory_limit
+                && tokio::time::Instant::now() >= next_sample
+            {
+                next_sample = tokio::time::Instant::now() + MEMORY_SAMPLE;
+                let over = over_limit(self.state.pgid, limit, &self.dir).await;
+                if over.is_some() && alive(pid, &self.dir) {
+                    // SAFETY: as above.
+                    unsafe { libc::kill(-self.state.pgid, libc::SIGKILL) };
+                    killed = true;
+                    continue;
+                }
             }
             tokio::select! {
                 _ = tokio::time::sleep(POLL) => {}
@@ -692,7 +850,7 @@ async fn finish_from_files(launch: Arc<Launch>, started: SystemTime, code: i32) 
             ..StepMetrics::default()
         };
         let open = |name| OpenOptions::new().read(true).open(launch.dir.join(name));
-        match (open(STDOUT_FILE), open(STDERR_FILE)) {
+        let mut outcome = match (open(STDOUT_FILE), open(STDERR_FILE)) {
             (Ok(mut out), Ok(mut err)) => {
                 read_back(&launch, Exit::Code(code), metrics, &mut out, &mut err)
             }
@@ -700,7 +858,14 @@ async fn finish_from_files(launch: Arc<Launch>, started: SystemTime, code: i32) 
                 metrics: Some(metrics),
                 ..Outcome::without_process(Exit::Code(code))
             },
+        };
+        // An exit status written as the kill landed still means the kill.
+        if code != 0
+            && let Some(oom) = read_oom_file(&launch.dir)
+        {
+            outcome.exit = Exit::OutOfMemory(oom);
         }
+        outcome
     };
     tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
         Outcome::without_process(Exit::NotStarted(format!("internal error: {e}")))
@@ -741,5 +906,62 @@ mod tests {
         assert_eq!(combine_tail(b"abcdef", b"", 3), "def");
         assert_eq!(combine_tail("ééé".as_bytes(), b"", 3), "é");
         assert_eq!(last_line(b"a\nlast line\n\n").as_deref(), Some("last line"));
+    }
+
+    #[test]
+    fn stat_lines_give_the_group_and_resident_pages() {
+        let stat = "4242 (a) b (c)) S 1 777 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 12345 1000000 2500 18446744073709551615 1";
+        assert_eq!(group_and_resident_pages(stat), Some((777, 2500)));
+        assert_eq!(group_and_resident_pages("4242 (a) S 1 777"), None);
+        // This test's own group holds at least this process's memory.
+        let own = fs::read_to_string("/proc/self/stat").unwrap();
+        let (group, pages) = group_and_resident_pages(&own).unwrap();
+        // SAFETY: plain syscall.
+        assert_eq!(group, unsafe { libc::getpgrp() });
+        assert!(pages > 0);
+        assert!(group_resident_bytes(group) >= pages * 4096);
+    }
+
+    #[test]
+    fn an_unstarted_try_after_an_oom_kill_keeps_the_limit_to_raise() {
+        let instance = std::env::temp_dir().join(format!("couler-oom-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&instance);
+        let first = instance.join("1");
+        fs::create_dir_all(&first).unwrap();
+        fs::create_dir_all(instance.join("2")).unwrap();
+        let meta = TryMeta {
+            attempt: 1,
+            iteration: 1,
+            retry: 0,
+            memory_limit: Some(64 << 20),
+        };
+        let state = StateFile {
+            pid: 1,
+            pgid: 1,
+            started_unix_ms: 0,
+            meta,
+        };
+        fs::write(first.join(STATE_FILE), serde_json::to_vec(&state).unwrap()).unwrap();
+        let unstarted = |found| match found {
+            Some(OnDisk::Unstarted { meta, after_oom }) => (meta, after_oom),
+            _ => panic!("expected an unstarted try"),
+        };
+        let (next, plain) = unstarted(latest_try(&instance));
+        let oom = Oom {
+            used: 100 << 20,
+            limit: 64 << 20,
+        };
+        fs::write(first.join(OOM_FILE), serde_json::to_vec(&oom).unwrap()).unwrap();
+        let (next_after_oom, after_oom) = unstarted(latest_try(&instance));
+        let _ = fs::remove_dir_all(&instance);
+        assert_eq!((next.attempt, next.retry), (1, 1));
+        assert_eq!(next.memory_limit, Some(64 << 20));
+        assert!(!plain);
+        assert_eq!(next_after_oom, next);
+        assert!(after_oom);
+        // State files from before memory limits record none.
+        let old = r#"{"pid":1,"pgid":1,"started_unix_ms":0,"attempt":1,"iteration":1,"retry":0}"#;
+        let old: StateFile = serde_json::from_str(old).unwrap();
+        assert_eq!(old.meta.memory_limit, None);
     }
 }

@@ -1,6 +1,14 @@
 //! One step's life: `when`, the `while` loop, retries with backoff, and
 //! each try's launch (references resolved, environment and secrets, input
 //! artifacts) and report. `map` steps fan out in `map`.
+//!
+//! A step's `resources.memory` is its first try's memory limit (enforced
+//! by `process`). A try killed over its limit is a transient failure; when
+//! the retry policy allows another try, that try's limit is the previous
+//! one × [`OOM_GROWTH`], at most [`OOM_MAX_FACTOR`] × the planned memory.
+//! The limit travels in [`TryMeta`], so it is in each try's `state.json`
+//! and a restart continues from it; it also carries over to later `while`
+//! iterations, which run the same code on like inputs.
 
 use super::driver::{Phase, Run};
 use super::map;
@@ -19,6 +27,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// A retry after an out-of-memory kill gets this many times the memory
+/// limit of the try that was killed…
+const OOM_GROWTH: u64 = 2;
+/// …but never more than this many times the step's planned memory, so a
+/// leaking step cannot take the machine.
+const OOM_MAX_FACTOR: u64 = 4;
 
 /// How a step (or instance) ended, for the driver.
 pub(super) struct StepEnd {
@@ -165,10 +180,12 @@ impl Instance {
             }
         }
 
+        let planned = planned_memory(ir);
         let mut meta = TryMeta {
             attempt: 0,
             iteration: 1,
             retry: 0,
+            memory_limit: planned,
         };
         let mut pending = None;
         if self.run.existed {
@@ -177,12 +194,25 @@ impl Instance {
                 .await
                 .ok()
                 .flatten();
+            // A try recorded without a limit (or before limits) gets the plan's.
+            let or_planned = |at: TryMeta| TryMeta {
+                memory_limit: at.memory_limit.or(planned),
+                ..at
+            };
             match earlier {
                 Some(OnDisk::Started(earlier)) => {
-                    meta = earlier.state.meta;
+                    meta = or_planned(earlier.state.meta);
                     pending = Some(self.reattach(earlier, meta).await);
                 }
-                Some(OnDisk::Unstarted(at)) => meta = at,
+                Some(OnDisk::Unstarted {
+                    meta: at,
+                    after_oom,
+                }) => {
+                    meta = or_planned(at);
+                    if after_oom {
+                        meta.memory_limit = raised_limit(meta.memory_limit, planned);
+                    }
+                }
                 None => {}
             }
         }
@@ -202,6 +232,8 @@ impl Instance {
                 done.outcome.logs.clone(),
                 done.dir.clone(),
             );
+            let out_of_memory =
+                done.stop.is_none() && matches!(done.outcome.exit, Exit::OutOfMemory(_));
             let report = |phase, message, outputs| StepState {
                 name: self.name.clone(),
                 phase,
@@ -267,9 +299,18 @@ impl Instance {
                         return self.end(state).await;
                     };
                     let wait = backoff(policy, meta.retry);
-                    tracing::debug!(step = %self.name, attempt = meta.attempt, ?kind, ?wait, "retrying step");
+                    let memory_limit = if out_of_memory {
+                        raised_limit(meta.memory_limit, planned)
+                    } else {
+                        meta.memory_limit
+                    };
+                    tracing::debug!(step = %self.name, attempt = meta.attempt, ?kind, ?wait, ?memory_limit, "retrying step");
+                    let more = match memory_limit {
+                        Some(limit) if out_of_memory => format!(" with {} of memory", mib(limit)),
+                        _ => String::new(),
+                    };
                     let note = format!(
-                        "attempt {} failed ({message}); retrying in {}",
+                        "attempt {} failed ({message}); retrying in {}{more}",
                         meta.attempt,
                         human(wait)
                     );
@@ -281,6 +322,7 @@ impl Instance {
                         )))
                         .await;
                     meta.retry += 1;
+                    meta.memory_limit = memory_limit;
                     tokio::select! {
                         _ = tokio::time::sleep(wait) => {}
                         _ = self.phase.halt.cancelled() => {}
@@ -431,6 +473,11 @@ impl Instance {
         if meta.retry > 0 {
             notes.push(format!("retry {}", meta.retry));
         }
+        if let Some(limit) = meta.memory_limit
+            && planned_memory(ir).is_some_and(|p| p != limit)
+        {
+            notes.push(format!("memory limit raised to {}", mib(limit)));
+        }
         notes.extend(job_note(ir));
         (!notes.is_empty()).then(|| notes.join("; "))
     }
@@ -571,6 +618,11 @@ fn collect_spec(ir: &Step) -> Collect {
     }
 }
 
+/// The step's `resources.memory` in bytes: its first try's memory limit.
+fn planned_memory(ir: &Step) -> Option<u64> {
+    ir.resources.as_ref()?.memory.map(|m| m.bytes())
+}
+
 /// Training jobs run as one process here; say so.
 fn job_note(ir: &Step) -> Option<String> {
     let job = ir.job.as_ref()?;
@@ -620,10 +672,37 @@ fn judge(done: Try) -> Ended {
             Ended::Failed(classify(&message, Some(signal)), message)
         }
         (None, Exit::NotStarted(message)) => Ended::Failed(classify(&message, None), message),
+        (None, Exit::OutOfMemory(oom)) => {
+            let message = format!(
+                "OOMKilled: the step used {}, over its memory limit of {}",
+                mib(oom.used),
+                mib(oom.limit)
+            );
+            Ended::Failed(classify(&message, None), message)
+        }
         (None, Exit::Lost) => Ended::Failed(
             FailureKind::Transient,
             "the step's process was lost while no scheduler watched it".into(),
         ),
+    }
+}
+
+/// The memory limit of a retry after an out-of-memory kill: [`OOM_GROWTH`]
+/// × `limit`, capped at [`OOM_MAX_FACTOR`] × `planned` (never lowered).
+fn raised_limit(limit: Option<u64>, planned: Option<u64>) -> Option<u64> {
+    let limit = limit?;
+    // No planned memory (the plan changed since): no growth to bound.
+    let cap = planned.map_or(limit, |p| p.saturating_mul(OOM_MAX_FACTOR));
+    Some(limit.saturating_mul(OOM_GROWTH).min(cap).max(limit))
+}
+
+/// Bytes as mebibytes, with a decimal when they are not whole.
+fn mib(bytes: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    if bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / MIB as f64)
     }
 }
 
@@ -692,6 +771,20 @@ mod tests {
             ..policy
         };
         assert_eq!(backoff(&immediate, 3), Duration::ZERO);
+    }
+
+    #[test]
+    fn out_of_memory_retries_double_the_limit_up_to_four_times_the_plan() {
+        let mi = |n: u64| Some(n << 20);
+        assert_eq!(raised_limit(mi(64), mi(64)), mi(128));
+        assert_eq!(raised_limit(mi(128), mi(64)), mi(256));
+        assert_eq!(raised_limit(mi(256), mi(64)), mi(256));
+        // A limit above the cap (the plan shrank since) is not lowered.
+        assert_eq!(raised_limit(mi(512), mi(64)), mi(512));
+        assert_eq!(raised_limit(None, mi(64)), None);
+        assert_eq!(raised_limit(mi(64), None), mi(64));
+        assert_eq!(mib(64 << 20), "64 MiB");
+        assert_eq!(mib(150_000_000), "143.1 MiB");
     }
 
     #[test]

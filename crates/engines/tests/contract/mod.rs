@@ -33,6 +33,7 @@ impl Harness {
             tenant: self.tenant.clone(),
             run: format!("run_{case}_{}", NEXT.fetch_add(1, Ordering::Relaxed)),
             attempt: 1,
+            stage: None,
         }
     }
 

@@ -1,0 +1,249 @@
+//! Planning a run: gather what the optimizer's pure passes need to know —
+//! cache hits from the shared index, measured history of the same steps
+//! from Postgres, an LLM's suggestions for `llm` searches — and run the
+//! passes. The scheduler plans runs with it; the API explains plans with
+//! it (without counting cache statistics).
+
+use couler_cache::CacheIndex;
+use couler_ir::{StepKind, Workflow};
+use couler_nl::llm::{ChatRequest, LlmClient};
+use couler_optimizer::split::Budget;
+use couler_optimizer::{Facts, Pipeline, Plan, PlanError, ReuseStatus, StepOutputs, Usage, tune};
+use couler_store::{Store, TenantId};
+use std::collections::BTreeMap;
+use tracing::Instrument;
+
+/// Where facts come from.
+pub struct Sources<'a> {
+    pub store: &'a Store,
+    /// The shared cache index; `None` plans without cache hits.
+    pub cache: Option<&'a CacheIndex>,
+    /// The configured LLM, for `llm` searches.
+    pub llm: Option<&'a LlmClient>,
+}
+
+/// One planning request.
+pub struct Request {
+    pub tenant: TenantId,
+    pub workflow: Workflow,
+    pub parameters: BTreeMap<String, String>,
+    /// Results an earlier attempt keeps (retry from failure).
+    pub earlier: BTreeMap<String, (ReuseStatus, StepOutputs)>,
+    /// Whether the tenant shares cache entries.
+    pub share_cache: bool,
+    /// The engine's and tenant's limits of one sub-workflow.
+    pub split_budget: Budget,
+    /// Planning a run (cache statistics and reuse are counted), not
+    /// explaining one.
+    pub for_run: bool,
+}
+
+/// The most one submission to `engine` may hold: the tenant's own limits
+/// over the engine's defaults. Kubernetes-based engines keep manifests well
+/// under etcd's 1 MiB object limit and at the Couler paper's 200 steps;
+/// Airflow slows with many tasks per DAG; the local engine has no limit.
+pub fn split_budget(engine: &str, tenant: &couler_store::tenants::SplitBudget) -> Budget {
+    let default = match engine {
+        "argo" | "tekton" | "kfp" => Budget {
+            max_steps: Some(200),
+            max_bytes: Some(512 * 1024),
+            max_pods: None,
+        },
+        "airflow" => Budget {
+            max_steps: Some(200),
+            ..Budget::default()
+        },
+        _ => Budget::default(),
+    };
+    Budget {
+        max_steps: tenant.max_steps.or(default.max_steps),
+        max_bytes: tenant.max_bytes.or(default.max_bytes),
+        max_pods: tenant.max_pods.or(default.max_pods),
+    }
+}
+
+/// History lookups stop here: beyond, a plan gets no resource advice.
+const MAX_HISTORY_STEPS: usize = 5_000;
+/// Measured runs considered per step.
+const HISTORY_PER_STEP: i64 = 20;
+
+/// Plans with every pass, one span per pass.
+pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError> {
+    let passes = |name: &'static str, apply: &mut dyn FnMut() -> Result<(), PlanError>| {
+        tracing::info_span!("pass", pass = name).in_scope(apply)
+    };
+    let mut facts = Facts {
+        parameters: req.parameters,
+        earlier: req.earlier,
+        split_budget: req.split_budget,
+        ..Default::default()
+    };
+    facts.tune_answers = suggestions(sources.llm, &req.workflow).await;
+    let mut plan = Pipeline::before_lookup().plan(req.workflow, &facts, passes)?;
+    if let Some(index) = sources.cache {
+        facts.cache_hits =
+            cache_hits(&plan, req.tenant, req.share_cache, index, req.for_run).await?;
+    }
+    facts.history = history(sources.store, req.tenant, &plan).await;
+    Pipeline::after_lookup().apply(&mut plan, &facts, passes)?;
+    Ok(plan)
+}
+
+/// Looks every step up in the cache index, one round trip per DAG level.
+async fn cache_hits(
+    plan: &Plan,
+    tenant: TenantId,
+    share: bool,
+    index: &CacheIndex,
+    for_run: bool,
+) -> Result<BTreeMap<String, (StepOutputs, String)>, PlanError> {
+    let dag = couler_ir::validate(&plan.workflow, &Default::default())?;
+    let tenant = tenant.to_string();
+    let lookups = couler_cache::plan::lookup_plan_with_dag(plan, &dag, &tenant, share, index)
+        .instrument(tracing::info_span!("pass", pass = "cache-lookup"))
+        .await;
+    let (mut misses, mut bytes, mut saved_ms) = (0u64, 0u64, 0u64);
+    let mut found = BTreeMap::new();
+    let mut hits = Vec::new();
+    for (step, lookup) in plan.steps.iter().zip(lookups) {
+        match lookup.outcome {
+            couler_cache::plan::Outcome::Hit { key, entry } => {
+                let why = format!(
+                    "cache hit: its exact inputs were computed before ({} ms saved)",
+                    entry.wall_ms
+                );
+                found.insert(step.name.clone(), (entry.outputs.clone(), why));
+                bytes += entry.size;
+                saved_ms += entry.wall_ms;
+                hits.push((key, *entry));
+            }
+            couler_cache::plan::Outcome::Miss { .. } => misses += 1,
+            _ => {}
+        }
+    }
+    if for_run {
+        index
+            .record(&tenant, hits.len() as u64, misses, bytes, saved_ms)
+            .await;
+        index.reused(&hits).await;
+        metrics::counter!("couler_cache_hits_total").increment(hits.len() as u64);
+        metrics::counter!("couler_cache_misses_total").increment(misses);
+    }
+    Ok(found)
+}
+
+/// Measured successes of each runnable step's family. History is advice:
+/// when Postgres cannot answer, the plan goes without it.
+async fn history(store: &Store, tenant: TenantId, plan: &Plan) -> BTreeMap<String, Vec<Usage>> {
+    let asked: Vec<(String, Option<String>)> = plan
+        .workflow
+        .steps
+        .iter()
+        .zip(&plan.steps)
+        .filter(|(s, p)| matches!(p.action, couler_optimizer::Action::Run) && s.tune.is_none())
+        .map(|(s, _)| (s.name.clone(), family(s)))
+        .collect();
+    if asked.is_empty() || asked.len() > MAX_HISTORY_STEPS {
+        return BTreeMap::new();
+    }
+    let rows = async {
+        let mut tx = store.tenant(tenant).await?;
+        let rows = couler_store::scheduling::history(
+            &mut tx,
+            tenant,
+            &plan.workflow.name,
+            &asked,
+            HISTORY_PER_STEP,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok::<_, sqlx::Error>(rows)
+    }
+    .instrument(tracing::info_span!("pass", pass = "history"))
+    .await;
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::warn!(error = %e, "step history is unavailable; planning without resource advice");
+            return BTreeMap::new();
+        }
+    };
+    let mut history: BTreeMap<String, Vec<Usage>> = BTreeMap::new();
+    for r in rows {
+        history.entry(r.step).or_default().push(Usage {
+            wall_ms: r.wall_ms.max(0) as u64,
+            cpu_ms: r.cpu_ms.max(0) as u64,
+            max_rss_kb: r.max_rss_kb.max(0) as u64,
+        });
+    }
+    history
+}
+
+/// A step's family for resource history: the digest of its image and what
+/// it runs (command, or a script's interpreter and source). Arguments and
+/// environment are left out: the same program on other inputs is still the
+/// same program.
+pub fn family(step: &couler_ir::Step) -> Option<String> {
+    let mut h = blake3::Hasher::new();
+    let mut put = |s: &str| {
+        h.update(&(s.len() as u64).to_le_bytes());
+        h.update(s.as_bytes());
+    };
+    match step.kind()? {
+        StepKind::Container(c) => {
+            put("container");
+            put(&c.image);
+            c.command.iter().for_each(|s| put(s));
+        }
+        StepKind::Script(s) => {
+            put("script");
+            put(&s.image);
+            s.command.iter().for_each(|c| put(c));
+            put(&s.source);
+        }
+        StepKind::Job(j) => {
+            put("job");
+            put(&j.image);
+            j.command.iter().for_each(|s| put(s));
+        }
+    }
+    Some(h.finalize().to_hex()[..32].to_owned())
+}
+
+/// Asks the LLM for configurations of every `llm` search (absent when no
+/// LLM is configured; an empty answer when the call failed, which the
+/// search reports and replaces with random configurations).
+async fn suggestions(llm: Option<&LlmClient>, workflow: &Workflow) -> BTreeMap<String, String> {
+    let mut answers = BTreeMap::new();
+    let Some(llm) = llm else { return answers };
+    for step in &workflow.steps {
+        let Some(spec) = step
+            .tune
+            .as_ref()
+            .filter(|t| t.strategy == couler_ir::Strategy::Llm)
+        else {
+            continue;
+        };
+        let request = tune::llm_request(spec);
+        let chat = ChatRequest {
+            system: request.system,
+            user: request.user,
+            json_schema: Some(request.schema),
+            max_tokens: Some(1024),
+            temperature: Some(0.2),
+        };
+        let answer = match llm
+            .chat(&chat)
+            .instrument(tracing::info_span!("llm", step = %step.name))
+            .await
+        {
+            Ok(response) => response.content,
+            Err(e) => {
+                tracing::warn!(step = %step.name, error = %e, "the LLM did not answer; the search falls back to random configurations");
+                String::new()
+            }
+        };
+        answers.insert(step.name.clone(), answer);
+    }
+    answers
+}

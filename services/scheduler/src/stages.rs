@@ -1,0 +1,408 @@
+//! Driving a staged plan (split into sub-workflows, or holding
+//! hyperparameter searches): the optimizer's [`advance`] says which stages
+//! run next; each is started on the engine as a run of its own, and every
+//! stage's reports land on the one run the user sees.
+
+use crate::Context;
+use crate::caching::Writer;
+use crate::driver::{Tracker, cache_writer, fail, families, finish, hand_back, persist, retrying};
+use crate::lease::Control;
+use couler_engines::{EngineAdapter, RunSpec, StepPhase, StepState, Update};
+use couler_optimizer::stages::{Outcome, Progress, Settle, Stage, advance};
+use couler_optimizer::{Plan, ReuseStatus, StepOutputs};
+use couler_store::scheduling::{self, Driving};
+use couler_store::{RunStatus, StepStatus};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{StreamExt, StreamMap};
+use tracing::Instrument;
+
+/// A stage the engine is running.
+struct Running {
+    spec: RunSpec,
+    engine_ref: String,
+    plan: Arc<Plan>,
+    runs: BTreeSet<String>,
+    families: HashMap<String, String>,
+    cache: Option<Writer>,
+}
+
+/// One update of a stage; `None` when its stream ended.
+type Reports = std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Option<Update>> + Send + Sync>>;
+
+pub async fn drive(
+    ctx: &Context,
+    d: &Driving,
+    engine: Arc<dyn EngineAdapter>,
+    spec: RunSpec,
+    plan: Arc<Plan>,
+    control: &mut mpsc::UnboundedReceiver<Control>,
+) -> anyhow::Result<()> {
+    let (tenant, run) = (d.run.tenant_id, d.run.id);
+    let dag = match couler_ir::validate(&plan.workflow, &Default::default()) {
+        Ok(dag) => dag,
+        Err(e) => {
+            let message = format!("the run's plan is invalid: {e}");
+            return fail(ctx, tenant, run, RunStatus::Running, &message).await;
+        }
+    };
+    let mut driver = Staged {
+        ctx,
+        d,
+        engine,
+        spec,
+        progress: progress_of(d),
+        tracker: Tracker::new(d),
+        cancelled: d.cancel_requested,
+        reports: StreamMap::new(),
+        running: HashMap::new(),
+    };
+    loop {
+        if let Some((outcome, message)) = driver.advance(&plan, &dag).await? {
+            let to = match outcome {
+                Outcome::Succeeded => RunStatus::Succeeded,
+                Outcome::Failed => RunStatus::Failed,
+                Outcome::Cancelled => RunStatus::Cancelled,
+            };
+            return finish(ctx, tenant, run, RunStatus::Running, to, message.as_deref()).await;
+        }
+        if driver.running.is_empty() {
+            let message = "no stage of the run could start";
+            return fail(ctx, tenant, run, RunStatus::Running, message).await;
+        }
+        tokio::select! {
+            biased;
+            signal = control.recv() => match signal {
+                Some(Control::Cancel) => {
+                    tracing::info!("cancelling on request");
+                    driver.cancel().await;
+                }
+                Some(Control::LeaseLost) | None => {
+                    tracing::warn!("lease lost; another scheduler drives the run now");
+                    return Ok(());
+                }
+                Some(Control::Shutdown) => {
+                    hand_back(ctx, tenant, run).await;
+                    return Ok(());
+                }
+            },
+            Some((stage, report)) = driver.reports.next() => {
+                let mut batch = vec![(stage, report)];
+                while batch.len() < 512 {
+                    match futures_now(&mut driver.reports) {
+                        Some(item) => batch.push(item),
+                        None => break,
+                    }
+                }
+                if !driver.apply(batch).await? {
+                    return Ok(()); // another scheduler holds the run now
+                }
+            }
+        }
+    }
+}
+
+/// The next report if one is ready, without waiting.
+fn futures_now(reports: &mut StreamMap<String, Reports>) -> Option<(String, Option<Update>)> {
+    use std::task::{Context as TaskContext, Poll};
+    let waker = std::task::Waker::noop();
+    let mut cx = TaskContext::from_waker(waker);
+    match tokio_stream::Stream::poll_next(std::pin::Pin::new(reports), &mut cx) {
+        Poll::Ready(item) => item,
+        Poll::Pending => None,
+    }
+}
+
+struct Staged<'a> {
+    ctx: &'a Context,
+    d: &'a Driving,
+    engine: Arc<dyn EngineAdapter>,
+    spec: RunSpec,
+    progress: BTreeMap<String, Progress>,
+    tracker: Tracker,
+    cancelled: bool,
+    reports: StreamMap<String, Reports>,
+    running: HashMap<String, Running>,
+}
+
+impl Staged<'_> {
+    /// Settles, starts stages and records searches until nothing changes;
+    /// returns the outcome once the run is over.
+    async fn advance(
+        &mut self,
+        plan: &Plan,
+        dag: &couler_ir::Dag,
+    ) -> anyhow::Result<Option<(Outcome, Option<String>)>> {
+        loop {
+            let active: BTreeSet<String> = self.running.keys().cloned().collect();
+            let next = advance(plan, dag, &self.progress, self.cancelled, &active);
+            if let Some(finish) = next.finish {
+                return Ok(Some(finish));
+            }
+            let changed = !next.settle.is_empty() || !next.start.is_empty();
+            let mut writes = Vec::new();
+            for (name, settle) in next.settle {
+                self.settle(name, settle, &mut writes);
+            }
+            if !persist(self.ctx, self.d.run.tenant_id, self.d.run.id, &writes).await? {
+                anyhow::bail!("the lease was lost while settling steps");
+            }
+            if !next.tuned.is_empty() {
+                let tuning: serde_json::Map<String, serde_json::Value> = next
+                    .tuned
+                    .iter()
+                    .map(|(step, summary)| Ok((step.clone(), serde_json::to_value(summary)?)))
+                    .collect::<Result<_, serde_json::Error>>()?;
+                self.record_outputs(serde_json::json!({ "tuning": tuning }))
+                    .await?;
+            }
+            for stage in next.start {
+                self.start(stage).await?;
+            }
+            if !changed {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// A step the scheduler settles itself, through the same lifecycle
+    /// checks as engine reports.
+    fn settle(
+        &mut self,
+        name: String,
+        settle: Settle,
+        writes: &mut Vec<couler_store::scheduling::StepWrite>,
+    ) {
+        let state = |phase, message: String, outputs: StepOutputs| StepState {
+            name: name.clone(),
+            phase,
+            attempt: 1,
+            message: Some(message),
+            outputs,
+            metrics: None,
+            engine_ref: None,
+            logs: None,
+        };
+        let (phase, message, outputs) = match settle {
+            Settle::Running(m) => (StepPhase::Running, m, StepOutputs::default()),
+            Settle::Succeeded(outputs, m) => (StepPhase::Succeeded, m, outputs),
+            Settle::Failed(m) => (StepPhase::Failed, m, StepOutputs::default()),
+            Settle::Cancelled(m) => (StepPhase::Cancelled, m, StepOutputs::default()),
+        };
+        let pending = !matches!(self.progress.get(&name), Some(Progress::Running));
+        if pending && matches!(phase, StepPhase::Succeeded | StepPhase::Failed) {
+            let starting = state(StepPhase::Running, message.clone(), StepOutputs::default());
+            self.tracker.accept(&starting, None, writes);
+        }
+        let report = state(phase, message, outputs);
+        self.tracker.accept(&report, None, writes);
+        self.note(&report);
+    }
+
+    /// Starts (or re-attaches to) one stage.
+    async fn start(&mut self, stage: Stage) -> anyhow::Result<()> {
+        let Stage { id, plan, runs } = stage;
+        let plan = Arc::new(self.with_cache_hits(plan).await);
+        let spec = self.spec.stage(&id);
+        let resume: Vec<StepState> = self
+            .d
+            .steps
+            .iter()
+            .filter(|s| runs.contains(&s.step.name))
+            .map(crate::driver::resume_state)
+            .collect();
+        let span = tracing::info_span!("dispatch", engine = self.engine.name(), stage = %id, steps = runs.len());
+        let started = match self
+            .engine
+            .start(&spec, plan.clone(), resume)
+            .instrument(span)
+            .await
+        {
+            Ok(started) => started,
+            Err(e) => {
+                // The stage's steps fail with the engine's refusal.
+                let mut writes = Vec::new();
+                for name in &runs {
+                    if !matches!(self.progress.get(name), Some(Progress::Done(..))) {
+                        self.settle(name.clone(), Settle::Failed(e.to_string()), &mut writes);
+                    }
+                }
+                persist(self.ctx, self.d.run.tenant_id, self.d.run.id, &writes).await?;
+                return Ok(());
+            }
+        };
+        if self.cancelled {
+            self.engine.cancel(&spec, &started.engine_ref).await?;
+        }
+        let reports: Reports = Box::pin(
+            ReceiverStream::new(started.updates)
+                .map(Some)
+                .chain(tokio_stream::once(None)),
+        );
+        self.reports.insert(id.clone(), reports);
+        let cache = cache_writer(self.ctx, self.d, &plan);
+        self.running.insert(
+            id,
+            Running {
+                spec,
+                engine_ref: started.engine_ref,
+                families: families(&plan),
+                plan,
+                runs,
+                cache,
+            },
+        );
+        Ok(())
+    }
+
+    /// Looks the stage's steps up in the cache index now that their
+    /// upstream outputs are known (a split run's later parts, trials).
+    async fn with_cache_hits(&self, mut plan: Plan) -> Plan {
+        let Some(index) = &self.ctx.cache else {
+            return plan;
+        };
+        let Ok(dag) = couler_ir::validate(&plan.workflow, &Default::default()) else {
+            return plan;
+        };
+        let tenant = self.d.run.tenant_id.to_string();
+        let lookups = couler_cache::plan::lookup_plan_with_dag(
+            &plan,
+            &dag,
+            &tenant,
+            self.d.share_cache,
+            index,
+        )
+        .await;
+        let mut hits = Vec::new();
+        let mut misses = 0u64;
+        for (step, lookup) in plan.steps.iter_mut().zip(lookups) {
+            match lookup.outcome {
+                couler_cache::plan::Outcome::Hit { key, entry } => {
+                    step.action = couler_optimizer::Action::Reuse {
+                        status: ReuseStatus::Cached,
+                        outputs: entry.outputs.clone(),
+                    };
+                    hits.push((key, *entry));
+                }
+                couler_cache::plan::Outcome::Miss { .. } => misses += 1,
+                _ => {}
+            }
+        }
+        let bytes = hits.iter().map(|(_, e)| e.size).sum();
+        let saved = hits.iter().map(|(_, e)| e.wall_ms).sum();
+        index
+            .record(&tenant, hits.len() as u64, misses, bytes, saved)
+            .await;
+        index.reused(&hits).await;
+        metrics::counter!("couler_cache_hits_total").increment(hits.len() as u64);
+        metrics::counter!("couler_cache_misses_total").increment(misses);
+        plan
+    }
+
+    /// Applies a batch of stage reports; false when the lease was lost.
+    async fn apply(&mut self, batch: Vec<(String, Option<Update>)>) -> anyhow::Result<bool> {
+        let mut writes = Vec::new();
+        for (id, report) in batch {
+            match report {
+                Some(Update::Step(state)) => {
+                    let Some(stage) = self.running.get_mut(&id) else {
+                        continue;
+                    };
+                    // Stand-ins for other stages' steps report too: not ours.
+                    if !stage.runs.contains(&state.name) {
+                        continue;
+                    }
+                    let family = stage.families.get(&state.name);
+                    if self.tracker.accept(&state, family, &mut writes) {
+                        if let Some(cache) = &mut stage.cache
+                            && let Some((key, entry)) = cache.observe(&stage.plan, &state)
+                        {
+                            cache.offer(key, entry);
+                        }
+                        self.note(&state);
+                    }
+                }
+                Some(Update::Finished { .. }) | None => {
+                    let Some(stage) = self.running.remove(&id) else {
+                        continue;
+                    };
+                    self.reports.remove(&id);
+                    // Whatever the engine left unreported did not run.
+                    for name in &stage.runs {
+                        let open =
+                            matches!(self.progress.get(name), None | Some(Progress::Running));
+                        if open {
+                            let message = format!("stage {id} ended without finishing the step");
+                            self.settle(name.clone(), Settle::Failed(message), &mut writes);
+                        }
+                    }
+                }
+            }
+        }
+        persist(self.ctx, self.d.run.tenant_id, self.d.run.id, &writes).await
+    }
+
+    /// Keeps what a step reported, for deciding the next stages.
+    fn note(&mut self, state: &StepState) {
+        let progress = match state.phase {
+            StepPhase::Pending => {
+                self.progress.remove(&state.name);
+                return;
+            }
+            StepPhase::Running => Progress::Running,
+            StepPhase::Succeeded => Progress::Done(ReuseStatus::Succeeded, state.outputs.clone()),
+            StepPhase::Skipped => Progress::Done(ReuseStatus::Skipped, state.outputs.clone()),
+            StepPhase::Cached => Progress::Done(ReuseStatus::Cached, state.outputs.clone()),
+            StepPhase::Failed => Progress::Failed(state.message.clone().unwrap_or_default()),
+            StepPhase::Cancelled => Progress::Cancelled,
+        };
+        self.progress.insert(state.name.clone(), progress);
+    }
+
+    async fn cancel(&mut self) {
+        self.cancelled = true;
+        for stage in self.running.values() {
+            if let Err(e) = self.engine.cancel(&stage.spec, &stage.engine_ref).await {
+                tracing::warn!(error = %e, stage = ?stage.spec.stage, "cancelling a stage failed");
+            }
+        }
+    }
+
+    async fn record_outputs(&self, outputs: serde_json::Value) -> anyhow::Result<()> {
+        let (tenant, run) = (self.d.run.tenant_id, self.d.run.id);
+        let held = retrying("record run outputs", || async {
+            let mut tx = self.ctx.store.tenant(tenant).await?;
+            let ok =
+                scheduling::add_outputs(&mut tx, tenant, run, &self.ctx.owner, &outputs).await?;
+            tx.commit().await?;
+            Ok(ok)
+        })
+        .await?;
+        anyhow::ensure!(held, "the lease was lost while recording the run's outputs");
+        Ok(())
+    }
+}
+
+/// What the run's steps recorded before this scheduler took over.
+fn progress_of(d: &Driving) -> BTreeMap<String, Progress> {
+    d.steps
+        .iter()
+        .filter_map(|s| {
+            let outputs = || -> StepOutputs {
+                serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default()
+            };
+            let progress = match s.step.status {
+                StepStatus::Pending => return None,
+                StepStatus::Running => Progress::Running,
+                StepStatus::Succeeded => Progress::Done(ReuseStatus::Succeeded, outputs()),
+                StepStatus::Skipped => Progress::Done(ReuseStatus::Skipped, outputs()),
+                StepStatus::Cached => Progress::Done(ReuseStatus::Cached, outputs()),
+                StepStatus::Failed => Progress::Failed(s.step.message.clone().unwrap_or_default()),
+                StepStatus::Cancelled => Progress::Cancelled,
+            };
+            Some((s.step.name.clone(), progress))
+        })
+        .collect()
+}

@@ -143,6 +143,46 @@ fn a_failed_sub_workflow_stops_the_rest_and_the_exit_handler_is_told() {
     assert_eq!(notify, "run failed, seed 7");
 }
 
+#[test]
+fn a_cancelled_split_run_stops_its_sub_workflows_and_still_runs_the_exit_handler() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler("splitter");
+    let (tenant, token) = couler.tenant("big");
+    set_split_budget(&couler, &tenant, json!({"max_steps": 3}));
+    let slow = WIDE
+        .replace(
+            "'echo $(( {{steps.seed.outputs.parameters.n}} + 1 ))'",
+            "'sleep 60'",
+        )
+        .replace(
+            "sum {{steps.sum.outputs.result}}",
+            "seed {{steps.seed.outputs.parameters.n}}",
+        );
+
+    let id = couler.submit(&token, &slow, json!({}));
+    wait_until(LIMIT, || {
+        step_statuses(&couler.run(&token, &id))
+            .get("a1")
+            .map(String::as_str)
+            == Some("running")
+    });
+    let (status, body) = couler.call(Method::POST, &format!("/v1/runs/{id}/cancel"), &token, None);
+    assert_eq!(status, 200, "{body}");
+    let run = couler.wait(&token, &id, Duration::from_secs(30));
+    assert_eq!(run["status"], "cancelled", "{run:#}");
+    let statuses = step_statuses(&run);
+    assert_eq!(statuses["a1"], "cancelled", "{statuses:?}");
+    assert_eq!(
+        statuses["double"], "cancelled",
+        "never started: {statuses:?}"
+    );
+    assert_eq!(statuses["notify"], "succeeded", "{statuses:?}");
+    assert_eq!(
+        step(&run, "notify")["outputs"]["result"],
+        "run cancelled, seed 7"
+    );
+}
+
 /// A training script whose loss depends on its hyperparameters and on the
 /// budget (epochs), and which takes time in proportion to the budget.
 fn tuned(strategy: &str, extra: &str) -> String {
@@ -366,4 +406,68 @@ steps:
         .find(|s| s["name"] == "load")
         .unwrap();
     assert_eq!(load["memory"], memory, "{stored:#}");
+}
+
+#[test]
+fn an_llm_search_asks_the_configured_llm_for_its_configurations() {
+    let Some(llm) = LlmServer::start() else {
+        return;
+    };
+    let couler = Couler::start();
+    let base_url = llm.base_url();
+    let _scheduler = couler.scheduler_with(
+        "llm-tuner",
+        &[
+            ("COULER__LLM__BASE_URL", base_url.as_str()),
+            ("COULER__LLM__MODEL", "smollm2"),
+            ("COULER__LLM__TIMEOUT_SECS", "240"),
+        ],
+    );
+    let (_, token) = couler.tenant("ml");
+    let workflow = r#"
+apiVersion: couler.dev/v1alpha1
+name: tuned-by-llm
+steps:
+  - name: train
+    script:
+      image: python:3.12
+      command: [python3]
+      source: |
+        lr, layers = float("{{trial.parameters.lr}}"), int("{{trial.parameters.layers}}")
+        open("{{outputs.parameters.loss.path}}", "w").write(str((lr - 0.03) ** 2 + (layers - 3) ** 2))
+    outputs: {parameters: [{name: loss, path: /loss}]}
+    tune:
+      space:
+        lr: {type: double, min: 0.001, max: 0.1}
+        layers: {type: int, min: 1, max: 6}
+      objective: {metric: loss, goal: minimize}
+      strategy: llm
+      maxTrials: 4
+      dataCard: {name: market-prices, type: tabular, size: 1.2M rows, metric: mse}
+      modelCard: {name: lstm, structure: 2-layer LSTM regressor}
+"#;
+    let id = couler.submit(&token, workflow, json!({}));
+    let run = couler.wait(&token, &id, Duration::from_secs(600));
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    let (_, plan) = couler.call(Method::GET, &format!("/v1/runs/{id}/plan"), &token, None);
+    let search = &plan["tuning"][0];
+    assert_eq!(
+        search["configurations"].as_array().unwrap().len(),
+        4,
+        "{plan:#}"
+    );
+    let warnings = search["warnings"].to_string();
+    // The scheduler asked the LLM: its configurations were used, or its
+    // answer was judged unusable and random ones took their place.
+    assert!(!warnings.contains("no LLM configured"), "{plan:#}");
+    assert!(
+        search["strategy"] == "llm" || warnings.contains("not usable"),
+        "{plan:#}"
+    );
+    eprintln!(
+        "llm search: strategy {}, warnings {warnings}",
+        search["strategy"]
+    );
+    let best = &run["outputs"]["tuning"]["train"];
+    assert!(best["objective"].is_number(), "{run:#}");
 }

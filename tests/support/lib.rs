@@ -329,3 +329,62 @@ pub fn step_statuses(run: &Value) -> std::collections::BTreeMap<String, String> 
 pub fn example(name: &str) -> String {
     std::fs::read_to_string(repo_root().join("examples").join(name)).unwrap()
 }
+
+/// A real OpenAI-compatible LLM (`scripts/llm-server`: llama.cpp serving
+/// SmolLM2-135M-Instruct as `smollm2`) on a free port, in a process group of
+/// its own that is killed on drop. `None` when `COULER_SKIP_REAL_LLM=1`;
+/// otherwise a server that cannot be set up fails the test.
+pub struct LlmServer {
+    child: Child,
+    port: u16,
+}
+
+impl LlmServer {
+    pub fn start() -> Option<LlmServer> {
+        if std::env::var("COULER_SKIP_REAL_LLM").as_deref() == Ok("1") {
+            eprintln!("skipped: COULER_SKIP_REAL_LLM=1");
+            return None;
+        }
+        let script = repo_root().join("scripts/llm-server");
+        let setup = Command::new(&script)
+            .arg("--setup-only")
+            .stdin(Stdio::null())
+            .output()
+            .expect("scripts/llm-server runs");
+        assert!(
+            setup.status.success(),
+            "setting up the LLM server failed (needs python3 and PyPI; COULER_SKIP_REAL_LLM=1 skips): {}",
+            String::from_utf8_lossy(&setup.stderr)
+        );
+        use std::os::unix::process::CommandExt;
+        let port = free_port();
+        let child = Command::new(&script)
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("the LLM server starts");
+        let server = LlmServer { child, port };
+        let models = format!("{}/models", server.base_url());
+        wait_until(Duration::from_secs(120), || {
+            reqwest::blocking::get(&models).is_ok_and(|r| r.status().is_success())
+        });
+        Some(server)
+    }
+
+    /// The OpenAI-compatible base URL (`…/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
+
+impl Drop for LlmServer {
+    fn drop(&mut self) {
+        let group = self.child.id() as libc::pid_t;
+        // SAFETY: signals the process group this value started.
+        unsafe { libc::killpg(group, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}

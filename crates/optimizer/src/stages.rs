@@ -26,6 +26,9 @@ use couler_ir::refs::{Ref, Segment, segments};
 use couler_ir::{Dag, Script, Step, Workflow};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+/// The id of the stage that runs the exit handlers.
+pub const EXIT_STAGE: &str = "exit";
+
 /// What a run's step has recorded.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Progress {
@@ -196,7 +199,7 @@ pub fn advance(
         )
     });
     if exit_pending {
-        if !active.contains("exit") {
+        if !active.contains(EXIT_STAGE) {
             out.start.push(exit_stage(plan, dag, status, steps));
         }
         return out;
@@ -480,7 +483,7 @@ fn exit_stage(plan: &Plan, dag: &Dag, status: &str, steps: &BTreeMap<String, Pro
         depends.retain(|d| !by_name.contains_key(d.as_str()));
         builder.own(handler, depends);
     }
-    builder.finish("exit".into())
+    builder.finish(EXIT_STAGE.into())
 }
 
 /// Assembles a stage's plan.

@@ -233,7 +233,8 @@ impl Staged<'_> {
                 return Ok(());
             }
         };
-        if self.cancelled {
+        // Exit handlers run whatever ended the run, a cancel included.
+        if self.cancelled && id != couler_optimizer::stages::EXIT_STAGE {
             self.engine.cancel(&spec, &started.engine_ref).await?;
         }
         let reports: Reports = Box::pin(

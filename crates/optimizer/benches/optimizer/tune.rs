@@ -114,7 +114,7 @@ fn drive(tune: &couler_ir::Tune, search: &Search) -> Run {
     }
 }
 
-fn main() {
+pub fn main() {
     let grid = search(&tune("grid", None, SEED), None);
     let true_best = grid
         .configs

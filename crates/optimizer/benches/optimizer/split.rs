@@ -1,7 +1,7 @@
 //! Auto-parallel split of generated layered DAGs under an engine-like budget
 //! (200 steps, 512 KiB a sub-workflow; 1–4 KiB a step).
 //!
-//! Run: `cargo bench -p couler-optimizer --bench split`
+//! Run: `cargo bench -p couler-optimizer --bench optimizer`
 //! Targets: time(100k)/time(10k) <= 12 (linear); 100k steps split in <= 1 s;
 //! the unit-cost critical path is unchanged by the split. Reported
 //! alongside: parts, and the parallelism (total cost / makespan) the split
@@ -126,7 +126,7 @@ fn verdict(ok: bool) -> &'static str {
     if ok { "PASS" } else { "FAIL" }
 }
 
-fn main() {
+pub fn main() {
     let rows = [measure(10_000, 31, 10), measure(100_000, 11, 100)];
 
     println!(

@@ -70,6 +70,7 @@
 mod cas;
 mod driver;
 mod map;
+mod memory;
 mod process;
 mod step;
 mod template;

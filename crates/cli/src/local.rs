@@ -103,6 +103,19 @@ pub fn print_problems(file: &Path, problems: &Problems) {
     }
 }
 
+/// Reads and validates a workflow file: the workflow with its text and
+/// syntax, or — its problems printed — the exit code to end with.
+pub fn workflow(file: &Path) -> Result<Result<(Workflow, String, Format), ExitCode>> {
+    let (text, format) = read(file)?;
+    Ok(match couler_ir::load(&text, format) {
+        Ok(workflow) => Ok((workflow, text, format)),
+        Err(problems) => {
+            print_problems(file, &problems);
+            Err(ExitCode::FAILURE)
+        }
+    })
+}
+
 /// Loads a workflow, printing its problems and failing when it is invalid.
 fn load_or_report(file: &Path, text: &str, format: Format) -> Result<Workflow> {
     couler_ir::load(text, format).map_err(|problems| {

@@ -2,7 +2,9 @@
 //! Couler API and follow their runs.
 
 mod client;
+mod compile;
 mod format;
+mod import;
 mod local;
 mod plan;
 mod progress;
@@ -72,6 +74,11 @@ enum Command {
     },
     /// Print the IR's JSON Schema.
     Schema,
+    /// Print a workflow file as an engine's manifest.
+    Compile(compile::CompileArgs),
+    /// Convert another engine's workflow (Argo) into IR; what cannot be
+    /// expressed is reported.
+    Import(import::ImportArgs),
     /// Run API, scheduler and local engine in one process (development).
     Up(up::Up),
     /// Store a workflow file and run it; prints the run id.
@@ -115,6 +122,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Fmt { file, output } => local::fmt(&file, output),
         Command::Hash { file, output } => local::hash(&file, output),
         Command::Schema => Ok(local::schema()),
+        Command::Compile(args) => compile::compile(args),
+        Command::Import(args) => import::import(args),
         Command::Up(args) => up::up(args),
         Command::Submit(args) => remote(
             &cli.server,

@@ -25,13 +25,9 @@ pub struct PlanArgs {
 }
 
 pub async fn plan(client: &Client, args: PlanArgs) -> Result<ExitCode> {
-    let (text, format) = local::read(&args.file)?;
-    let workflow = match couler_ir::load(&text, format) {
-        Ok(w) => w,
-        Err(problems) => {
-            local::print_problems(&args.file, &problems);
-            return Ok(ExitCode::FAILURE);
-        }
+    let (workflow, _, _) = match local::workflow(&args.file)? {
+        Ok(loaded) => loaded,
+        Err(code) => return Ok(code),
     };
     let parameters: BTreeMap<String, String> = args.params.into_iter().collect();
     let request = json!({ "ir": workflow, "parameters": parameters });

@@ -35,13 +35,9 @@ pub struct Submit {
 }
 
 pub async fn submit(client: &Client, args: Submit) -> Result<ExitCode> {
-    let (text, format) = local::read(&args.file)?;
-    let workflow = match couler_ir::load(&text, format) {
-        Ok(w) => w,
-        Err(problems) => {
-            local::print_problems(&args.file, &problems);
-            return Ok(ExitCode::FAILURE);
-        }
+    let (workflow, text, format) = match local::workflow(&args.file)? {
+        Ok(loaded) => loaded,
+        Err(code) => return Ok(code),
     };
     let parameters = unique("--param", args.params)?;
     let labels = unique("--label", args.labels)?;

@@ -7,8 +7,14 @@
 //! called again with the steps' last known states and the engine
 //! re-attaches instead of starting anything twice.
 
+pub mod airflow;
+pub mod argo;
+pub mod compile;
 pub mod failure;
+pub mod import;
+pub mod kfp;
 pub mod local;
+pub mod tekton;
 
 use async_trait::async_trait;
 use couler_optimizer::{Plan, StepOutputs};

@@ -20,6 +20,8 @@ pub enum Code {
     UnknownField,
     /// `apiVersion` is not one this build understands.
     UnsupportedApiVersion,
+    /// The target engine cannot express a feature the workflow uses.
+    UnsupportedFeature,
     /// A name is used twice where it must be unique.
     DuplicateName,
     /// A name breaks the naming rules (DNS-1123 label and friends).
@@ -59,6 +61,7 @@ impl Code {
             Code::MissingField => "missing_field",
             Code::UnknownField => "unknown_field",
             Code::UnsupportedApiVersion => "unsupported_api_version",
+            Code::UnsupportedFeature => "unsupported_feature",
             Code::DuplicateName => "duplicate_name",
             Code::InvalidName => "invalid_name",
             Code::OutOfRange => "out_of_range",

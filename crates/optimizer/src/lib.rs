@@ -48,6 +48,13 @@ pub enum PlanError {
     MissingParameter(String),
     #[error("{0}")]
     Tuning(String),
+    #[error("step `{step}` maps over {value:?}, which is not a JSON list")]
+    NotAList {
+        /// JSON pointer of the step's `map.from`.
+        path: String,
+        step: String,
+        value: String,
+    },
 }
 
 /// One optimizer pass.

@@ -50,8 +50,32 @@ impl Pass for ResolveParameters {
             *s = out;
         };
         let workflow = &mut plan.workflow;
-        for step in workflow.steps.iter_mut().chain(workflow.on_exit.iter_mut()) {
+        let steps = workflow
+            .steps
+            .iter_mut()
+            .enumerate()
+            .map(|(i, s)| (format!("/steps/{i}"), s));
+        let exits = workflow
+            .on_exit
+            .iter_mut()
+            .enumerate()
+            .map(|(i, s)| (format!("/onExit/{i}"), s));
+        for (at, step) in steps.chain(exits) {
             visit_text(step, &substitute);
+            // A map over a workflow parameter is a map over its items now.
+            if let Some(map) = &mut step.map
+                && let Some(from) = map.from.take_if(|f| !f.contains("{{"))
+            {
+                let items =
+                    serde_json::from_str::<Vec<serde_json::Value>>(&from).map_err(|_| {
+                        PlanError::NotAList {
+                            path: format!("{at}/map/from"),
+                            step: step.name.clone(),
+                            value: from.chars().take(80).collect(),
+                        }
+                    })?;
+                map.items = Some(items);
+            }
         }
         plan.parameters = values;
         Ok(())
@@ -244,5 +268,32 @@ mod tests {
             }
         );
         assert_eq!(plan.decisions.len(), 2);
+    }
+
+    #[test]
+    fn a_map_over_a_workflow_parameter_maps_over_its_items() {
+        let yaml = "apiVersion: couler.dev/v1alpha1\nname: w\nparameters: [{name: sizes, default: '[1, 2]'}]\nsteps:\n  - {name: a, map: {from: '{{workflow.parameters.sizes}}'}, container: {image: x, args: ['{{item}}']}}\n";
+        let workflow = couler_ir::load(yaml, couler_ir::Format::Yaml).unwrap();
+        let plan = Pipeline::default()
+            .plan(workflow.clone(), &Facts::default(), no_spans)
+            .unwrap();
+        let map = plan.workflow.steps[0].map.as_ref().unwrap();
+        assert_eq!(map.from, None);
+        assert_eq!(
+            map.items,
+            Some(vec![serde_json::json!(1), serde_json::json!(2)])
+        );
+
+        let facts = Facts {
+            parameters: BTreeMap::from([("sizes".into(), "not a list".into())]),
+            ..Default::default()
+        };
+        let err = Pipeline::default()
+            .plan(workflow, &facts, no_spans)
+            .unwrap_err();
+        assert!(
+            matches!(err, PlanError::NotAList { ref path, .. } if path == "/steps/0/map/from"),
+            "{err}"
+        );
     }
 }

@@ -9,13 +9,14 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::wire::path_id;
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
 use couler_ir::scalar::ParamValue;
 use couler_optimizer::{Action, Plan, PlanError, ReuseStatus};
 use couler_store::{RunId, TenantId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
@@ -126,6 +127,75 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(plan_inline))
         .routes(routes!(plan_workflow))
         .routes(routes!(run_plan))
+        .routes(routes!(compile_workflow))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CompileQuery {
+    /// argo, tekton, airflow or kfp.
+    pub engine: String,
+    /// A version number; the latest when absent.
+    pub version: Option<i32>,
+}
+
+/// A stored workflow as an engine's own manifest (Argo `Workflow`, Tekton
+/// `Pipeline` + `PipelineRun`, Airflow DAG file, KFP `PipelineSpec`),
+/// planned as a run with the parameters' defaults would be.
+#[utoipa::path(get, path = "/v1/workflows/{workflow}/compile", tag = "plans",
+    params(("workflow" = String, Path, description = "Workflow id (`wf_…`) or name"), CompileQuery),
+    responses((status = 200, description = "The manifest (YAML, or Python for Airflow)", body = String, content_type = "application/yaml"),
+              (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
+async fn compile_workflow(
+    State(state): State<AppState>,
+    Auth(principal): Auth,
+    Path(workflow): Path<String>,
+    Query(query): Query<CompileQuery>,
+) -> ApiResult<Response> {
+    let tenant = principal.tenant(Role::Viewer)?;
+    if !couler_engines::compile::ENGINES.contains(&query.engine.as_str()) {
+        return Err(ApiError::bad_request(
+            "unknown_engine",
+            format!(
+                "engine {:?} is not one of {}",
+                query.engine,
+                couler_engines::compile::ENGINES.join(", ")
+            ),
+            "/engine",
+        ));
+    }
+    let req = ExplainRequest {
+        workflow: Some(workflow),
+        version: query.version,
+        ir: None,
+        parameters: BTreeMap::new(),
+    };
+    let workflow = workflow_ir(&state, tenant, &req).await?.into_workflow()?;
+    let parameters = crate::runs::resolve_parameters(&workflow.parameters, &req.parameters)?;
+    let facts = couler_optimizer::Facts {
+        parameters,
+        ..Default::default()
+    };
+    let plan = couler_optimizer::Pipeline::default()
+        .plan(workflow, &facts, |_, f| f())
+        .map_err(plan_error)?;
+    let run = couler_engines::RunSpec::new(tenant.to_string(), "preview", 1);
+    let manifest =
+        couler_engines::compile::compile(&query.engine, &plan, &run).map_err(|e| match e {
+            couler_engines::EngineError::Unsupported { .. } => {
+                ApiError::Invalid(couler_ir::Problems(vec![couler_ir::Problem {
+                    path: String::new(),
+                    code: couler_ir::Code::UnsupportedFeature,
+                    message: e.to_string(),
+                }]))
+            }
+            other => ApiError::Internal(anyhow::anyhow!("{other}")),
+        })?;
+    let media = match manifest.files.as_slice() {
+        [one] => one.media_type,
+        _ => "application/yaml",
+    };
+    Ok(([(axum::http::header::CONTENT_TYPE, media)], manifest.text()).into_response())
 }
 
 /// Plan a stored workflow (or an inline document) without running it.
@@ -231,6 +301,7 @@ pub fn plan_error(e: PlanError) -> ApiError {
             message,
         }]))
     };
+    let message = e.to_string();
     match e {
         PlanError::Invalid(problems) => ApiError::Invalid(problems),
         PlanError::MissingParameter(name) => problem(
@@ -238,9 +309,8 @@ pub fn plan_error(e: PlanError) -> ApiError {
             couler_ir::Code::MissingField,
             format!("parameter {name:?} is required"),
         ),
-        PlanError::Tuning(message) => {
-            problem(String::new(), couler_ir::Code::InvalidValue, message)
-        }
+        PlanError::NotAList { path, .. } => problem(path, couler_ir::Code::InvalidValue, message),
+        PlanError::Tuning(_) => problem(String::new(), couler_ir::Code::InvalidValue, message),
     }
 }
 

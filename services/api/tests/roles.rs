@@ -184,6 +184,13 @@ fn cases(f: &Fixtures) -> Vec<Case> {
         ),
         case(
             Method::GET,
+            "/v1/workflows/{workflow}/compile",
+            "/v1/workflows/diamond/compile?engine=argo".into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::GET,
             "/v1/runs/{id}/plan",
             format!("/v1/runs/{}/plan", f.run),
             Empty,

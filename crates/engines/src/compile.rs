@@ -1,0 +1,56 @@
+//! Compiling a plan into an engine's own manifest: what `couler compile`
+//! prints, what the API's compile endpoint returns and what adapters submit.
+//! Every engine compiles the same optimized plan; a feature an engine cannot
+//! express is refused with [`EngineError::Unsupported`] naming the feature
+//! and the engine, never dropped.
+
+use crate::{EngineError, RunSpec};
+use couler_optimizer::Plan;
+
+/// The engines Couler compiles to.
+pub const ENGINES: &[&str] = &["argo", "tekton", "airflow", "kfp"];
+
+/// One compiled manifest: one or more files (an Argo `Workflow`; a Tekton
+/// `Pipeline` and `PipelineRun`; an Airflow DAG file; a KFP `PipelineSpec`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    pub files: Vec<ManifestFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestFile {
+    /// A file name for the manifest, e.g. `workflow.yaml` or `couler_diamond.py`.
+    pub name: String,
+    /// `application/yaml` or `text/x-python`.
+    pub media_type: &'static str,
+    pub content: String,
+}
+
+impl Manifest {
+    /// Every file, separated by YAML document markers or file headers.
+    pub fn text(&self) -> String {
+        match self.files.as_slice() {
+            [one] => one.content.clone(),
+            files => files
+                .iter()
+                .map(|f| format!("# {}\n{}", f.name, f.content))
+                .collect::<Vec<_>>()
+                .join("\n---\n"),
+        }
+    }
+}
+
+/// Compiles `plan` for `engine`; `run` names the run in labels and
+/// resource names (a preview uses a placeholder run).
+pub fn compile(engine: &str, plan: &Plan, run: &RunSpec) -> Result<Manifest, EngineError> {
+    match engine {
+        "argo" => crate::argo::compile(plan, run),
+        "tekton" => crate::tekton::compile(plan, run),
+        "airflow" => crate::airflow::compile(plan, run),
+        "kfp" => crate::kfp::compile(plan, run),
+        other => Err(EngineError::Other(format!(
+            "unknown engine {other:?}; Couler compiles to {}",
+            ENGINES.join(", ")
+        ))),
+    }
+}

@@ -18,6 +18,31 @@ pub struct Config {
     /// The LLM `llm` hyperparameter searches ask; none: they fall back to
     /// random configurations.
     pub llm: Option<couler_nl::llm::LlmConfig>,
+    /// An Airflow 3 deployment to run the `airflow` tenants' runs on; none:
+    /// not offered.
+    pub airflow: Option<AirflowEngineConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AirflowEngineConfig {
+    /// The API server, e.g. `http://airflow:8080`.
+    pub base_url: String,
+    /// The DAGs folder its dag processor reads (shared with this scheduler).
+    pub dags_folder: PathBuf,
+    pub username: String,
+    pub password: secrecy::SecretString,
+    /// `kubernetes-pod` (default) or `bash` (a LocalExecutor).
+    #[serde(default)]
+    pub operator: AirflowOperator,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AirflowOperator {
+    #[default]
+    KubernetesPod,
+    Bash,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -92,6 +117,7 @@ const SECTIONS: &[&str] = &[
     "cache",
     "telemetry",
     "llm",
+    "airflow",
 ];
 
 impl Config {

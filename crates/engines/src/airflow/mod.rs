@@ -26,6 +26,8 @@
 //! LocalExecutor shares between tasks; like the local engine it records
 //! images, resources and scheduling hints without using them.
 
+mod adapter;
+pub use adapter::{AirflowAdapter, AirflowConfig};
 mod step;
 mod text;
 

@@ -4,7 +4,7 @@
 
 mod compile_support;
 
-use compile_support::repo_root;
+use compile_support::{example, feature, repo_root};
 use couler_engines::airflow::{self, AirflowOptions, Operator};
 use couler_engines::{EngineError, RunSpec};
 use couler_optimizer::{Action, Plan, ReuseStatus, StepOutputs};
@@ -42,49 +42,12 @@ fn refused(plan: &Plan, options: &AirflowOptions) -> String {
     }
 }
 
-/// The shared feature plans. `compile_support::features()` currently
-/// panics because its `when` workflow reads `flip` without depending on it
-/// (see `shared_feature_plans_are_valid`); until that is fixed the same
-/// documents are read from the support file with `depends: [flip]` added.
+/// The shared feature plans, named.
 fn features() -> Vec<(String, Plan)> {
-    if let Ok(f) = std::panic::catch_unwind(compile_support::features) {
-        return f.into_iter().map(|(n, p)| (n.to_owned(), p)).collect();
-    }
-    let src = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compile_support/mod.rs"),
-    )
-    .unwrap();
-    let mut out = Vec::new();
-    for entry in src.split("r#\"").skip(1) {
-        let (yaml, _) = entry.split_once("\"#").expect("a feature document");
-        let name = yaml
-            .lines()
-            .find_map(|l| l.strip_prefix("name: "))
-            .expect("a named feature");
-        let yaml = yaml.replace(
-            "    when: [{input: '{{steps.flip",
-            "    depends: [flip]\n    when: [{input: '{{steps.flip",
-        );
-        out.push((name.to_owned(), compile_support::plan(&yaml)));
-    }
-    assert_eq!(out.len(), 11, "every feature document was read");
-    out
-}
-
-fn feature(name: &str) -> Plan {
-    features()
+    compile_support::features()
         .into_iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("no feature {name}"))
-        .1
-}
-
-fn example(name: &str) -> Plan {
-    compile_support::examples()
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("no example {name}"))
-        .1
+        .map(|(n, p)| (n.to_owned(), p))
+        .collect()
 }
 
 /// The source of one task: from its `t_<var> = ` line to the closing paren.

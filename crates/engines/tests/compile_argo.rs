@@ -5,7 +5,7 @@
 
 mod compile_support;
 
-use compile_support::{examples, features, plan, repo_root};
+use compile_support::{example, examples, feature, features, plan, repo_root};
 use couler_engines::compile::{Manifest, compile};
 use couler_engines::{EngineError, RunSpec};
 use couler_optimizer::{ArtifactRef, Facts, Pipeline, Plan, ReuseStatus, StepOutputs};
@@ -86,22 +86,6 @@ fn arg(task: &Value, name: &str) -> String {
         .as_str()
         .unwrap()
         .to_owned()
-}
-
-fn feature(name: &str) -> Plan {
-    features()
-        .into_iter()
-        .find(|(n, _)| *n == name)
-        .unwrap_or_else(|| panic!("no feature {name}"))
-        .1
-}
-
-fn example(name: &str) -> Plan {
-    examples()
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("no example {name}"))
-        .1
 }
 
 fn planned(yaml: &str, facts: &Facts) -> Plan {

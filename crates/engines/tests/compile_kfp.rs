@@ -4,6 +4,8 @@
 
 mod compile_support;
 
+use compile_support::{example, feature};
+
 use couler_engines::compile::{Manifest, compile};
 use couler_engines::{EngineError, RunSpec};
 use couler_optimizer::{Action, ArtifactRef, Plan, ReuseStatus, StepOutputs};
@@ -54,50 +56,12 @@ fn unsupported(plan: &Plan) -> String {
     }
 }
 
-/// `compile_support::features()`, or, while its `when` workflow lacks the
-/// `depends` the IR validator demands, the same workflows with it added.
+/// The shared feature plans, named.
 fn features() -> Vec<(String, Plan)> {
-    static FEATURES: std::sync::OnceLock<Vec<(String, Plan)>> = std::sync::OnceLock::new();
-    FEATURES.get_or_init(load_features).clone()
-}
-
-fn load_features() -> Vec<(String, Plan)> {
-    if let Ok(f) = std::panic::catch_unwind(compile_support::features) {
-        return f.into_iter().map(|(n, p)| (n.to_owned(), p)).collect();
-    }
-    let src = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/compile_support/mod.rs"),
-    )
-    .unwrap();
-    // Each workflow is the raw string after its name: `("name", r#"…"#)`.
-    let pieces: Vec<&str> = src.split("r#\"").collect();
-    pieces
-        .windows(2)
-        .map(|w| {
-            let name = w[0].rsplit('"').nth(1).unwrap().to_owned();
-            let yaml = w[1].split("\"#").next().unwrap().replace(
-                "    when: [{input: '{{steps.flip",
-                "    depends: [flip]\n    when: [{input: '{{steps.flip",
-            );
-            (name, compile_support::plan(&yaml))
-        })
+    compile_support::features()
+        .into_iter()
+        .map(|(n, p)| (n.to_owned(), p))
         .collect()
-}
-
-fn feature(name: &str) -> Plan {
-    features()
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("no feature {name}"))
-        .1
-}
-
-fn example(name: &str) -> Plan {
-    compile_support::examples()
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("no example {name}"))
-        .1
 }
 
 fn task<'v>(dag_owner: &'v Value, name: &str) -> &'v Value {

@@ -4,7 +4,7 @@
 
 mod compile_support;
 
-use compile_support::{examples, features, plan, repo_root};
+use compile_support::{example, examples, feature, features, plan, repo_root};
 use couler_engines::compile::Manifest;
 use couler_engines::{EngineError, RunSpec};
 use couler_optimizer::{Action, Plan, ReuseStatus, StepOutputs};
@@ -82,22 +82,6 @@ fn unsupported(plan: &Plan) -> String {
         Err(other) => panic!("expected Unsupported, got {other}"),
         Ok(_) => panic!("expected Unsupported, got a manifest"),
     }
-}
-
-fn example(name: &str) -> Plan {
-    examples()
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("no example {name}"))
-        .1
-}
-
-fn feature(name: &str) -> Plan {
-    features()
-        .into_iter()
-        .find(|(n, _)| *n == name)
-        .unwrap_or_else(|| panic!("no feature {name}"))
-        .1
 }
 
 /// What Tekton refuses, and words its message must hold (step names first).

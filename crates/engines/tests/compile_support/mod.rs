@@ -39,6 +39,21 @@ pub fn examples() -> Vec<(String, Plan)> {
     out
 }
 
+/// `examples/<name>.yaml`, planned.
+pub fn example(name: &str) -> Plan {
+    let path = repo_root().join("examples").join(format!("{name}.yaml"));
+    plan(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("no example {name}: {e}")))
+}
+
+/// The feature workflow `name`, planned.
+pub fn feature(name: &str) -> Plan {
+    FEATURES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, yaml)| plan(yaml))
+        .unwrap_or_else(|| panic!("no feature {name}"))
+}
+
 /// One small workflow per IR feature, by name.
 pub fn features() -> Vec<(&'static str, Plan)> {
     FEATURES.iter().map(|(n, y)| (*n, plan(y))).collect()

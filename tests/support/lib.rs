@@ -99,12 +99,18 @@ pub mod tempdir {
         }
     }
     pub fn uuid_like() -> String {
-        use std::time::{SystemTime, UNIX_EPOCH};
-        let n = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        format!("{:x}{:x}", n, std::process::id())
+        // Tests start side by side within one clock tick: the counter keeps
+        // their names apart.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!(
+            "{:x}_{:x}_{n:x}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos(),
+            std::process::id()
+        )
     }
 }
 

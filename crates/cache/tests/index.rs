@@ -28,8 +28,12 @@ async fn index(budget: u64) -> CacheIndex {
 }
 
 fn uuid_like() -> String {
+    // Tests start side by side within one clock tick: the counter keeps
+    // their names apart.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!(
-        "{:x}{:x}",
+        "{:x}_{:x}_{n:x}",
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()

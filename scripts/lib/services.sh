@@ -67,6 +67,14 @@ ensure_services() {
   ensure_redis
 }
 
+# What tests run besides the services: busybox (compiled step wrappers
+# must work under its sh as well as dash) and unshare (the fake kubelet
+# gives each pod a private /tmp).
+ensure_test_tools() {
+  command -v busybox >/dev/null || apt_install busybox
+  command -v unshare >/dev/null || apt_install util-linux
+}
+
 # Drops databases left behind by earlier test runs that were killed.
 drop_test_databases() {
   command -v psql >/dev/null || return 0

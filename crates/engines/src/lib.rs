@@ -12,6 +12,7 @@ pub mod argo;
 pub mod compile;
 pub mod failure;
 pub mod import;
+pub mod k8s;
 pub mod kfp;
 pub mod local;
 pub mod tekton;

@@ -441,7 +441,7 @@ fn exit_handler_and_workflow_status() {
     let notify = wf.task("exit-handler", "notify");
     assert_eq!(
         arg(notify, "workflow-status"),
-        "{{=workflow.status == 'Succeeded' ? 'succeeded' : 'failed'}}"
+        "{{=workflow.status == 'Succeeded' ? 'succeeded' : (workflow.annotations['couler-cancelled'] == 'true' ? 'cancelled' : 'failed')}}"
     );
     assert_eq!(
         wf.template("notify")["container"]["command"][2],
@@ -493,7 +493,7 @@ fn exit_handlers_read_main_steps_through_global_outputs() {
     );
     assert_eq!(
         notify["when"],
-        "'{{=workflow.status == 'Succeeded' ? 'succeeded' : 'failed'}}' == 'failed'"
+        "'{{=workflow.status == 'Succeeded' ? 'succeeded' : (workflow.annotations['couler-cancelled'] == 'true' ? 'cancelled' : 'failed')}}' == 'failed'"
     );
 }
 

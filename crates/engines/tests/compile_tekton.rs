@@ -368,6 +368,37 @@ fn coin_flip_guards_with_when_expressions() {
 }
 
 #[test]
+fn skips_reach_the_steps_below() {
+    let (pipeline, _) = compiled(&compile_support::plan(
+        r#"
+apiVersion: couler.dev/v1alpha1
+name: cascade
+steps:
+  - name: flip
+    container: {image: alpine, command: [sh, -c, "echo heads"]}
+  - name: heads
+    depends: [flip]
+    when: [{input: "{{steps.flip.outputs.result}}", operator: eq, value: heads}]
+    container: {image: alpine, command: [sh, -c, "echo yes"]}
+  - name: celebrate
+    depends: [heads]
+    when: [{input: "{{steps.heads.outputs.result}}", operator: ne, value: "no"}]
+    container: {image: alpine, command: [sh, -c, "echo hooray"]}
+  - name: party
+    depends: [celebrate, flip]
+    container: {image: alpine, command: [sh, -c, "echo party"]}
+"#,
+    ));
+    let guard =
+        json!({"input": "$(tasks.flip.results.result)", "operator": "in", "values": ["heads"]});
+    let own =
+        json!({"input": "$(tasks.heads.results.result)", "operator": "notin", "values": ["no"]});
+    assert_eq!(task(&pipeline, "celebrate")["when"], json!([own, guard]));
+    assert_eq!(task(&pipeline, "party")["when"], json!([own, guard]));
+    assert!(task(&pipeline, "flip").get("when").is_none());
+}
+
+#[test]
 fn when_operators_map_to_in_notin_and_cel() {
     let (pipeline, _) = compiled(&feature("when"));
     assert_eq!(task(&pipeline, "big")["when"][0]["operator"], "notin");
@@ -622,9 +653,14 @@ fn exit_handlers_become_finally_tasks() {
     assert_eq!(task_names(&pipeline, "finally"), ["notify", "cleanup"]);
     let notify = task(&pipeline, "notify");
     assert_eq!(params(notify)["workflow_status"], "$(tasks.status)");
-    assert_eq!(
-        notify["taskSpec"]["steps"][0]["command"][2],
-        "echo run $(params.workflow_status)"
+    // The wrapper turns Tekton's words into Couler's before the step runs.
+    let step = &notify["taskSpec"]["steps"][0];
+    assert_eq!(step["args"][2], "echo run @COULER_WORKFLOW_STATUS@");
+    let script = step["script"].as_str().unwrap();
+    assert!(
+        script.contains("case '$(params.workflow_status)' in")
+            && script.contains("Succeeded|Completed) couler_status=succeeded"),
+        "{script}"
     );
 
     let when = extras()

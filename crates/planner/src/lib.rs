@@ -89,8 +89,11 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
     Ok(plan)
 }
 
-/// Looks every step up in the cache index, one round trip per DAG level.
-async fn cache_hits(
+/// Looks every step up in the cache index, one round trip per DAG level:
+/// the outputs of each hit by step name, with why it was reused. With
+/// `for_run`, hits and misses count in the tenant's statistics and the
+/// entries' reuse scores.
+pub async fn cache_hits(
     plan: &Plan,
     tenant: TenantId,
     share: bool,

@@ -21,6 +21,114 @@ pub struct Config {
     /// An Airflow 3 deployment to run the `airflow` tenants' runs on; none:
     /// not offered.
     pub airflow: Option<AirflowEngineConfig>,
+    /// A Kubernetes cluster running Argo Workflows for the `argo` tenants'
+    /// runs; none: not offered.
+    pub argo: Option<ArgoEngineConfig>,
+    /// A Kubernetes cluster running Tekton Pipelines for the `tekton`
+    /// tenants' runs; none: not offered.
+    pub tekton: Option<KubeEngineConfig>,
+    /// A Kubeflow Pipelines API server for the `kfp` tenants' runs; none:
+    /// not offered.
+    pub kfp: Option<KfpEngineConfig>,
+}
+
+/// An engine that runs as custom resources on a Kubernetes cluster.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KubeEngineConfig {
+    /// The API server; none: the in-cluster service account, then
+    /// `KUBECONFIG`.
+    #[serde(default)]
+    pub api_url: Option<String>,
+    /// A bearer token for `api_url`.
+    #[serde(default)]
+    pub token: Option<secrecy::SecretString>,
+    /// The namespace of a tenant's runs; `{tenant}` is replaced by the
+    /// tenant id (default `couler-{tenant}`).
+    #[serde(default = "default_namespace")]
+    pub namespace: String,
+}
+
+fn default_namespace() -> String {
+    "couler-{tenant}".into()
+}
+
+impl KubeEngineConfig {
+    pub fn kube(&self) -> couler_engines::k8s::KubeConfig {
+        couler_engines::k8s::KubeConfig {
+            api_url: self.api_url.clone(),
+            token: self.token.clone(),
+            namespace: self.namespace.clone(),
+        }
+    }
+}
+
+/// Argo Workflows: a Kubernetes cluster plus where its artifact repository
+/// is.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgoEngineConfig {
+    /// As in [`KubeEngineConfig`].
+    #[serde(default)]
+    pub api_url: Option<String>,
+    #[serde(default)]
+    pub token: Option<secrecy::SecretString>,
+    #[serde(default = "default_namespace")]
+    pub namespace: String,
+    /// The bucket of Argo's artifact repository (default
+    /// `couler-artifacts`).
+    #[serde(default)]
+    pub artifact_bucket: Option<String>,
+    /// Where that bucket is readable from this scheduler, to digest output
+    /// artifacts; none: artifacts are not reported.
+    #[serde(default)]
+    pub artifact_mount: Option<PathBuf>,
+}
+
+impl ArgoEngineConfig {
+    pub fn adapter(&self) -> couler_engines::argo::ArgoConfig {
+        let kube = KubeEngineConfig {
+            api_url: self.api_url.clone(),
+            token: self.token.clone(),
+            namespace: self.namespace.clone(),
+        };
+        let mut config = couler_engines::argo::ArgoConfig::new(kube.kube());
+        if let Some(bucket) = &self.artifact_bucket {
+            config.artifact_bucket = bucket.clone();
+        }
+        config.artifact_mount = self.artifact_mount.clone();
+        config
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KfpEngineConfig {
+    /// The API server, e.g. `http://ml-pipeline.kubeflow:8888`.
+    pub base_url: String,
+    /// A bearer token, when the API server requires one.
+    #[serde(default)]
+    pub token: Option<secrecy::SecretString>,
+    /// The experiment runs go to; none: KFP's default experiment.
+    #[serde(default)]
+    pub experiment_id: Option<String>,
+    /// The cluster KFP runs its pods on, for step logs (KFP's API serves
+    /// none); none: no logs.
+    #[serde(default)]
+    pub pods: Option<KubeEngineConfig>,
+}
+
+impl KfpEngineConfig {
+    pub fn adapter(&self) -> couler_engines::kfp::KfpConfig {
+        let mut config = couler_engines::kfp::KfpConfig::new(self.base_url.clone());
+        config.token = self.token.clone();
+        config.experiment_id = self.experiment_id.clone();
+        if let Some(pods) = &self.pods {
+            config.pods_namespace = pods.namespace.clone();
+            config.kube = Some(pods.kube());
+        }
+        config
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -118,6 +226,9 @@ const SECTIONS: &[&str] = &[
     "telemetry",
     "llm",
     "airflow",
+    "argo",
+    "tekton",
+    "kfp",
 ];
 
 impl Config {

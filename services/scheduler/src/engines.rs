@@ -1,9 +1,12 @@
 //! The engines this scheduler can drive, by the name tenants choose.
 
-use crate::config::{AirflowEngineConfig, AirflowOperator, LocalEngineConfig};
+use crate::config::{AirflowOperator, Config};
 use couler_engines::EngineAdapter;
 use couler_engines::airflow::{AirflowAdapter, AirflowConfig, Operator};
+use couler_engines::argo::ArgoAdapter;
+use couler_engines::kfp::KfpAdapter;
 use couler_engines::local::{LocalConfig, LocalEngine};
+use couler_engines::tekton::{TektonAdapter, TektonConfig};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -13,28 +16,36 @@ pub struct Engines {
 }
 
 impl Engines {
-    pub fn from_config(
-        local: &LocalEngineConfig,
-        airflow: Option<&AirflowEngineConfig>,
-    ) -> anyhow::Result<Engines> {
+    /// The local engine, plus every engine the configuration names.
+    pub fn from_config(config: &Config) -> anyhow::Result<Engines> {
+        let local = &config.local;
         std::fs::create_dir_all(&local.data_dir)?;
-        let mut config = LocalConfig::new(local.data_dir.canonicalize()?);
+        let mut local_config = LocalConfig::new(local.data_dir.canonicalize()?);
         if let Some(n) = local.max_parallel_steps {
-            config.max_parallel_steps = n;
+            local_config.max_parallel_steps = n;
         }
-        let mut engines = Engines::default().with(Arc::new(LocalEngine::new(config)));
-        if let Some(a) = airflow {
-            let mut config = AirflowConfig::new(
+        let mut engines = Engines::default().with(Arc::new(LocalEngine::new(local_config)));
+        if let Some(a) = &config.airflow {
+            let mut airflow = AirflowConfig::new(
                 a.base_url.clone(),
                 a.dags_folder.clone(),
                 a.username.clone(),
                 a.password.clone(),
             );
-            config.operator = match a.operator {
+            airflow.operator = match a.operator {
                 AirflowOperator::KubernetesPod => Operator::KubernetesPod,
                 AirflowOperator::Bash => Operator::Bash,
             };
-            engines = engines.with(Arc::new(AirflowAdapter::new(config)?));
+            engines = engines.with(Arc::new(AirflowAdapter::new(airflow)?));
+        }
+        if let Some(a) = &config.argo {
+            engines = engines.with(Arc::new(ArgoAdapter::new(a.adapter())?));
+        }
+        if let Some(t) = &config.tekton {
+            engines = engines.with(Arc::new(TektonAdapter::new(TektonConfig::new(t.kube()))?));
+        }
+        if let Some(k) = &config.kfp {
+            engines = engines.with(Arc::new(KfpAdapter::new(k.adapter())?));
         }
         Ok(engines)
     }

@@ -65,7 +65,7 @@ pub async fn run(
 /// Opens the store and the configured engines, then [`run`]s.
 pub async fn serve(config: Config, shutdown: CancellationToken) -> anyhow::Result<()> {
     let store = Store::connect(&config.database.store_config()).await?;
-    let engines = Engines::from_config(&config.local, config.airflow.as_ref())?;
+    let engines = Engines::from_config(&config)?;
     if let Some(addr) = config.scheduler.metrics_addr {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         // Install the recorder before anything records a metric.

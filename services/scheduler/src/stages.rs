@@ -264,41 +264,25 @@ impl Staged<'_> {
         let Some(index) = &self.ctx.cache else {
             return plan;
         };
-        let Ok(dag) = couler_ir::validate(&plan.workflow, &Default::default()) else {
-            return plan;
-        };
-        let tenant = self.d.run.tenant_id.to_string();
-        let lookups = couler_cache::plan::lookup_plan_with_dag(
+        let found = couler_planner::cache_hits(
             &plan,
-            &dag,
-            &tenant,
+            self.d.run.tenant_id,
             self.d.share_cache,
             index,
+            true,
         )
         .await;
-        let mut hits = Vec::new();
-        let mut misses = 0u64;
-        for (step, lookup) in plan.steps.iter_mut().zip(lookups) {
-            match lookup.outcome {
-                couler_cache::plan::Outcome::Hit { key, entry } => {
-                    step.action = couler_optimizer::Action::Reuse {
-                        status: ReuseStatus::Cached,
-                        outputs: entry.outputs.clone(),
-                    };
-                    hits.push((key, *entry));
-                }
-                couler_cache::plan::Outcome::Miss { .. } => misses += 1,
-                _ => {}
+        let Ok(mut found) = found else {
+            return plan;
+        };
+        for step in &mut plan.steps {
+            if let Some((outputs, _)) = found.remove(&step.name) {
+                step.action = couler_optimizer::Action::Reuse {
+                    status: ReuseStatus::Cached,
+                    outputs,
+                };
             }
         }
-        let bytes = hits.iter().map(|(_, e)| e.size).sum();
-        let saved = hits.iter().map(|(_, e)| e.wall_ms).sum();
-        index
-            .record(&tenant, hits.len() as u64, misses, bytes, saved)
-            .await;
-        index.reused(&hits).await;
-        metrics::counter!("couler_cache_hits_total").increment(hits.len() as u64);
-        metrics::counter!("couler_cache_misses_total").increment(misses);
         plan
     }
 

@@ -28,6 +28,8 @@
 
 mod adapter;
 pub use adapter::{AirflowAdapter, AirflowConfig};
+mod api;
+mod poll;
 mod step;
 mod text;
 

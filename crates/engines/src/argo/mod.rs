@@ -33,6 +33,7 @@
 //! other steps, training-job outputs, input artifacts, results and `while`,
 //! and reused artifacts stored where pods cannot fetch them (`file://`).
 
+pub mod adapter;
 mod analysis;
 mod dag;
 mod job;
@@ -40,6 +41,8 @@ mod model;
 mod names;
 mod templates;
 mod values;
+
+pub use adapter::{ArgoAdapter, ArgoConfig};
 
 use crate::compile::{Manifest, ManifestFile};
 use crate::{EngineError, RunSpec};

@@ -11,11 +11,15 @@ use couler_ir::refs::{Ref, Segment, references, segments};
 use couler_ir::{Condition, Operator, Step};
 use couler_optimizer::Action;
 
+/// The annotation Couler's cancel sets on a Workflow it stops (no dots:
+/// Argo splits tag names on them).
+pub(crate) const CANCEL_ANNOTATION: &str = "couler-cancelled";
+
 /// `{{workflow.status}}` in Couler's spelling. Argo's exit handlers see
-/// `Succeeded`, `Failed` or `Error`; a stopped workflow reports `Failed`,
-/// so Couler's `cancelled` never appears.
-pub(super) const WORKFLOW_STATUS: &str =
-    "{{=workflow.status == 'Succeeded' ? 'succeeded' : 'failed'}}";
+/// `Succeeded`, `Failed` or `Error`, and a stopped workflow reports
+/// `Failed`; Couler's cancel also sets [`CANCEL_ANNOTATION`], which makes
+/// it `cancelled`.
+pub(super) const WORKFLOW_STATUS: &str = "{{=workflow.status == 'Succeeded' ? 'succeeded' : (workflow.annotations['couler-cancelled'] == 'true' ? 'cancelled' : 'failed')}}";
 
 /// A value where a task is called.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -35,11 +35,14 @@
 //! `parallelism` (a `PipelineSpec` has neither; KFP schedules with
 //! recurring runs, an API object), and reading an artifact of a `map` step.
 
+pub mod adapter;
 mod analyze;
 mod build;
 mod cel;
 mod executor;
 mod spec;
+
+pub use adapter::{KfpAdapter, KfpConfig};
 
 use crate::compile::{Manifest, ManifestFile};
 use crate::{EngineError, RunSpec};
@@ -56,20 +59,7 @@ fn unsupported(feature: String) -> EngineError {
 }
 
 pub fn compile(plan: &Plan, run: &RunSpec) -> Result<Manifest, EngineError> {
-    check_workflow(plan)?;
-    for (i, planned) in plan.steps.iter().enumerate() {
-        if matches!(planned.action, Action::Run) {
-            check_step(plan.ir_step(i))?;
-        }
-    }
-    if !plan.steps.iter().any(|s| matches!(s.action, Action::Run)) {
-        return Err(unsupported(
-            "a pipeline with no task: every step reuses an earlier result, and a KFP pipeline needs at least one task".into(),
-        ));
-    }
-    let mut analysis = analyze::Analysis::new(plan)?;
-    analysis.scan()?;
-    let built = build::build(&mut analysis, run)?;
+    let built = build_spec(plan, run)?;
     // The workflow name is a DNS label, safe in a comment; run ids go in labels.
     let content = format!(
         "# PIPELINE DEFINITION\n# Name: {}\n{}---\n{}",
@@ -84,6 +74,24 @@ pub fn compile(plan: &Plan, run: &RunSpec) -> Result<Manifest, EngineError> {
             content,
         }],
     })
+}
+
+/// The pipeline and platform specs of a plan (what [`compile`] renders).
+fn build_spec(plan: &Plan, run: &RunSpec) -> Result<build::Built, EngineError> {
+    check_workflow(plan)?;
+    for (i, planned) in plan.steps.iter().enumerate() {
+        if matches!(planned.action, Action::Run) {
+            check_step(plan.ir_step(i))?;
+        }
+    }
+    if !plan.steps.iter().any(|s| matches!(s.action, Action::Run)) {
+        return Err(unsupported(
+            "a pipeline with no task: every step reuses an earlier result, and a KFP pipeline needs at least one task".into(),
+        ));
+    }
+    let mut analysis = analyze::Analysis::new(plan)?;
+    analysis.scan()?;
+    build::build(&mut analysis, run)
 }
 
 /// One YAML document, ending in a newline. Long lines stay on one line

@@ -29,12 +29,15 @@
 //! other than as one chain, reading a mapped step's outputs as one value,
 //! and artifacts of reused or mapped steps fed to other steps.
 
+pub mod adapter;
 mod finally;
 mod model;
 mod names;
 mod script;
 mod task;
 mod text;
+
+pub use adapter::{TektonAdapter, TektonConfig};
 
 use crate::compile::{Manifest, ManifestFile};
 use crate::{EngineError, RunSpec};
@@ -285,8 +288,9 @@ fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), Engine
                 pod_template: pod,
             });
         }
-        tasks.push(compiled.task);
+        tasks.push((i, compiled.task));
     }
+    let tasks = inherit_when(tasks, &dag.steps, &waits);
     let (finally, mut finally_specs, finally_width) =
         finally::tasks(&ctx, &dag.on_exit, exits, &mut problems);
     task_run_specs.append(&mut finally_specs);
@@ -402,6 +406,45 @@ fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), Engine
 /// For each node of `graph` (plan indexes from `offset`), the running
 /// nodes it must wait for: its upstream nodes, looking through reused ones
 /// (which do not run) to what they waited for.
+/// Couler skips the steps below a skipped step, where Tekton's `when`
+/// guards its own task only: each task also gets the `when` expressions of
+/// the tasks it waits for (so, transitively, of every running ancestor).
+/// An ancestor skipped for a missing result leaves its results missing
+/// here too, so the task is skipped the same way.
+fn inherit_when(
+    tasks: Vec<(usize, PipelineTask)>,
+    graph: &Graph,
+    waits: &[Vec<u32>],
+) -> Vec<PipelineTask> {
+    let mut by_step: Vec<Option<PipelineTask>> = (0..graph.len()).map(|_| None).collect();
+    let order: Vec<usize> = tasks.iter().map(|(i, _)| *i).collect();
+    for (i, task) in tasks {
+        by_step[i] = Some(task);
+    }
+    for &node in graph.order() {
+        let node = node as usize;
+        let mut inherited: Vec<WhenExpression> = Vec::new();
+        for &u in &waits[node] {
+            for w in by_step[u as usize].iter().flat_map(|t| &t.when) {
+                if !inherited.contains(w) {
+                    inherited.push(w.clone());
+                }
+            }
+        }
+        if let Some(task) = &mut by_step[node] {
+            for w in inherited {
+                if !task.when.contains(&w) {
+                    task.when.push(w);
+                }
+            }
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|i| by_step[i].take())
+        .collect()
+}
+
 fn waits_for(plan: &Plan, graph: &Graph, offset: usize) -> Vec<Vec<u32>> {
     let mut through: Vec<Vec<u32>> = vec![Vec::new(); graph.len()];
     let mut waits: Vec<Vec<u32>> = vec![Vec::new(); graph.len()];

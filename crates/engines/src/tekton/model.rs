@@ -110,7 +110,7 @@ pub enum ParamValue {
 }
 
 /// Either `input`/`operator`/`values`, or a `cel` expression.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WhenExpression {
     #[serde(skip_serializing_if = "none")]
     pub input: Option<String>,

@@ -8,7 +8,7 @@
 //! `tee` (and `awk` when a `map.from` fans out over the step's output).
 
 use super::names::sh_quote;
-use super::text::ARTIFACTS;
+use super::text::{ARTIFACTS, STATUS_PARAM, STATUS_TOKEN};
 use std::fmt::Write;
 
 /// What the wrapped step runs.
@@ -38,6 +38,10 @@ pub struct Wrap<'a> {
     /// Results that a `map.from` fans out over: (string result, array
     /// result that receives its JSON list as a list of strings).
     pub items: Vec<(String, String)>,
+    /// An exit handler reads `{{workflow.status}}`: the wrapper replaces
+    /// [`STATUS_TOKEN`] in the arguments, the source and these environment
+    /// variables with Couler's word for `$(tasks.status)`.
+    pub status: Option<Vec<String>>,
 }
 
 impl Wrap<'_> {
@@ -46,6 +50,7 @@ impl Wrap<'_> {
             || self.stdout.is_some()
             || !self.parameters.is_empty()
             || !self.artifacts.is_empty()
+            || self.status.is_some()
     }
 }
 
@@ -70,6 +75,33 @@ pub fn wrapper(wrap: &Wrap<'_>, program: &Program<'_>) -> String {
             "}\n",
         ));
     }
+    if let Some(env) = &wrap.status {
+        let _ = write!(
+            s,
+            concat!(
+                "case '$(params.{param})' in\n",
+                "  Succeeded|Completed) couler_status=succeeded ;;\n",
+                "  *) couler_status=failed ;;\n",
+                "esac\n",
+                "couler_status_in() {{\n",
+                "  r= v=$1\n",
+                "  while :; do\n",
+                "    case $v in\n",
+                "      *{token}*) r=$r${{v%%{token}*}}$couler_status v=${{v#*{token}}} ;;\n",
+                "      *) r=$r$v; break ;;\n",
+                "    esac\n",
+                "  done\n",
+                "}}\n",
+                "n=$#\n",
+                "while [ \"$n\" -gt 0 ]; do couler_status_in \"$1\"; shift; set -- \"$@\" \"$r\"; n=$((n - 1)); done\n",
+            ),
+            param = STATUS_PARAM,
+            token = STATUS_TOKEN,
+        );
+        for name in env {
+            let _ = writeln!(s, "couler_status_in \"${name}\"; export {name}=\"$r\"");
+        }
+    }
     for (dir, path) in &wrap.inputs {
         let parent = parent(path);
         let _ = writeln!(
@@ -91,6 +123,9 @@ pub fn wrapper(wrap: &Wrap<'_>, program: &Program<'_>) -> String {
                 s.push('\n');
             }
             let _ = writeln!(s, "{delimiter}");
+            if wrap.status.is_some() {
+                s.push_str("couler_status_in \"$(cat \"$src\")\"; printf '%s\\n' \"$r\" > \"$src\" || exit 1\n");
+            }
             let mut run: Vec<String> = command.iter().map(|c| sh_quote(c)).collect();
             run.push("\"$src\"".to_owned());
             run.join(" ")
@@ -265,6 +300,60 @@ fn heredoc_delimiter(source: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs a wrapper as Tekton would after substituting `$(tasks.status)`.
+    fn run_with_status(script: &str, tekton_status: &str, args: &[&str]) -> String {
+        let script = script.replace("$(params.workflow_status)", tekton_status);
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .arg("wrapper")
+            .args(args)
+            .env("GREETING", format!("run {STATUS_TOKEN}!"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn exit_handlers_see_couler_status_words() {
+        let wrap = Wrap {
+            status: Some(vec!["GREETING".into()]),
+            ..Wrap::default()
+        };
+        let argv = wrapper(&wrap, &Program::Argv);
+        let text = format!("a {STATUS_TOKEN} b\n{STATUS_TOKEN}");
+        let echo = [
+            "sh",
+            "-c",
+            "printf '%s|%s|%s' \"$0\" \"$1\" \"$GREETING\"",
+            &text,
+            "x y",
+        ];
+        assert_eq!(
+            run_with_status(&argv, "Completed", &echo),
+            "a succeeded b\nsucceeded|x y|run succeeded!"
+        );
+        assert_eq!(
+            run_with_status(&argv, "Failed", &echo),
+            "a failed b\nfailed|x y|run failed!"
+        );
+        let source = format!("echo \"status={STATUS_TOKEN}\"\n");
+        let program = Program::Source {
+            command: &["sh".to_owned()],
+            source: &source,
+        };
+        let script = wrapper(&wrap, &program);
+        assert_eq!(
+            run_with_status(&script, "Succeeded", &[]),
+            "status=succeeded\n"
+        );
+    }
 
     #[test]
     fn parents() {

@@ -36,6 +36,10 @@ pub fn compile(ctx: &Ctx<'_>, index: usize, problems: &mut Problems) -> Compiled
         stdout: ctx.stdout[index].clone(),
         per_instance: step.map.is_some(),
         items: ctx.items[index].clone(),
+        status: ctx.plan.steps[index]
+            .exit_handler
+            .then(|| status_readers(step, t.problems))
+            .flatten(),
         ..Wrap::default()
     };
     outputs(ctx, index, &mut wrap, t.problems);
@@ -248,6 +252,45 @@ fn env(t: &mut Translator<'_, '_>, vars: &[EnvVar]) -> Vec<super::model::EnvVar>
             }),
         })
         .collect()
+}
+
+/// Whether an exit handler's text reads `{{workflow.status}}`, and the
+/// environment variables that do; a working directory cannot.
+fn status_readers(step: &IrStep, problems: &mut Problems) -> Option<Vec<String>> {
+    let reads =
+        |s: &str| couler_ir::refs::references(s).any(|r| matches!(r, Ok(Ref::WorkflowStatus)));
+    let (command, args, source, env, dir) = match (&step.container, &step.script) {
+        (Some(c), _) => (
+            &c.command,
+            &c.args[..],
+            None,
+            &c.env,
+            c.working_dir.as_deref(),
+        ),
+        (None, Some(s)) => (
+            &s.command,
+            &[][..],
+            Some(s.source.as_str()),
+            &s.env,
+            s.working_dir.as_deref(),
+        ),
+        _ => return None,
+    };
+    if dir.is_some_and(reads) {
+        problems.unsupported(
+            &step.name,
+            "a working directory that reads {{workflow.status}}: Tekton substitutes `$(tasks.status)` as it is, and only the step's wrapper can turn it into Couler's word",
+        );
+    }
+    let env: Vec<String> = env
+        .iter()
+        .filter(|v| v.value.as_deref().is_some_and(reads))
+        .map(|v| v.name.clone())
+        .collect();
+    let any = !env.is_empty()
+        || command.iter().chain(args).any(|s| reads(s))
+        || source.is_some_and(reads);
+    any.then_some(env)
 }
 
 /// CPU and memory as requests; GPUs as a limit, as Kubernetes requires for

@@ -55,6 +55,13 @@ impl Problems {
 }
 
 /// Translates the text of one step and records what its task needs.
+/// The task parameter holding `$(tasks.status)` for an exit handler.
+pub const STATUS_PARAM: &str = "workflow_status";
+/// Stands for `{{workflow.status}}` in an exit handler's text until the
+/// wrapper replaces it with `succeeded` or `failed` at run time (Tekton
+/// says `Succeeded`, `Completed` or `Failed`, and cannot map values).
+pub const STATUS_TOKEN: &str = "@COULER_WORKFLOW_STATUS@";
+
 pub struct Translator<'a, 'p> {
     pub ctx: &'a Ctx<'p>,
     pub step: &'p Step,
@@ -125,7 +132,11 @@ impl<'a, 'p> Translator<'a, 'p> {
             Ref::WorkflowName => out.push_str(&self.ctx.plan.workflow.name),
             Ref::WorkflowStatus if self.exit => match site {
                 Site::When => out.push_str("$(tasks.status)"),
-                Site::Data => out.push_str(&self.param("workflow_status", "$(tasks.status)")),
+                // The wrapper puts Couler's word there (see `script`).
+                Site::Data => {
+                    self.param(STATUS_PARAM, "$(tasks.status)");
+                    out.push_str(STATUS_TOKEN);
+                }
             },
             Ref::WorkflowStatus => self
                 .problems

@@ -1,0 +1,18 @@
+//! Stand-ins for the control planes of engines that cannot run on a test
+//! machine (there is no Kubernetes cluster here), faithful to the shapes
+//! the engines document so that Couler's adapters talk to them exactly as
+//! they would to the real thing:
+//!
+//! - [`kube`]: a Kubernetes API server for custom resources (create, get,
+//!   list, watch, merge-patch, delete) and pod logs;
+//! - [`kubelet`]: runs a container's command as a local process with a
+//!   private `/tmp`, the way a pod has its own filesystem (images are not
+//!   pulled: the command must exist on this machine);
+//! - controllers that play Argo Workflows and Tekton Pipelines over those,
+//!   and a Kubeflow Pipelines `v2beta1` REST server.
+
+pub mod argo;
+pub mod kfp;
+pub mod kube;
+pub mod kubelet;
+pub mod tekton;

@@ -20,6 +20,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// mimalloc: compiling big workflows and serving many small requests
+/// allocate heavily, and glibc's allocator spends a fifth of that time on
+/// its own bookkeeping (see the compile benchmark in the README).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "couler",

@@ -23,6 +23,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The allocator Couler's binaries use.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const STEPS: usize = 10_000;
 /// Steps per layer; each layer reads the ones before it.
 const WIDTH: usize = 100;

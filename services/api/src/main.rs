@@ -1,6 +1,12 @@
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+/// mimalloc: compiling big workflows and serving many small requests
+/// allocate heavily, and glibc's allocator spends a fifth of that time on
+/// its own bookkeeping (see the compile benchmark in the README).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Couler's HTTP API.
 #[derive(Parser)]
 #[command(name = "couler-api", version)]

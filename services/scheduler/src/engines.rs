@@ -63,3 +63,52 @@ impl Engines {
         self.by_name.keys().copied().collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configured_engines_are_offered() {
+        let dir = std::env::temp_dir().join(format!("couler-engines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scheduler.toml");
+        std::fs::write(
+            &file,
+            format!(
+                r#"
+[local]
+data_dir = "{}"
+
+[argo]
+api_url = "https://10.0.0.1:6443"
+token = "argo-token"
+artifact_bucket = "ml-artifacts"
+
+[tekton]
+namespace = "pipelines-{{tenant}}"
+
+[kfp]
+base_url = "http://ml-pipeline.kubeflow:8888"
+pods = {{ namespace = "kubeflow" }}
+"#,
+                dir.join("local").display()
+            ),
+        )
+        .unwrap();
+        let config = Config::load(Some(&file)).expect("the config loads");
+        let argo = config.argo.as_ref().unwrap().adapter();
+        assert_eq!(argo.artifact_bucket, "ml-artifacts");
+        assert_eq!(argo.kube.namespace("tnt_ab"), "couler-tnt-ab");
+        assert!(!format!("{argo:?}").contains("argo-token"), "secrets never print");
+        let tekton = config.tekton.as_ref().unwrap().kube();
+        assert_eq!(tekton.namespace("tnt_ab"), "pipelines-tnt-ab");
+        let kfp = config.kfp.as_ref().unwrap().adapter();
+        assert_eq!(kfp.pods_namespace, "kubeflow");
+        assert!(kfp.kube.is_some());
+
+        let engines = Engines::from_config(&config).expect("engines");
+        assert_eq!(engines.names(), ["argo", "kfp", "local", "tekton"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

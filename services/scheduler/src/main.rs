@@ -1,6 +1,12 @@
 use clap::Parser;
 use std::path::PathBuf;
 
+/// mimalloc: compiling big workflows and serving many small requests
+/// allocate heavily, and glibc's allocator spends a fifth of that time on
+/// its own bookkeeping (see the compile benchmark in the README).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Couler's scheduler.
 #[derive(Parser)]
 #[command(name = "couler-scheduler", version)]

@@ -6,6 +6,7 @@ mod compile;
 mod format;
 mod import;
 mod local;
+mod nl;
 mod plan;
 mod progress;
 mod runs;
@@ -91,6 +92,12 @@ enum Command {
     Submit(submit::Submit),
     /// Show what the optimizer would do with a workflow file, and why.
     Plan(plan::PlanArgs),
+    /// Draft a workflow from a description in English or Chinese; prints
+    /// the IR (explanations and warnings go to standard error).
+    Generate(nl::GenerateArgs),
+    /// Run the natural-language planner over a file of cases and print the
+    /// pass rate.
+    NlEval(nl::EvalArgs),
     /// List, inspect, follow, cancel and retry runs.
     Runs {
         #[command(subcommand)]
@@ -131,6 +138,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compile(args) => compile::compile(args),
         Command::Import(args) => import::import(args),
         Command::Up(args) => up::up(args),
+        Command::Generate(args) => nl::generate(args),
+        Command::NlEval(args) => nl::eval(args),
         Command::Submit(args) => remote(
             &cli.server,
             |c| async move { submit::submit(&c, args).await },

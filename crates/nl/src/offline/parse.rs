@@ -1,0 +1,318 @@
+//! Segments → decomposition: segments that ask for a subtask start a clause,
+//! modifiers and list items join the clause before them, conditions join the
+//! clause after them; clauses become stages, with parallel markers pulling
+//! neighbouring clauses into one group.
+
+use super::Unrecognized;
+use super::clause::{self, Clause};
+use super::lexicon;
+use super::scan::{Class, Segment, Sep, Token, segments, tokenize};
+use crate::decompose::{
+    ConditionSpec, Decomposition, ScheduleSpec, Span, Stage, Subtask, TaskKind,
+};
+
+/// Reads a (screened) description.
+pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
+    let tokens = tokenize(text);
+    let segs = segments(&tokens);
+    let mut unknown = Vec::new();
+    let mut d = Decomposition::default();
+    let groups = group(text, &segs, &mut d, &mut unknown);
+    let mut stages: Vec<Stage> = Vec::new();
+    let mut meta: Vec<Meta> = Vec::new();
+    let mut last_condition: Option<ConditionSpec> = None;
+    let mut kind_modifiers: Vec<(TaskKind, Clause, Span)> = Vec::new();
+    for g in groups {
+        let merged: Vec<Token> = g
+            .segs
+            .iter()
+            .flat_map(|&i| segs[i].tokens.clone())
+            .collect();
+        let span = g
+            .segs
+            .iter()
+            .map(|&i| segs[i].span())
+            .reduce(Span::join)
+            .expect("a group has segments");
+        let c = clause::read(&merged);
+        if let Some(bad) = c.bad_condition {
+            unknown.push(Unrecognized::new(
+                text,
+                bad,
+                "could not read this condition; say e.g. \"if the accuracy is above 0.9\"",
+            ));
+        }
+        let Some(kind) = c.kind else {
+            match c.refers_to {
+                Some(k) => kind_modifiers.push((k, c, span)),
+                None => unknown.push(Unrecognized::new(text, span, "no step matches these words")),
+            }
+            continue;
+        };
+        let tasks = expand(text, &c, kind, span);
+        if c.always {
+            d.on_exit.extend(tasks);
+            continue;
+        }
+        if c.otherwise {
+            match (&last_condition, stages.last_mut()) {
+                (Some(cond), Some(stage)) => {
+                    for mut t in tasks {
+                        t.condition = Some(cond.negate());
+                        stage.tasks.push(t);
+                    }
+                    if let Some(m) = meta.last_mut() {
+                        m.branch = true;
+                    }
+                }
+                _ => unknown.push(Unrecognized::new(
+                    text,
+                    span,
+                    "\"otherwise\" without an \"if\" before it",
+                )),
+            }
+            last_condition = None;
+            continue;
+        }
+        last_condition = c.condition.clone();
+        let opens = c.parallel && starts_with_parallel(&merged);
+        let closes = c.parallel && !opens;
+        let this = Meta {
+            sep: g.sep,
+            kind,
+            open: opens,
+            branch: c.condition.is_some(),
+        };
+        let joins_open = meta
+            .last()
+            .is_some_and(|m| m.open && !m.branch && !this.branch && links(g.sep, m.kind, kind));
+        if joins_open {
+            stages
+                .last_mut()
+                .expect("meta follows stages")
+                .tasks
+                .extend(tasks);
+            continue;
+        }
+        if closes && !this.branch {
+            // Pull the clauses linked by "and" (or commas, same kind) into one group.
+            let mut k = stages.len();
+            let mut link = g.sep;
+            while k > 0
+                && !meta[k - 1].branch
+                && !meta[k - 1].open
+                && links(link, meta[k - 1].kind, kind)
+            {
+                k -= 1;
+                link = meta[k].sep;
+            }
+            let mut joined: Vec<Subtask> = stages.drain(k..).flat_map(|s| s.tasks).collect();
+            let first = meta.drain(k..).next();
+            joined.extend(tasks);
+            stages.push(Stage { tasks: joined });
+            meta.push(Meta {
+                sep: first.map_or(g.sep, |m| m.sep),
+                ..this
+            });
+            continue;
+        }
+        stages.push(Stage { tasks });
+        meta.push(this);
+    }
+    for (kind, c, span) in kind_modifiers {
+        let mut hit = false;
+        for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
+            let same =
+                t.kind == kind || (kind == TaskKind::Train && t.kind == TaskKind::DistributedTrain);
+            if same {
+                hit = true;
+                t.resources = c.resources.or(&t.resources);
+                t.retry = c.retry.or(t.retry);
+                if t.kind == TaskKind::Train && c.resources.workers.is_some() {
+                    t.kind = TaskKind::DistributedTrain;
+                }
+            }
+        }
+        if !hit {
+            unknown.push(Unrecognized::new(
+                text,
+                span,
+                &format!("this refers to a {kind} step, but none was asked for"),
+            ));
+        }
+    }
+    d.stages = stages;
+    (d, unknown)
+}
+
+struct Group {
+    sep: Sep,
+    segs: Vec<usize>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    /// The separator before the stage's first clause.
+    sep: Sep,
+    kind: TaskKind,
+    /// A leading "both"/"并行": following "and" clauses join.
+    open: bool,
+    /// An `if` / `otherwise` stage.
+    branch: bool,
+}
+
+fn links(sep: Sep, before: TaskKind, after: TaskKind) -> bool {
+    sep == Sep::And || (sep == Sep::Comma && before == after)
+}
+
+fn starts_with_parallel(tokens: &[Token]) -> bool {
+    (0..tokens.len().min(2)).any(|i| {
+        lexicon::PARALLEL
+            .iter()
+            .any(|p| super::scan::phrase_at(tokens, i, p).is_some())
+    })
+}
+
+/// Gathers segments into clauses; records schedules and whole-workflow
+/// retries; reports segments that say nothing understood.
+fn group(
+    text: &str,
+    segs: &[Segment],
+    d: &mut Decomposition,
+    unknown: &mut Vec<Unrecognized>,
+) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut prefix: Vec<usize> = Vec::new();
+    let mut list_open = false;
+    for (i, seg) in segs.iter().enumerate() {
+        let c = clause::read(&seg.tokens);
+        if let Some((cron, span)) = &c.schedule
+            && d.schedule.is_none()
+        {
+            d.schedule = Some(ScheduleSpec {
+                cron: cron.clone(),
+                text: span.of(text).to_owned(),
+            });
+        }
+        let continues = seg.sep <= Sep::Comma && seg.sep != Sep::Start;
+        let list_item = list_open && continues && c.kind.is_none();
+        if c.kind.is_some() && !list_item {
+            let mut members = std::mem::take(&mut prefix);
+            members.push(i);
+            groups.push(Group {
+                sep: segs[members[0]].sep,
+                segs: members,
+            });
+            list_open = c.opens_list;
+            continue;
+        }
+        if c.kind.is_none() && (c.condition_first || (c.otherwise && c.leftover.is_empty())) {
+            prefix.push(i);
+            continue;
+        }
+        if c.kind.is_none() && c.opens_list {
+            match groups.last_mut() {
+                Some(g) if prefix.is_empty() && continues => g.segs.push(i),
+                _ => prefix.push(i),
+            }
+            list_open = true;
+            continue;
+        }
+        if !list_item {
+            list_open = false;
+        }
+        if c.retry.is_some() && (c.retry_all || seg.sep >= Sep::Sequence || groups.is_empty()) {
+            d.retry = c.retry;
+            continue;
+        }
+        let words = !c.leftover.is_empty();
+        if c.refers_to.is_some() && c.kind.is_none() {
+            groups.push(Group {
+                sep: seg.sep,
+                segs: vec![i],
+            });
+            continue;
+        }
+        // "用4块GPU和32GB内存训练": a modifier "and" a step: it belongs to the step.
+        let before_step = segs.get(i + 1).is_some_and(|next| {
+            next.sep == Sep::And && c.models.is_empty() && clause::read(&next.tokens).kind.is_some()
+        });
+        if c.is_modifier() && before_step {
+            prefix.push(i);
+            continue;
+        }
+        if c.is_modifier() || list_item || (words && continues && continuation(seg)) {
+            match groups.last_mut() {
+                Some(g) if prefix.is_empty() => g.segs.push(i),
+                _ => prefix.push(i),
+            }
+            continue;
+        }
+        if c.schedule.is_some() && !words {
+            continue;
+        }
+        if words {
+            let span = c
+                .leftover
+                .iter()
+                .copied()
+                .reduce(Span::join)
+                .unwrap_or(seg.span());
+            unknown.push(Unrecognized::new(text, span, "no step matches these words"));
+        }
+    }
+    for i in prefix {
+        let c = clause::read(&segs[i].tokens);
+        if c.condition.is_some() || c.otherwise {
+            unknown.push(Unrecognized::new(
+                text,
+                segs[i].span(),
+                "a condition with no step after it",
+            ));
+        } else if let Some(g) = groups.last_mut() {
+            g.segs.push(i);
+        } else if c.is_modifier() {
+            unknown.push(Unrecognized::new(
+                text,
+                segs[i].span(),
+                "this modifies a step, but no step was asked for",
+            ));
+        }
+    }
+    groups
+}
+
+/// A segment that continues a noun phrase: "…, a GRU", "… and its labels".
+fn continuation(seg: &Segment) -> bool {
+    let Some(first) = seg.tokens.first() else {
+        return false;
+    };
+    match first.class {
+        Class::Number | Class::Url | Class::Code => true,
+        Class::Cjk => seg.sep == Sep::And,
+        _ => lexicon::CONTINUATION.iter().any(|w| first.is(w)),
+    }
+}
+
+fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<Subtask> {
+    let base = |model: Option<&String>| {
+        let mut t = Subtask::new(kind, span.of(text).trim());
+        t.span = Some(span);
+        t.model = model.cloned();
+        t.target = c.target.clone();
+        t.command = c.command.clone();
+        t.fan_out = c.fan_out.clone();
+        t.condition = c.condition.clone();
+        t.retry = c.retry;
+        t.resources = c.resources.clone();
+        t
+    };
+    let trains = matches!(kind, TaskKind::Train | TaskKind::DistributedTrain);
+    if trains && c.models.len() > 1 {
+        c.models.iter().map(|m| base(Some(m))).collect()
+    } else if trains {
+        vec![base(c.models.first())]
+    } else {
+        vec![base(None)]
+    }
+}

@@ -1,0 +1,396 @@
+//! Tokens and segments. English words, numbers, URLs and backquoted commands
+//! become one token each; every CJK character is its own token, so Chinese
+//! phrases are matched as character sequences. Segments are the stretches
+//! between separators (punctuation, "then", "and", "然后", "和" …).
+
+use crate::decompose::Span;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Word,
+    Number,
+    Cjk,
+    Punct,
+    Url,
+    /// A `backquoted` command; the text is what is inside the quotes.
+    Code,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    /// Lowercased (code keeps its case).
+    pub text: String,
+    pub span: Span,
+    pub class: Class,
+}
+
+impl Token {
+    pub fn is(&self, s: &str) -> bool {
+        self.text == s
+    }
+}
+
+/// How strongly a separator cuts: a sentence end separates more than a comma.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Sep {
+    /// The start of the text.
+    Start,
+    And,
+    Comma,
+    /// "then", "finally", "然后".
+    Sequence,
+    Sentence,
+}
+
+#[derive(Debug, Clone)]
+pub struct Segment {
+    pub sep: Sep,
+    pub tokens: Vec<Token>,
+}
+
+impl Segment {
+    pub fn span(&self) -> Span {
+        match (self.tokens.first(), self.tokens.last()) {
+            (Some(a), Some(b)) => a.span.join(b.span),
+            _ => Span::new(0, 0),
+        }
+    }
+}
+
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Splits text into tokens. Whitespace separates; other characters become
+/// punctuation tokens.
+pub fn tokenize(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let end_of = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
+    let mut i = 0;
+    while i < chars.len() {
+        let (start, c) = chars[i];
+        if c.is_whitespace() && c != '\n' {
+            i += 1;
+            continue;
+        }
+        if c == '`' {
+            let close = (i + 1..chars.len()).find(|&j| chars[j].1 == '`');
+            if let Some(j) = close {
+                let inner = &text[end_of(i + 1)..chars[j].0];
+                out.push(Token {
+                    text: inner.trim().to_owned(),
+                    span: Span::new(start, end_of(j + 1)),
+                    class: Class::Code,
+                });
+                i = j + 1;
+                continue;
+            }
+        }
+        if c.is_ascii_digit() {
+            let mut j = i;
+            while j < chars.len()
+                && (chars[j].1.is_ascii_digit()
+                    || (chars[j].1 == '.'
+                        && chars.get(j + 1).is_some_and(|n| n.1.is_ascii_digit())))
+            {
+                j += 1;
+            }
+            if chars.get(j).is_some_and(|n| n.1 == '%') {
+                j += 1;
+            }
+            out.push(Token {
+                text: text[start..end_of(j)].to_owned(),
+                span: Span::new(start, end_of(j)),
+                class: Class::Number,
+            });
+            i = j;
+            continue;
+        }
+        if c.is_ascii_alphabetic() {
+            let mut j = i;
+            while j < chars.len() && is_word_char(chars[j].1) {
+                j += 1;
+            }
+            let is_url = text[end_of(j)..].starts_with("://");
+            if is_url {
+                while j < chars.len() && !chars[j].1.is_whitespace() && !is_cjk(chars[j].1) {
+                    j += 1;
+                }
+                while j > i && matches!(chars[j - 1].1, '.' | ',' | ')' | ';' | '"' | '\'') {
+                    j -= 1;
+                }
+                out.push(Token {
+                    text: text[start..end_of(j)].to_owned(),
+                    span: Span::new(start, end_of(j)),
+                    class: Class::Url,
+                });
+                i = j;
+                continue;
+            }
+            // Inner `-` and `.` join words: "fine-tune", "data-quality", "3.12".
+            while j + 1 < chars.len()
+                && matches!(chars[j].1, '-' | '.')
+                && is_word_char(chars[j + 1].1)
+            {
+                j += 1;
+                while j < chars.len() && is_word_char(chars[j].1) {
+                    j += 1;
+                }
+            }
+            out.push(Token {
+                text: text[start..end_of(j)].to_ascii_lowercase(),
+                span: Span::new(start, end_of(j)),
+                class: Class::Word,
+            });
+            i = j;
+            continue;
+        }
+        let class = if is_cjk(c) { Class::Cjk } else { Class::Punct };
+        out.push(Token {
+            text: c.to_string(),
+            span: Span::new(start, end_of(i + 1)),
+            class,
+        });
+        i += 1;
+    }
+    out
+}
+
+/// Whether `words` (space-separated; CJK phrases spelled as one string)
+/// occur in `tokens` starting at `i`; returns how many tokens matched.
+pub fn phrase_at(tokens: &[Token], i: usize, phrase: &str) -> Option<usize> {
+    let mut n = 0;
+    for word in phrase.split(' ') {
+        if word.chars().next().is_some_and(is_cjk) {
+            for c in word.chars() {
+                let t = tokens.get(i + n)?;
+                if t.text.len() != c.len_utf8() || !t.text.starts_with(c) {
+                    return None;
+                }
+                n += 1;
+            }
+        } else {
+            let t = tokens.get(i + n)?;
+            if !inflects(&t.text, word) {
+                return None;
+            }
+            n += 1;
+        }
+    }
+    Some(n)
+}
+
+/// `word` is `base` or a regular inflection of it ("trains", "training",
+/// "trained", "preprocessing", "evaluation").
+pub fn inflects(word: &str, base: &str) -> bool {
+    if word == base {
+        return true;
+    }
+    if base.len() < 3 || !base.chars().all(|c| c.is_ascii_alphabetic()) {
+        return false;
+    }
+    let Some(rest) = word.strip_prefix(base) else {
+        if let Some(stem) = base.strip_suffix('e') {
+            return matches!(
+                word.strip_prefix(stem),
+                Some("ing" | "ed" | "ion" | "ions" | "ation" | "er" | "ers")
+            );
+        }
+        if let Some(stem) = base.strip_suffix('y') {
+            return matches!(word.strip_prefix(stem), Some("ies" | "ied" | "ication"));
+        }
+        return false;
+    };
+    matches!(
+        rest,
+        "s" | "es" | "ing" | "ed" | "d" | "ion" | "ions" | "ation" | "ment" | "er" | "ers"
+    )
+}
+
+/// Finds the first phrase of `phrases` at any position of `tokens`.
+pub fn find_any(tokens: &[Token], phrases: &[&str]) -> Option<(usize, usize)> {
+    (0..tokens.len()).find_map(|i| {
+        phrases
+            .iter()
+            .find_map(|p| phrase_at(tokens, i, p))
+            .map(|n| (i, n))
+    })
+}
+
+const SENTENCE: &[&str] = &[".", "。", ";", "；", "!", "！", "?", "？", "\n"];
+const COMMA: &[&str] = &[",", "，", ":", "：", "就", "则", "那么", "的话"];
+const SEQUENCE: &[&str] = &[
+    "and then",
+    "after that",
+    "afterwards",
+    "afterward",
+    "then",
+    "next",
+    "finally",
+    "lastly",
+    "subsequently",
+    "once done",
+    "first",
+    "firstly",
+    "接下来",
+    "然后",
+    "之后",
+    "最后",
+    "接着",
+    "随后",
+    "完成后",
+    "首先",
+    "再",
+    "后",
+];
+const AND: &[&str] = &[
+    "as well as",
+    "and",
+    "plus",
+    "以及",
+    "并且",
+    "和",
+    "与",
+    "及",
+    "、",
+    "并",
+];
+/// Words that contain a separator character but are not separators.
+const NOT_SEPARATORS: &[&str] = &[
+    "并行",
+    "并发",
+    "合并",
+    "再次",
+    "再训练",
+    "后处理",
+    "后台",
+    "之后的",
+    "再生成",
+    "否则",
+];
+
+/// Cuts the tokens into segments, each tagged with the strongest separator
+/// before it.
+pub fn segments(tokens: &[Token]) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::new();
+    let mut current = Vec::new();
+    let mut sep = Sep::Start;
+    let mut pending = Sep::Start;
+    let mut i = 0;
+    while i < tokens.len() {
+        if NOT_SEPARATORS
+            .iter()
+            .any(|p| phrase_at(tokens, i, p).is_some())
+        {
+            let n = NOT_SEPARATORS
+                .iter()
+                .find_map(|p| phrase_at(tokens, i, p))
+                .unwrap_or(1);
+            current.extend_from_slice(&tokens[i..i + n]);
+            i += n;
+            continue;
+        }
+        let found = [
+            (Sep::Sentence, SENTENCE),
+            (Sep::Sequence, SEQUENCE),
+            (Sep::Comma, COMMA),
+            (Sep::And, AND),
+        ]
+        .iter()
+        .find_map(|(kind, list)| {
+            list.iter()
+                .find_map(|p| phrase_at(tokens, i, p))
+                .map(|n| (*kind, n))
+        });
+        // A "." inside a number or word was kept by the tokenizer; a lone
+        // "-" or ":" between numbers (a range, a time) is not a separator.
+        let found = match found {
+            Some((Sep::Comma, 1))
+                if tokens[i].is(":")
+                    && i > 0
+                    && tokens[i - 1].class == Class::Number
+                    && tokens.get(i + 1).is_some_and(|t| t.class == Class::Number) =>
+            {
+                None
+            }
+            other => other,
+        };
+        match found {
+            Some((kind, n)) => {
+                if !current.is_empty() {
+                    out.push(Segment {
+                        sep,
+                        tokens: std::mem::take(&mut current),
+                    });
+                    pending = Sep::Start;
+                }
+                pending = pending.max(kind);
+                sep = pending;
+                i += n;
+            }
+            None => {
+                current.push(tokens[i].clone());
+                i += 1;
+            }
+        }
+    }
+    if !current.is_empty() {
+        out.push(Segment {
+            sep,
+            tokens: current,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(s: &str) -> Vec<String> {
+        segments(&tokenize(s))
+            .iter()
+            .map(|seg| seg.span().of(s).to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn tokens_keep_urls_numbers_and_cjk_apart() {
+        let t = tokenize("Load s3://b/x.csv, 32GB 并行训练 `make all`");
+        let classes: Vec<Class> = t.iter().map(|t| t.class).collect();
+        assert_eq!(t[1].text, "s3://b/x.csv");
+        assert_eq!(t[1].class, Class::Url);
+        assert_eq!(t[3].text, "32");
+        assert_eq!(t[4].text, "gb");
+        assert!(classes.contains(&Class::Cjk));
+        assert_eq!(t.last().unwrap().class, Class::Code);
+        assert_eq!(t.last().unwrap().text, "make all");
+    }
+
+    #[test]
+    fn separators_cut_in_both_languages() {
+        assert_eq!(
+            texts("load the data, then clean it and train a model."),
+            ["load the data", "clean it", "train a model"]
+        );
+        assert_eq!(
+            texts("加载数据，然后并行训练模型"),
+            ["加载数据", "并行训练模型"]
+        );
+        let segs = segments(&tokenize("load it. then train"));
+        assert_eq!(segs[1].sep, Sep::Sentence);
+    }
+
+    #[test]
+    fn inflections() {
+        assert!(inflects("training", "train"));
+        assert!(inflects("evaluation", "evaluate"));
+        assert!(inflects("notifies", "notify"));
+        assert!(!inflects("ready", "read"));
+    }
+}

@@ -1,0 +1,307 @@
+//! Schedules: "every night", "hourly", "every Monday at 9", "每天早上8点",
+//! "每周一", "每15分钟" → five-field cron.
+
+use super::lexicon::integer_at;
+use super::scan::{Token, phrase_at};
+
+const DAYS: &[(&str, u8)] = &[
+    ("sunday", 0),
+    ("monday", 1),
+    ("tuesday", 2),
+    ("wednesday", 3),
+    ("thursday", 4),
+    ("friday", 5),
+    ("saturday", 6),
+];
+
+const CJK_DAYS: &[(&str, u8)] = &[
+    ("日", 0),
+    ("天", 0),
+    ("一", 1),
+    ("二", 2),
+    ("三", 3),
+    ("四", 4),
+    ("五", 5),
+    ("六", 6),
+];
+
+/// A cron expression and the tokens it was read from (indexes).
+pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
+    let mut used = Vec::new();
+    let take = |i: usize, n: usize, used: &mut Vec<usize>| used.extend(i..i + n);
+    // (minute, hour, day of month, day of week) with "*" defaults.
+    let mut minute = "0".to_owned();
+    let mut hour: Option<String> = None;
+    let mut dom = "*".to_owned();
+    let mut dow = "*".to_owned();
+    let mut matched = false;
+    let mut evening = false;
+    let mut i = 0;
+    while i < tokens.len() {
+        let at = |p: &str| phrase_at(tokens, i, p);
+        if let Some(n) = [
+            "every night",
+            "each night",
+            "nightly",
+            "every evening",
+            "每天晚上",
+            "每晚",
+            "每天夜里",
+            "每夜",
+        ]
+        .iter()
+        .find_map(|p| at(p))
+        {
+            take(i, n, &mut used);
+            matched = true;
+            evening = true;
+            hour.get_or_insert_with(|| "2".into());
+            i += n;
+            continue;
+        }
+        if let Some(n) = [
+            "every day",
+            "each day",
+            "daily",
+            "every morning",
+            "每天",
+            "每日",
+        ]
+        .iter()
+        .find_map(|p| at(p))
+        {
+            take(i, n, &mut used);
+            matched = true;
+            i += n;
+            continue;
+        }
+        if let Some(n) = ["hourly", "every hour", "each hour", "每小时", "每个小时"]
+            .iter()
+            .find_map(|p| at(p))
+        {
+            take(i, n, &mut used);
+            matched = true;
+            hour = Some("*".into());
+            i += n;
+            continue;
+        }
+        if let Some(n) = [
+            "weekly",
+            "every week",
+            "每周",
+            "每星期",
+            "每个星期",
+            "每礼拜",
+        ]
+        .iter()
+        .find_map(|p| at(p))
+        {
+            take(i, n, &mut used);
+            matched = true;
+            // "每周一": the day follows.
+            match tokens
+                .get(i + n)
+                .and_then(|t| CJK_DAYS.iter().find(|(d, _)| t.is(d)))
+            {
+                Some((_, d)) => {
+                    take(i + n, 1, &mut used);
+                    dow = d.to_string();
+                    i += n + 1;
+                }
+                None => {
+                    if dow == "*" {
+                        dow = "0".into();
+                    }
+                    i += n;
+                }
+            }
+            continue;
+        }
+        if let Some(n) = ["monthly", "every month", "每月", "每个月"]
+            .iter()
+            .find_map(|p| at(p))
+        {
+            take(i, n, &mut used);
+            matched = true;
+            dom = "1".into();
+            i += n;
+            continue;
+        }
+        if let Some(n) = [
+            "every weekday",
+            "on weekdays",
+            "weekdays",
+            "工作日",
+            "每个工作日",
+        ]
+        .iter()
+        .find_map(|p| at(p))
+        {
+            take(i, n, &mut used);
+            matched = true;
+            dow = "1-5".into();
+            i += n;
+            continue;
+        }
+        if (tokens[i].is("every") || tokens[i].is("each") || tokens[i].is("on"))
+            && let Some((_, d)) = tokens.get(i + 1).and_then(|t| {
+                DAYS.iter()
+                    .find(|(d, _)| t.is(d) || t.text == format!("{d}s"))
+            })
+        {
+            take(i, 2, &mut used);
+            matched = true;
+            dow = d.to_string();
+            i += 2;
+            continue;
+        }
+        // "every 15 minutes", "every 2 hours", "每15分钟", "每2小时"
+        if (tokens[i].is("every") || tokens[i].is("每"))
+            && let Some((v, n)) = integer_at(tokens, i + 1, true)
+        {
+            let unit = tokens.get(i + 1 + n);
+            let unit2 = tokens.get(i + 2 + n);
+            let is = |t: Option<&Token>, w: &[&str]| t.is_some_and(|t| w.iter().any(|x| t.is(x)));
+            if is(unit, &["minutes", "minute", "mins", "min"])
+                || (is(unit, &["分"]) && is(unit2, &["钟"]))
+            {
+                let len = if is(unit, &["分"]) { n + 3 } else { n + 2 };
+                take(i, len, &mut used);
+                matched = true;
+                minute = format!("*/{}", v.max(1));
+                hour = Some("*".into());
+                i += len;
+                continue;
+            }
+            if is(unit, &["hours", "hour"]) || (is(unit, &["小"]) && is(unit2, &["时"])) {
+                let len = if is(unit, &["小"]) { n + 3 } else { n + 2 };
+                take(i, len, &mut used);
+                matched = true;
+                hour = Some(format!("*/{}", v.max(1)));
+                i += len;
+                continue;
+            }
+        }
+        if matched && let Some((h, m, n)) = time_at(tokens, i, evening) {
+            take(i, n, &mut used);
+            hour = Some(h.to_string());
+            minute = m.to_string();
+            i += n;
+            continue;
+        }
+        i += 1;
+    }
+    if !matched {
+        return None;
+    }
+    let hour = hour.unwrap_or_else(|| "0".into());
+    Some((format!("{minute} {hour} {dom} * {dow}"), used))
+}
+
+/// "at 9", "at 9am", "at 9:30", "at 6 pm", "at noon", "早上8点", "晚上10点",
+/// "9点30分": hour, minute, tokens used.
+fn time_at(tokens: &[Token], i: usize, evening: bool) -> Option<(u32, u32, usize)> {
+    let t = tokens.get(i)?;
+    if t.is("at") {
+        if tokens.get(i + 1).is_some_and(|t| t.is("noon")) {
+            return Some((12, 0, 2));
+        }
+        if tokens.get(i + 1).is_some_and(|t| t.is("midnight")) {
+            return Some((0, 0, 2));
+        }
+        let (h, n) = integer_at(tokens, i + 1, true)?;
+        let mut used = 1 + n;
+        let mut minute = 0;
+        if tokens.get(i + used).is_some_and(|t| t.is(":"))
+            && let Some((m, k)) = integer_at(tokens, i + used + 1, false)
+        {
+            minute = m;
+            used += 1 + k;
+        }
+        let mut hour = h;
+        match tokens.get(i + used).map(|t| t.text.as_str()) {
+            Some("pm" | "p.m") if h < 12 => {
+                hour += 12;
+                used += 1;
+            }
+            Some("am" | "a.m") => used += 1,
+            _ if evening && (6..12).contains(&h) => hour += 12,
+            _ => {}
+        }
+        return (hour < 24 && minute < 60).then_some((hour, minute, used));
+    }
+    // Chinese: optional part of day, a number, 点 / 时, optional N分.
+    let mut used = 0;
+    let mut pm = evening;
+    for (p, is_pm) in [
+        ("早上", false),
+        ("上午", false),
+        ("凌晨", false),
+        ("下午", true),
+        ("晚上", true),
+        ("中午", true),
+    ] {
+        if let Some(n) = phrase_at(tokens, i, p) {
+            used = n;
+            pm = is_pm;
+            break;
+        }
+    }
+    let (h, n) = integer_at(tokens, i + used, false)?;
+    used += n;
+    if !tokens
+        .get(i + used)
+        .is_some_and(|t| t.is("点") || t.is("时"))
+    {
+        return None;
+    }
+    used += 1;
+    let mut minute = 0;
+    if let Some((m, k)) = integer_at(tokens, i + used, false)
+        && tokens.get(i + used + k).is_some_and(|t| t.is("分"))
+    {
+        minute = m;
+        used += k + 1;
+    } else if tokens.get(i + used).is_some_and(|t| t.is("半")) {
+        minute = 30;
+        used += 1;
+    }
+    let hour = if pm && h < 12 && h != 0 && !(h <= 4 && evening) {
+        h + 12
+    } else {
+        h
+    };
+    (hour < 24 && minute < 60).then_some((hour, minute, used))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::scan::tokenize;
+    use super::*;
+
+    fn cron(s: &str) -> Option<String> {
+        read(&tokenize(s)).map(|(c, _)| c)
+    }
+
+    #[test]
+    fn english_schedules() {
+        assert_eq!(cron("run this every night").as_deref(), Some("0 2 * * *"));
+        assert_eq!(cron("hourly").as_deref(), Some("0 * * * *"));
+        assert_eq!(cron("every Monday at 9").as_deref(), Some("0 9 * * 1"));
+        assert_eq!(cron("every day at 6:30 pm").as_deref(), Some("30 18 * * *"));
+        assert_eq!(cron("every 15 minutes").as_deref(), Some("*/15 * * * *"));
+        assert_eq!(cron("weekly").as_deref(), Some("0 0 * * 0"));
+        assert_eq!(cron("monthly").as_deref(), Some("0 0 1 * *"));
+        assert_eq!(cron("train a model"), None);
+    }
+
+    #[test]
+    fn chinese_schedules() {
+        assert_eq!(cron("每天晚上").as_deref(), Some("0 2 * * *"));
+        assert_eq!(cron("每天早上8点").as_deref(), Some("0 8 * * *"));
+        assert_eq!(cron("每天晚上10点").as_deref(), Some("0 22 * * *"));
+        assert_eq!(cron("每周一上午9点").as_deref(), Some("0 9 * * 1"));
+        assert_eq!(cron("每小时").as_deref(), Some("0 * * * *"));
+        assert_eq!(cron("每15分钟").as_deref(), Some("*/15 * * * *"));
+    }
+}

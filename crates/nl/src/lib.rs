@@ -6,6 +6,7 @@
 
 pub mod decompose;
 pub mod eval;
+pub mod generate;
 pub mod library;
 pub mod llm;
 pub mod offline;

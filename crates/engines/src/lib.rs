@@ -15,7 +15,9 @@ pub mod import;
 pub mod k8s;
 pub mod kfp;
 pub mod local;
+mod rest;
 pub mod tekton;
+mod track;
 
 use async_trait::async_trait;
 use couler_optimizer::{Plan, StepOutputs};

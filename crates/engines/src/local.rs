@@ -93,7 +93,6 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 const ENGINE: &str = "local";
-const UPDATE_BUFFER: usize = 1024;
 const LOCK_FILE: &str = "driver.lock";
 const CANCELLED_FILE: &str = "cancelled";
 /// How long `start` waits for another driver of the same run to let go.
@@ -117,7 +116,7 @@ impl LocalConfig {
         LocalConfig {
             data_dir: data_dir.into(),
             max_parallel_steps: 4 * cpus,
-            log_tail_bytes: 64 * 1024,
+            log_tail_bytes: crate::track::LOG_TAIL_BYTES,
         }
     }
 }
@@ -264,7 +263,7 @@ impl EngineAdapter for LocalEngine {
             process::stop_orphans(dir.clone()).await;
         }
 
-        let (tx, rx) = mpsc::channel(UPDATE_BUFFER);
+        let (tx, rx) = mpsc::channel(crate::track::UPDATE_BUFFER);
         let cancel = Arc::new(Mutex::new(CancellationToken::new()));
         let slots = plan
             .workflow
@@ -345,19 +344,13 @@ fn step_logs(instance: &Path, step: &str) -> Result<String, EngineError> {
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
         .collect();
     tries.sort_unstable();
-    let mut text = String::new();
-    for (i, n) in tries.iter().enumerate() {
+    let mut logs = Vec::new();
+    for n in tries {
         let log = process::full_log(&instance.join(n.to_string()))
             .map_err(|e| EngineError::Other(format!("cannot read the logs of `{step}`: {e}")))?;
-        if tries.len() > 1 {
-            if i > 0 && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&format!("=== attempt {n} ===\n"));
-        }
-        text.push_str(&log);
+        logs.push((n, log));
     }
-    Ok(text)
+    Ok(crate::track::join_attempts(logs))
 }
 
 /// Creates the run directory and takes its driver lock: whether it existed,

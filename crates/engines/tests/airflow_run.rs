@@ -10,8 +10,9 @@ mod compile_support;
 #[allow(dead_code)]
 mod contract;
 
+use contract::{Report, example, finish_within, plan, watch_within};
 use couler_engines::airflow::{AirflowAdapter, AirflowConfig, Operator};
-use couler_engines::{EngineAdapter, RunOutcome, RunSpec, StepPhase, StepState, Update};
+use couler_engines::{EngineAdapter, RunOutcome, RunSpec, StepPhase};
 use couler_optimizer::Plan;
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -20,7 +21,6 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
 
 const PASSWORD: &str = "couler-test";
 /// Startup includes the one-time venv setup of `scripts/validate-airflow`.
@@ -116,65 +116,9 @@ impl Drop for Airflow {
     }
 }
 
-fn example(name: &str) -> Arc<Plan> {
-    let path = compile_support::repo_root().join(format!("examples/{name}.yaml"));
-    Arc::new(compile_support::plan(
-        &std::fs::read_to_string(path).unwrap(),
-    ))
-}
-
-#[derive(Debug)]
-struct Report {
-    steps: Vec<StepState>,
-    outcome: RunOutcome,
-    message: Option<String>,
-}
-
-impl Report {
-    fn last(&self, name: &str) -> &StepState {
-        self.steps
-            .iter()
-            .rev()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("no update about {name}: {:#?}", self.steps))
-    }
-    fn phase(&self, name: &str) -> StepPhase {
-        self.last(name).phase
-    }
-    fn result(&self, name: &str) -> &str {
-        self.last(name)
-            .outputs
-            .result
-            .as_deref()
-            .unwrap_or_default()
-    }
-    fn of(&self, name: &str) -> usize {
-        self.steps.iter().filter(|s| s.name == name).count()
-    }
-}
-
-async fn finish(updates: &mut mpsc::Receiver<Update>, mut steps: Vec<StepState>) -> Report {
-    let deadline = Instant::now() + RUN_LIMIT;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, updates.recv()).await {
-            Ok(Some(Update::Step(s))) => steps.push(s),
-            Ok(Some(Update::Finished { outcome, message })) => {
-                return Report {
-                    steps,
-                    outcome,
-                    message,
-                };
-            }
-            Ok(None) => panic!("updates ended without Finished: {steps:#?}"),
-            Err(_) => panic!("run did not finish in {RUN_LIMIT:?}: {steps:#?}"),
-        }
-    }
-}
-
 async fn run(engine: &dyn EngineAdapter, spec: &RunSpec, plan: Arc<Plan>) -> (String, Report) {
     let mut started = engine.start(spec, plan, vec![]).await.expect("start");
-    let report = finish(&mut started.updates, Vec::new()).await;
+    let report = finish_within(RUN_LIMIT, &mut started.updates, Vec::new()).await;
     (started.engine_ref, report)
 }
 
@@ -187,7 +131,7 @@ async fn diamond(engine: Arc<dyn EngineAdapter>) {
     for step in ["a", "b", "c", "d"] {
         assert_eq!(r.phase(step), StepPhase::Succeeded, "{:#?}", r.last(step));
         assert_eq!(
-            r.of(step),
+            r.of(step).len(),
             2,
             "{step}: running, then succeeded: {:#?}",
             r.steps
@@ -234,7 +178,7 @@ async fn coin_flip(engine: Arc<dyn EngineAdapter>) {
     };
     assert_eq!(r.phase(ran), StepPhase::Succeeded, "{r:#?}");
     assert_eq!(r.phase(skipped), StepPhase::Skipped, "{r:#?}");
-    assert_eq!(r.of(skipped), 1, "a skipped step is reported once");
+    assert_eq!(r.of(skipped).len(), 1, "a skipped step is reported once");
     let tail = r.last(ran).logs.as_deref().unwrap_or_default();
     assert!(tail.contains(&format!("it was {side}")), "{tail}");
     // Helper tasks are not steps.
@@ -242,7 +186,7 @@ async fn coin_flip(engine: Arc<dyn EngineAdapter>) {
 }
 
 async fn cancel(engine: Arc<dyn EngineAdapter>) {
-    let plan = Arc::new(compile_support::plan(
+    let plan = plan(
         r#"
 apiVersion: couler.dev/v1alpha1
 name: cancel-me
@@ -253,27 +197,19 @@ steps:
     depends: [long]
     container: {image: alpine, command: ["true"]}
 "#,
-    ));
+    );
     let spec = RunSpec::new("tnt_acme", "run_cancel", 1);
     let mut started = engine.start(&spec, plan, vec![]).await.expect("start");
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + RUN_LIMIT;
-    while !seen
-        .iter()
-        .any(|s: &StepState| s.name == "long" && s.phase == StepPhase::Running)
-    {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, started.updates.recv()).await {
-            Ok(Some(Update::Step(s))) => seen.push(s),
-            other => panic!("long never ran: {other:?} after {seen:#?}"),
-        }
-    }
+    let seen = watch_within(RUN_LIMIT, &mut started.updates, |s| {
+        s.name == "long" && s.phase == StepPhase::Running
+    })
+    .await;
     let asked = Instant::now();
     engine
         .cancel(&spec, &started.engine_ref)
         .await
         .expect("cancel");
-    let r = finish(&mut started.updates, seen).await;
+    let r = finish_within(RUN_LIMIT, &mut started.updates, seen).await;
     eprintln!("cancel took effect in {:?}", asked.elapsed());
     assert!(
         asked.elapsed() < Duration::from_secs(30),

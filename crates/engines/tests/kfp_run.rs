@@ -3,34 +3,30 @@
 //! pods on a fake kubelet whose logs a fake Kubernetes API serves: every
 //! case of the shared contract, the examples, and re-attaching.
 
-mod compile_support;
+#[macro_use]
 mod contract;
 
-use contract::{Harness, finish, plan, watch};
+use contract::{Harness, TempDir, finish, plan};
 use couler_engines::k8s::KubeConfig;
 use couler_engines::kfp::{KfpAdapter, KfpConfig};
-use couler_engines::{EngineAdapter, RunOutcome, StepPhase};
+use couler_engines::{EngineAdapter, RunOutcome};
 use couler_fakes::kfp::KfpServer;
 use couler_fakes::kube::Cluster;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The fake servers of one test; they stop on drop.
 struct Servers {
     kfp: KfpServer,
     _cluster: Cluster,
-    _dir: PathBuf,
+    _dir: TempDir,
 }
 
 async fn setup(name: &str) -> (Servers, Harness) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("kfp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new(&format!("kfp-{name}"));
     let cluster = Cluster::start(dir.join("pods"))
         .await
         .expect("fake cluster");
-    let kfp = KfpServer::start_with(&dir, cluster.kubelet.clone())
+    let kfp = KfpServer::start_with(&dir.0, cluster.kubelet.clone())
         .await
         .expect("fake KFP server");
     let mut config = KfpConfig::new(kfp.url());
@@ -51,35 +47,7 @@ async fn setup(name: &str) -> (Servers, Harness) {
     (servers, harness)
 }
 
-macro_rules! contract_cases {
-    ($($case:ident),* $(,)?) => {
-        mod contract_suite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let (_servers, h) = super::setup(stringify!($case)).await;
-                    super::contract::$case(&h).await;
-                }
-            )*
-        }
-    };
-}
-
-contract_cases!(
-    diamond_passes_outputs_along_edges,
-    coin_flip_skips_exactly_one_branch,
-    artifacts_pass_by_content,
-    map_fans_out_and_aggregates,
-    a_failing_step_fails_the_run,
-    exit_handler_sees_the_workflow_status,
-    cancel_stops_a_running_step,
-    timeout_kills_the_process_group,
-    transient_failures_are_retried,
-    user_errors_are_not_retried_on_transient,
-    reused_steps_are_not_executed,
-    resume_reattaches_a_running_step,
-    resume_finishes_a_step_that_ended_unwatched,
-);
+contract_cases!(setup);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_contract_runs_on_one_server() {
@@ -87,28 +55,10 @@ async fn the_whole_contract_runs_on_one_server() {
     contract::run_all(&h).await;
 }
 
-fn example(name: &str) -> Arc<couler_optimizer::Plan> {
-    let path = compile_support::repo_root().join("examples").join(name);
-    plan(&std::fs::read_to_string(path).unwrap())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_diamond_example_runs() {
     let (_servers, h) = setup("example-diamond").await;
-    let engine = (h.engine)();
-    let r = contract::run(
-        &*engine,
-        &h.run_spec("diamond"),
-        example("diamond.yaml"),
-        vec![],
-    )
-    .await;
-    assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
-    assert_eq!(r.result("a"), "A says hello");
-    assert_eq!(
-        r.result("d"),
-        "D joins: B got: A says hello / C got: A says hello"
-    );
+    let r = contract::diamond_example(&*(h.engine)(), &h.run_spec("diamond")).await;
     assert!(
         r.last("d")
             .logs
@@ -121,45 +71,17 @@ async fn the_diamond_example_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_coin_flip_example_runs() {
     let (_servers, h) = setup("example-coin").await;
-    let engine = (h.engine)();
-    let r = contract::run(
-        &*engine,
-        &h.run_spec("coin"),
-        example("coin-flip.yaml"),
-        vec![],
-    )
-    .await;
-    assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
-    let side = r.result("flip").to_owned();
-    let other = if side == "heads" { "tails" } else { "heads" };
-    assert_eq!(r.phase(&side), StepPhase::Succeeded, "{r:#?}");
-    assert_eq!(r.phase(other), StepPhase::Skipped);
-    assert_eq!(r.result(&side), format!("it was {side}"));
+    contract::coin_flip_example(&*(h.engine)(), &h.run_spec("coin")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_adapter_reattaches_to_the_running_run() {
     let (servers, h) = setup("reattach").await;
     let s = h.scratch("reattach");
-    let yaml = s.yaml(
-        r#"
-apiVersion: couler.dev/v1alpha1
-name: reattach
-steps:
-  - name: wait
-    container: {image: alpine, command: [sh, -c, "echo run >> @S@/wait.count; while [ ! -e @S@/go ]; do sleep 0.05; done; echo waited"]}
-"#,
-    );
+    let yaml = s.yaml(contract::WAIT_FOR_GO);
     let spec = h.run_spec("reattach");
     let first = (h.engine)();
-    let mut started = first
-        .start(&spec, plan(&yaml), vec![])
-        .await
-        .expect("start");
-    watch(&mut started.updates, |s| {
-        s.name == "wait" && s.phase == StepPhase::Running
-    })
-    .await;
+    let (started, _) = contract::start_until_running(&*first, &spec, plan(&yaml), "wait").await;
     let run_id = started.engine_ref.clone();
     drop(started);
     drop(first);
@@ -211,6 +133,11 @@ steps:
         .await
         .unwrap();
     assert_eq!(both, "=== attempt 1 ===\n=== attempt 2 ===\nok\n");
+    let stranger = h.run_spec("other");
+    let theirs = engine.logs(&stranger, &started.engine_ref, "flaky").await;
+    assert!(theirs.is_err(), "{theirs:?}");
+    let cancelled = engine.cancel(&stranger, &started.engine_ref).await;
+    assert!(cancelled.is_err(), "{cancelled:?}");
 
     let blind = KfpAdapter::new(KfpConfig::new(servers.kfp.url())).unwrap();
     let refused = blind.logs(&spec, &started.engine_ref, "flaky").await;

@@ -2,6 +2,7 @@
 //! machine can show (metrics, logs, files,
 //! restarts, scheduling overhead).
 
+#[macro_use]
 mod contract;
 mod local_setup;
 
@@ -15,35 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-macro_rules! contract_cases {
-    ($($case:ident),* $(,)?) => {
-        mod contract_suite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let (_tmp, h) = super::setup(stringify!($case));
-                    super::contract::$case(&h).await;
-                }
-            )*
-        }
-    };
-}
-
-contract_cases!(
-    diamond_passes_outputs_along_edges,
-    coin_flip_skips_exactly_one_branch,
-    artifacts_pass_by_content,
-    map_fans_out_and_aggregates,
-    a_failing_step_fails_the_run,
-    exit_handler_sees_the_workflow_status,
-    cancel_stops_a_running_step,
-    timeout_kills_the_process_group,
-    transient_failures_are_retried,
-    user_errors_are_not_retried_on_transient,
-    reused_steps_are_not_executed,
-    resume_reattaches_a_running_step,
-    resume_finishes_a_step_that_ended_unwatched,
-);
+contract_cases!(contract_setup);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_contract_runs_on_one_engine() {

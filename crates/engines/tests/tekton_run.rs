@@ -4,21 +4,22 @@
 
 // Only the cases Tekton can meet are called (see below).
 #[allow(dead_code)]
+#[macro_use]
 mod contract;
 
-use contract::{Harness, finish, plan, run, watch};
+use contract::{Harness, TempDir, finish, plan, run, watch};
 use couler_engines::k8s::KubeConfig;
 use couler_engines::tekton::{TektonAdapter, TektonConfig};
 use couler_engines::{EngineAdapter, EngineError, RunOutcome, RunSpec, StepPhase};
 use couler_fakes::kube::Cluster;
 use couler_fakes::tekton::{pipelineruns, taskruns};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A fake cluster with the Tekton controller; stops both when dropped.
 struct Fixture {
     cluster: Cluster,
     controller: tokio::task::JoinHandle<()>,
+    _dir: TempDir,
 }
 
 impl Drop for Fixture {
@@ -29,14 +30,8 @@ impl Drop for Fixture {
 
 const TENANT: &str = "tnt_tekton";
 
-/// Pods' files and the steps' scratch files live under the target
-/// directory, not `/tmp`: pods see a private `/tmp` of their own.
 async fn setup(name: &str) -> (Fixture, Harness) {
-    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("tekton")
-        .join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).expect("test directory");
+    let root = TempDir::new(&format!("tekton-{name}"));
     let cluster = Cluster::start(root.join("cluster"))
         .await
         .expect("fake cluster");
@@ -51,6 +46,7 @@ async fn setup(name: &str) -> (Fixture, Harness) {
         Fixture {
             cluster,
             controller,
+            _dir: root,
         },
         h,
     )
@@ -58,21 +54,6 @@ async fn setup(name: &str) -> (Fixture, Harness) {
 
 fn adapter(url: &str) -> TektonAdapter {
     TektonAdapter::new(TektonConfig::new(KubeConfig::at(url))).expect("adapter")
-}
-
-macro_rules! contract_cases {
-    ($($(#[$meta:meta])* $case:ident),* $(,)?) => {
-        mod contract_suite {
-            $(
-                $(#[$meta])*
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $case() {
-                    let (_fixture, h) = super::setup(stringify!($case)).await;
-                    super::contract::$case(&h).await;
-                }
-            )*
-        }
-    };
 }
 
 // The contract's cases Tekton cannot meet, and what is tested instead:
@@ -87,6 +68,7 @@ macro_rules! contract_cases {
 //   `retry.on: transient` is refused (Tekton retries after any failure):
 //   refused_features_are_unsupported, failed_attempts_are_retried_with_new_pods.
 contract_cases!(
+    setup;
     diamond_passes_outputs_along_edges,
     coin_flip_skips_exactly_one_branch,
     a_failing_step_fails_the_run,
@@ -147,36 +129,7 @@ async fn refused_features_are_unsupported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn matrices_fan_out_and_gather() {
     let (fixture, h) = setup("matrix").await;
-    let engine = (h.engine)();
-    let plan = plan(
-        r#"
-apiVersion: couler.dev/v1alpha1
-name: fan-out
-steps:
-  - name: double
-    map: {items: [1, 2, 3]}
-    container: {image: alpine, command: [sh, -c, "echo $(({{item}} * 10)) > {{outputs.parameters.value.path}}; echo item {{item}}"]}
-    outputs: {parameters: [{name: value, path: /tmp/value}]}
-  - name: show
-    map: {from: "{{steps.double.outputs.parameters.value}}"}
-    container: {image: alpine, command: [sh, -c, "echo got {{item}}"]}
-"#,
-    );
-    let r = run(&*engine, &h.run_spec("matrix"), plan, vec![]).await;
-    assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
-    for (i, value) in ["10", "20", "30"].iter().enumerate() {
-        let instance = r.last(&format!("double[{i}]"));
-        assert_eq!(instance.phase, StepPhase::Succeeded);
-        assert_eq!(instance.outputs.parameters["value"], *value);
-        assert_eq!(r.result(&format!("show[{i}]")), format!("got {value}"));
-    }
-    let double = r.last("double");
-    assert_eq!(double.outputs.parameters["value"], r#"["10","20","30"]"#);
-    assert_eq!(
-        double.outputs.result.as_deref(),
-        Some(r#"["item 1","item 2","item 3"]"#)
-    );
-    assert_eq!(r.result("show"), r#"["got 10","got 20","got 30"]"#);
+    contract::fan_out(&h, "{items: [1, 2, 3]}").await;
     let mut names: Vec<String> = fixture
         .cluster
         .store
@@ -244,27 +197,9 @@ steps:
 async fn cancel_runs_finally_and_reports_tektons_status() {
     let (fixture, h) = setup("cancel").await;
     let engine = (h.engine)();
-    let plan = plan(
-        r#"
-apiVersion: couler.dev/v1alpha1
-name: cancel-me
-steps:
-  - name: long
-    container: {image: alpine, command: [sleep, "60"]}
-  - name: next
-    depends: [long]
-    container: {image: alpine, command: ["true"]}
-onExit:
-  - name: notify
-    container: {image: alpine, command: [sh, -c, "echo status={{workflow.status}}"]}
-"#,
-    );
     let spec = h.run_spec("cancel");
-    let mut started = engine.start(&spec, plan, vec![]).await.expect("start");
-    let seen = watch(&mut started.updates, |s| {
-        s.name == "long" && s.phase == StepPhase::Running
-    })
-    .await;
+    let (mut started, seen) =
+        contract::start_until_running(&*engine, &spec, plan(contract::CANCEL_ME), "long").await;
     engine
         .cancel(&spec, &started.engine_ref)
         .await
@@ -302,54 +237,18 @@ onExit:
 
 // ---- examples, logs, re-attaching ---------------------------------------
 
-fn example(name: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../../examples/{name}.yaml"));
-    std::fs::read_to_string(path).expect("example")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_diamond_example_runs() {
     let (_fixture, h) = setup("example-diamond").await;
-    let r = run(
-        &*(h.engine)(),
-        &h.run_spec("diamond"),
-        plan(&example("diamond")),
-        vec![],
-    )
-    .await;
-    assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
-    assert_eq!(r.result("a"), "A says hello");
-    assert_eq!(
-        r.result("d"),
-        "D joins: B got: A says hello / C got: A says hello"
-    );
+    contract::diamond_example(&*(h.engine)(), &h.run_spec("diamond")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_coin_flip_example_runs() {
     let (_fixture, h) = setup("example-coin").await;
-    let r = run(
-        &*(h.engine)(),
-        &h.run_spec("coin"),
-        plan(&example("coin-flip")),
-        vec![],
-    )
-    .await;
-    assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
-    let side = r.result("flip").to_owned();
-    let other = match side.as_str() {
-        "heads" => "tails",
-        "tails" => "heads",
-        s => panic!("flip said {s:?}"),
-    };
-    r.expect(&[
-        (side.as_str(), StepPhase::Succeeded),
-        (other, StepPhase::Skipped),
-    ]);
-    assert_eq!(r.result(&side), format!("it was {side}"));
+    let (r, side) = contract::coin_flip_example(&*(h.engine)(), &h.run_spec("coin")).await;
     assert_eq!(
-        r.last(other).message.as_deref(),
+        r.last(contract::other_side(&side)).message.as_deref(),
         Some("When Expressions evaluated to false")
     );
 }
@@ -357,56 +256,12 @@ async fn the_coin_flip_example_runs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_come_from_the_taskrun_pods() {
     let (_fixture, h) = setup("logs").await;
-    let engine = (h.engine)();
     let spec = h.run_spec("logs");
-    let plan = plan(
-        r#"
-apiVersion: couler.dev/v1alpha1
-name: logs
-steps:
-  - name: talk
-    container: {image: x, command: [sh, -c, "echo out; echo err >&2"]}
-  - name: fail
-    depends: [talk]
-    container: {image: x, command: [sh, -c, "echo bad >&2; exit 3"]}
-"#,
-    );
-    let mut started = engine.start(&spec, plan, vec![]).await.unwrap();
-    let r = finish(&mut started.updates, Vec::new()).await;
-    assert_eq!(r.outcome, RunOutcome::Failed);
-    assert_eq!(r.last("talk").logs.as_deref(), Some("out\nerr\n"));
-    let fail = r.last("fail");
-    assert_eq!(fail.metrics.unwrap().exit_code, Some(3));
-    assert_eq!(
-        fail.message.as_deref(),
-        Some("\"step-fail\" exited with code 3")
-    );
-    assert_eq!(
-        engine
-            .logs(&spec, &started.engine_ref, "talk")
-            .await
-            .unwrap(),
-        "out\nerr\n"
-    );
-    assert_eq!(
-        engine
-            .logs(&spec, &started.engine_ref, "fail")
-            .await
-            .unwrap(),
-        "bad\n"
-    );
-    assert!(
-        engine
-            .logs(&spec, &started.engine_ref, "nope")
-            .await
-            .is_err()
-    );
     let stranger = RunSpec::new("tnt_other", spec.run.clone(), 1);
-    assert!(
-        engine
-            .logs(&stranger, &started.engine_ref, "talk")
-            .await
-            .is_err()
+    let r = contract::pod_logs(&*(h.engine)(), &spec, &stranger).await;
+    assert_eq!(
+        r.last("fail").message.as_deref(),
+        Some("\"step-fail\" exited with code 3")
     );
 }
 
@@ -414,24 +269,16 @@ steps:
 async fn a_second_adapter_reattaches_to_a_running_pipelinerun() {
     let (fixture, h) = setup("reattach").await;
     let s = h.scratch("reattach");
-    let yaml = s.yaml(
-        r#"
-apiVersion: couler.dev/v1alpha1
-name: reattach
-steps:
-  - name: wait
-    container: {image: x, command: [sh, -c, "echo run >> @S@/count; while [ ! -e @S@/go ]; do sleep 0.05; done; echo waited"]}
-  - name: after
+    let yaml = s.yaml(&format!(
+        "{}{}",
+        contract::WAIT_FOR_GO,
+        r#"  - name: after
     container: {image: x, command: [sh, -c, "echo after {{steps.wait.outputs.result}}"]}
-"#,
-    );
+"#
+    ));
     let spec = h.run_spec("reattach");
     let first = (h.engine)();
-    let mut one = first.start(&spec, plan(&yaml), vec![]).await.unwrap();
-    watch(&mut one.updates, |s| {
-        s.name == "wait" && s.phase == StepPhase::Running
-    })
-    .await;
+    let (mut one, _) = contract::start_until_running(&*first, &spec, plan(&yaml), "wait").await;
 
     // Another scheduler starts the same run attempt with nothing to resume.
     let second = (h.engine)();
@@ -447,7 +294,7 @@ steps:
     assert_eq!(r.result("after"), "after waited");
     let r1 = finish(&mut one.updates, Vec::new()).await;
     assert_eq!(r1.outcome, RunOutcome::Succeeded);
-    assert_eq!(s.lines("count"), 1, "wait ran twice");
+    assert_eq!(s.lines("wait.count"), 1, "wait ran twice");
     assert_eq!(fixture.cluster.store.list(&pipelineruns(), None).len(), 1);
     assert_eq!(fixture.cluster.store.list(&taskruns(), None).len(), 2);
 }

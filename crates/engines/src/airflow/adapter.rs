@@ -40,6 +40,7 @@ use super::api::{Api, ApiError, Auth};
 use super::poll::Poller;
 use super::text::id_part;
 use super::{AirflowOptions, ENGINE, Operator, compile_with};
+use crate::track::{UPDATE_BUFFER, compile, join_attempts};
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
 use async_trait::async_trait;
 use couler_optimizer::Plan;
@@ -51,7 +52,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-const UPDATE_BUFFER: usize = 1024;
 /// The note `cancel` leaves on the DAG run, so any poller knows why it failed.
 pub(super) const CANCEL_NOTE: &str = "cancelled by couler";
 
@@ -236,12 +236,10 @@ impl EngineAdapter for AirflowAdapter {
         let options = AirflowOptions {
             operator: self.config.operator,
         };
-        let compiled = {
-            let (plan, run) = (plan.clone(), run.clone());
-            tokio::task::spawn_blocking(move || compile_with(&plan, &run, &options))
-                .await
-                .map_err(|e| EngineError::Other(format!("internal error: {e}")))??
-        };
+        let compiled = compile(&plan, run, move |plan, run| {
+            compile_with(plan, run, &options)
+        })
+        .await?;
         let file = compiled
             .files
             .into_iter()
@@ -298,18 +296,12 @@ impl EngineAdapter for AirflowAdapter {
         }
         let ti = self.api.json(Method::GET, &path, &[], None).await?;
         let tries = ti["try_number"].as_u64().unwrap_or(0);
-        let mut text = String::new();
+        let mut logs = Vec::new();
         for n in 1..=tries {
             let log = self.api.log(dag_id, run_id, task, index, n).await?;
-            if tries > 1 {
-                if n > 1 && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                text.push_str(&format!("=== attempt {n} ===\n"));
-            }
-            text.push_str(&log);
+            logs.push((n as u32, log));
         }
-        Ok(text)
+        Ok(join_attempts(logs))
     }
 }
 
@@ -338,17 +330,13 @@ fn split_ref<'r>(run: &RunSpec, engine_ref: &'r str) -> Result<(&'r str, &'r str
 
 /// `train[2]` → (`train`, 2); `train` → (`train`, -1).
 pub(super) fn instance(step: &str) -> (&str, i64) {
-    if let Some((task, rest)) = step.split_once('[')
-        && let Some(Ok(i)) = rest.strip_suffix(']').map(str::parse::<i64>)
-    {
-        return (task, i);
-    }
-    (step, -1)
+    let (task, index) = crate::track::instance(step);
+    (task, index.map_or(-1, |i| i as i64))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::api::{decode_outputs, json_list};
+    use super::super::api::decode_outputs;
     use super::*;
     use serde_json::Value;
 
@@ -373,12 +361,8 @@ mod tests {
     }
 
     #[test]
-    fn instances_and_lists() {
+    fn instances() {
         assert_eq!(instance("train[2]"), ("train", 2));
         assert_eq!(instance("train"), ("train", -1));
-        assert_eq!(
-            json_list(["a", "{\"x\":1}"].into_iter()),
-            r#"["a",{"x":1}]"#
-        );
     }
 }

@@ -7,12 +7,7 @@ use couler_optimizer::StepOutputs;
 use reqwest::{Method, StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
-use std::time::Duration;
 use tokio::sync::Mutex;
-
-/// Tries of one API call, and the first pause between them (doubling).
-const RETRIES: u32 = 5;
-const RETRY_DELAY: Duration = Duration::from_millis(200);
 
 #[derive(Clone)]
 pub(super) enum Auth {
@@ -25,8 +20,6 @@ pub(super) enum Auth {
     /// A bearer token obtained elsewhere.
     Token(SecretString),
 }
-
-/// Settings of an [`AirflowAdapter`].
 
 #[derive(Debug)]
 pub(super) enum ApiError {
@@ -76,16 +69,9 @@ pub(super) struct Api {
 
 impl Api {
     pub(super) fn new(base_url: &str, auth: Auth) -> Result<Api, EngineError> {
-        // reqwest is built without a default TLS provider; pick ring once.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = crate::rest::http_client()?;
         let base = Url::parse(base_url)
             .map_err(|e| EngineError::Other(format!("bad Airflow base url {base_url:?}: {e}")))?;
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("couler/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(5))
-            .timeout(Duration::from_secs(60))
-            .build()
-            .map_err(|e| EngineError::Other(format!("cannot build the http client: {e}")))?;
         let token = match &auth {
             Auth::Token(t) => Some(t.clone()),
             Auth::Password { .. } => None,
@@ -206,27 +192,18 @@ impl Api {
         }
         // Every call is safe to repeat (a repeated trigger finds its run);
         // SQLite-backed servers answer 500 while the database is locked.
-        let mut delay = RETRY_DELAY;
-        let mut tries = 1;
-        let text = loop {
-            match self
-                .send(
+        let text = crate::rest::retrying(
+            || {
+                self.send(
                     method.clone(),
                     url.clone(),
                     body.as_ref(),
                     "application/json",
                 )
-                .await
-            {
-                Err(e) if tries < RETRIES && e.transient() => {
-                    tracing::debug!(error = ?e, tries, "retrying an Airflow API call");
-                    tokio::time::sleep(delay).await;
-                    delay *= 2;
-                    tries += 1;
-                }
-                other => break other?,
-            }
-        };
+            },
+            ApiError::transient,
+        )
+        .await?;
         if text.is_empty() {
             return Ok(Value::Null);
         }
@@ -339,24 +316,6 @@ pub(super) fn decode_outputs(value: &Value) -> Option<StepOutputs> {
         }
     }
     Some(outputs)
-}
-
-/// A map step's aggregated output: JSON objects and arrays embedded,
-/// anything else as a string (as the local engine and `couler_json_list`).
-pub(super) fn json_list<'v>(values: impl Iterator<Item = &'v str>) -> String {
-    let parts: Vec<String> = values
-        .map(|v| {
-            let t = v.trim();
-            if (t.starts_with('{') || t.starts_with('['))
-                && serde_json::from_str::<Value>(t).is_ok()
-            {
-                t.to_owned()
-            } else {
-                Value::String(v.to_owned()).to_string()
-            }
-        })
-        .collect();
-    format!("[{}]", parts.join(","))
 }
 
 /// Log lines as text: the event of each structured line.

@@ -3,18 +3,20 @@
 
 use super::Operator;
 use super::adapter::{AirflowConfig, CANCEL_NOTE, instance};
-use super::api::{Api, ApiError, bash_output, failure, json_list, render_log};
+use super::api::{Api, ApiError, bash_output, failure, render_log};
+use crate::track::{
+    LOG_TAIL_BYTES, Poll, Reporter, gather, map_state, poll_until_finished, split_plan, tail,
+};
 use crate::{RunOutcome, StepMetrics, StepPhase, StepState, Update};
-use couler_optimizer::{Action, Plan, ReuseStatus, StepOutputs};
+use couler_optimizer::{Plan, StepOutputs};
 use reqwest::Method;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 const PAGE: usize = 100;
-const LOG_TAIL_BYTES: usize = 64 * 1024;
 
 /// One task instance as the list endpoint returns it.
 #[derive(Debug, Clone)]
@@ -56,13 +58,11 @@ pub(super) struct Poller {
     steps: Vec<(String, bool, bool)>,
     /// Reused steps' reports, sent once.
     reused: Vec<StepState>,
-    /// What was last reported per step (instance): phase and attempt.
-    reported: HashMap<String, (StepPhase, u32)>,
+    reporter: Reporter,
     /// Outputs of finished instances of map steps.
     instance_outputs: HashMap<String, StepOutputs>,
     operator: Operator,
     every: Duration,
-    tx: mpsc::Sender<Update>,
 }
 
 impl Poller {
@@ -75,86 +75,36 @@ impl Poller {
         config: &AirflowConfig,
         tx: mpsc::Sender<Update>,
     ) -> Poller {
-        let mut steps = Vec::new();
-        let mut reused = Vec::new();
-        let reported: HashMap<String, (StepPhase, u32)> = resume
+        let (run, reused) = split_plan(plan);
+        let steps = run
             .into_iter()
-            .map(|s| (s.name, (s.phase, s.attempt)))
+            .map(|(_, step)| (step.name.clone(), step.map.is_some(), !step.when.is_empty()))
             .collect();
-        for (i, planned) in plan.steps.iter().enumerate() {
-            let step = plan.ir_step(i);
-            match &planned.action {
-                Action::Run => {
-                    steps.push((step.name.clone(), step.map.is_some(), !step.when.is_empty()))
-                }
-                Action::Reuse { status, outputs } => {
-                    if reported.get(&step.name).is_some_and(|r| r.0.is_terminal()) {
-                        continue;
-                    }
-                    let (phase, message) = match status {
-                        ReuseStatus::Succeeded => {
-                            (StepPhase::Succeeded, "kept from an earlier attempt")
-                        }
-                        ReuseStatus::Skipped => {
-                            (StepPhase::Skipped, "skipped in an earlier attempt")
-                        }
-                        ReuseStatus::Cached => (StepPhase::Cached, "reused from the cache"),
-                    };
-                    reused.push(StepState {
-                        name: step.name.clone(),
-                        phase,
-                        attempt: 0,
-                        message: Some(message.into()),
-                        outputs: outputs.clone(),
-                        metrics: None,
-                        engine_ref: None,
-                        logs: None,
-                    });
-                }
-            }
-        }
+        // Instances that succeeded before a restart are not reported
+        // again, but their map step still gathers their outputs.
+        let instance_outputs = resume
+            .iter()
+            .filter(|s| s.phase == StepPhase::Succeeded && instance(&s.name).1 >= 0)
+            .map(|s| (s.name.clone(), s.outputs.clone()))
+            .collect();
         Poller {
             api,
             dag_id,
             run_id,
             steps,
             reused,
-            reported,
-            instance_outputs: HashMap::new(),
+            reporter: Reporter::new(tx, resume),
+            instance_outputs,
             operator: config.operator,
             every: Duration::from_millis(config.poll_ms.max(50)),
-            tx,
         }
     }
 
     #[tracing::instrument(skip_all, fields(dag_id = %self.dag_id, run_id = %self.run_id))]
     pub(super) async fn run(mut self) {
-        for state in std::mem::take(&mut self.reused) {
-            self.reported
-                .insert(state.name.clone(), (state.phase, state.attempt));
-            if self.tx.send(Update::Step(state)).await.is_err() {
-                return;
-            }
-        }
-        let mut failures = 0u32;
-        loop {
-            if self.tx.is_closed() {
-                return;
-            }
-            match self.poll().await {
-                Ok(Some(finished)) => {
-                    let _ = self.tx.send(finished).await;
-                    return;
-                }
-                Ok(None) => failures = 0,
-                Err(e) => {
-                    // The API server may be restarting; keep trying.
-                    failures += 1;
-                    tracing::warn!(error = ?e, failures, "cannot poll the dag run");
-                }
-            }
-            tokio::time::sleep(self.every).await;
-        }
+        let reused = std::mem::take(&mut self.reused);
+        let every = self.every;
+        poll_until_finished(&mut self, reused, every).await;
     }
 
     /// One look at the run: sends what changed; `Finished` when it ended.
@@ -240,20 +190,20 @@ impl Poller {
             "taskInstances",
         ];
         let mut out = Vec::new();
+        // Counted in listed items: one that does not parse still took a place.
+        let mut offset = 0;
         loop {
-            let query = [
-                ("limit", PAGE.to_string()),
-                ("offset", out.len().to_string()),
-            ];
+            let query = [("limit", PAGE.to_string()), ("offset", offset.to_string())];
             let page = self.api.json(Method::GET, &path, &query, None).await?;
             let items = page["task_instances"]
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
             let n = items.len();
+            offset += n;
             out.extend(items.iter().filter_map(Ti::from_json));
             let total = page["total_entries"].as_u64().unwrap_or(0) as usize;
-            if n < PAGE || out.len() >= total {
+            if n < PAGE || offset >= total {
                 return Ok(out);
             }
         }
@@ -261,15 +211,8 @@ impl Poller {
 
     /// Sends the step's state if it changed, with outputs and logs when terminal.
     pub(super) async fn report(&mut self, name: &str, seen: Seen) {
-        if seen.phase == StepPhase::Pending {
+        if !self.reporter.is_news(name, seen.phase, seen.attempt) {
             return;
-        }
-        let now = (seen.phase, seen.attempt);
-        match self.reported.get(name) {
-            Some(last) if *last == now => return,
-            // Terminal states are final, whatever a later poll shows.
-            Some((last, _)) if last.is_terminal() => return,
-            _ => {}
         }
         let mut state = StepState {
             name: name.to_owned(),
@@ -288,18 +231,7 @@ impl Poller {
                 engine_ref.push_str(&format!("/{}", ti.index));
             }
             state.engine_ref = Some(engine_ref);
-            // A try that started and ended between two polls still ran:
-            // report it running first, as every engine does.
-            let ran = matches!(seen.phase, StepPhase::Succeeded | StepPhase::Failed);
-            let running = (StepPhase::Running, seen.attempt);
-            if ran && ti.try_number > 0 && self.reported.get(name) != Some(&running) {
-                let before = StepState {
-                    phase: StepPhase::Running,
-                    message: None,
-                    ..state.clone()
-                };
-                let _ = self.tx.send(Update::Step(before)).await;
-            }
+            self.reporter.running_first(&state).await;
             if seen.phase.is_terminal() {
                 state.metrics = ti.duration.map(|d| StepMetrics {
                     wall_ms: (d * 1000.0) as u64,
@@ -317,7 +249,9 @@ impl Poller {
                         )
                         .await
                         .ok();
-                    state.logs = events.as_deref().map(|e| tail(render_log(e)));
+                    state.logs = events
+                        .as_deref()
+                        .map(|e| tail(render_log(e), LOG_TAIL_BYTES));
                     if seen.phase == StepPhase::Failed && state.message.is_none() {
                         state.message = events.as_deref().and_then(failure);
                     }
@@ -334,8 +268,7 @@ impl Poller {
                     .insert(name.to_owned(), state.outputs.clone());
             }
         }
-        self.reported.insert(name.to_owned(), now);
-        let _ = self.tx.send(Update::Step(state)).await;
+        self.reporter.send(state).await;
     }
 
     /// A succeeded step's outputs: its XCom, or its instances' aggregated.
@@ -358,34 +291,20 @@ impl Poller {
             .map(|(k, v)| (instance(k).1, v))
             .collect();
         instances.sort_by_key(|(i, _)| *i);
-        let all: Vec<&StepOutputs> = instances.into_iter().map(|(_, o)| o).collect();
-        let mut outputs = StepOutputs {
-            result: Some(json_list(
-                all.iter().map(|o| o.result.as_deref().unwrap_or_default()),
-            )),
-            ..Default::default()
-        };
-        let names: HashSet<&String> = all.iter().flat_map(|o| o.parameters.keys()).collect();
-        for p in names {
-            let values = all
-                .iter()
-                .map(|o| o.parameters.get(p).map(String::as_str).unwrap_or_default());
-            outputs.parameters.insert(p.clone(), json_list(values));
-        }
-        outputs
+        gather(instances.into_iter().map(|(_, o)| o))
     }
 }
 
-/// The last bytes of a log, cut at a character boundary.
-pub(super) fn tail(mut log: String) -> String {
-    if log.len() > LOG_TAIL_BYTES {
-        let mut cut = log.len() - LOG_TAIL_BYTES;
-        while !log.is_char_boundary(cut) {
-            cut += 1;
-        }
-        log.drain(..cut);
+impl Poll for Poller {
+    type Error = ApiError;
+
+    fn reporter(&mut self) -> &mut Reporter {
+        &mut self.reporter
     }
-    log
+
+    async fn look(&mut self) -> Result<Option<Update>, ApiError> {
+        self.poll().await
+    }
 }
 
 /// One task instance's state in Couler's terms.
@@ -436,42 +355,59 @@ pub(super) fn seen_of(ti: Option<&Ti>, ended: bool, cancelled: bool) -> Seen {
 
 /// A map step's state from its instances.
 pub(super) fn aggregate(instances: &[&Ti], ended: bool, cancelled: bool) -> Seen {
-    let seen: Vec<Seen> = instances
-        .iter()
-        .map(|t| seen_of(Some(t), ended, cancelled))
-        .collect();
-    let any = |p: StepPhase| seen.iter().any(|s| s.phase == p);
-    let phase = if seen.iter().any(|s| !s.phase.is_terminal()) {
-        if any(StepPhase::Running) {
-            StepPhase::Running
-        } else {
-            StepPhase::Pending
-        }
-    } else if any(StepPhase::Failed) {
-        StepPhase::Failed
-    } else if any(StepPhase::Cancelled) {
-        StepPhase::Cancelled
-    } else if seen.iter().all(|s| s.phase == StepPhase::Skipped) {
-        StepPhase::Skipped
-    } else {
-        StepPhase::Succeeded
-    };
-    let message = match phase {
-        StepPhase::Failed => {
-            let failed: Vec<String> = instances
-                .iter()
-                .zip(&seen)
-                .filter(|(_, s)| s.phase == StepPhase::Failed)
-                .map(|(t, _)| t.index.to_string())
-                .collect();
-            Some(format!("instance(s) {} failed", failed.join(", ")))
-        }
-        _ => None,
-    };
+    let state = map_state(
+        instances
+            .iter()
+            .map(|t| (t.index, seen_of(Some(t), ended, cancelled).phase)),
+    );
     Seen {
-        phase,
-        attempt: u32::from(phase != StepPhase::Pending),
-        message,
+        phase: state.phase,
+        attempt: state.attempt,
+        message: state.message,
         ti: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::api::Auth;
+    use super::*;
+
+    #[tokio::test]
+    async fn map_steps_gather_instances_that_ended_before_a_restart() {
+        let yaml = "apiVersion: couler.dev/v1alpha1\nname: m\nsteps:\n  - name: m\n    map: {items: [1, 2]}\n    container: {image: x, command: [echo, \"{{item}}\"]}\n";
+        let workflow = couler_ir::load(yaml, couler_ir::Format::Yaml).unwrap();
+        let plan = couler_optimizer::Pipeline::default()
+            .plan(workflow, &Default::default(), |_, f| f())
+            .unwrap();
+        let url = "http://127.0.0.1:9";
+        let api = Api::new(url, Auth::Token("t".to_owned().into())).unwrap();
+        let config = AirflowConfig::new(url, "/nowhere", "u", "p".to_owned().into());
+        let done = |i: usize, result: &str| StepState {
+            name: format!("m[{i}]"),
+            phase: StepPhase::Succeeded,
+            attempt: 1,
+            message: None,
+            outputs: StepOutputs {
+                result: Some(result.into()),
+                ..StepOutputs::default()
+            },
+            metrics: None,
+            engine_ref: None,
+            logs: None,
+        };
+        let (tx, _rx) = mpsc::channel(8);
+        let resume = vec![done(1, "b"), done(0, "a")];
+        let mut poller = Poller::new(
+            Arc::new(api),
+            "d".into(),
+            "r".into(),
+            &plan,
+            resume,
+            &config,
+            tx,
+        );
+        let outputs = poller.outputs_of("m", None).await;
+        assert_eq!(outputs.result.as_deref(), Some(r#"["a","b"]"#));
     }
 }

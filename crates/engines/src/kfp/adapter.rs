@@ -40,6 +40,7 @@
 
 use super::{ENGINE, build_spec};
 use crate::k8s::KubeConfig;
+use crate::track::{UPDATE_BUFFER, compile, instance, join_attempts};
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
 use async_trait::async_trait;
 use couler_ir::RetryOn;
@@ -49,13 +50,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::mpsc;
-
-const UPDATE_BUFFER: usize = 1024;
-const LOG_TAIL_BYTES: usize = 64 * 1024;
-const RETRIES: u32 = 5;
-const RETRY_DELAY: Duration = Duration::from_millis(200);
 
 /// Settings of a [`KfpAdapter`].
 #[derive(Debug, Clone)]
@@ -151,6 +146,21 @@ impl KfpAdapter {
         Ok((pipeline_id, id_of(&v, "pipeline_version_id")?))
     }
 
+    /// The details of the KFP run `engine_ref`, checked against the run.
+    async fn details(&self, run: &RunSpec, engine_ref: &str) -> Result<Value, EngineError> {
+        let details = self
+            .api
+            .json(Method::GET, &format!("runs/{engine_ref}"), &[], None)
+            .await?;
+        if details["display_name"] != run_name(run) {
+            return Err(EngineError::Other(format!(
+                "{engine_ref:?} is not the KFP run of run {} attempt {}",
+                run.run, run.attempt
+            )));
+        }
+        Ok(details)
+    }
+
     /// The first item of a listing whose display name is `name`.
     async fn find(&self, path: &str, key: &str, name: &str) -> Result<Option<Value>, EngineError> {
         let filter = json!({"predicates": [{"key": "display_name", "operation": "EQUALS", "string_value": name}]});
@@ -187,12 +197,7 @@ impl EngineAdapter for KfpAdapter {
                 id_of(&existing, "run_id")?
             }
             None => {
-                let package = {
-                    let (plan, run) = (plan.clone(), run.clone());
-                    tokio::task::spawn_blocking(move || package(&plan, &run))
-                        .await
-                        .map_err(|e| EngineError::Other(format!("internal error: {e}")))??
-                };
+                let package = compile(&plan, run, package).await?;
                 let pipeline = pipeline_name(&run.tenant, &plan.workflow.name);
                 let (pipeline_id, version_id) = self.upload(&pipeline, &package).await?;
                 let mut body = json!({
@@ -233,9 +238,8 @@ impl EngineAdapter for KfpAdapter {
         })
     }
 
-    async fn cancel(&self, _run: &RunSpec, engine_ref: &str) -> Result<(), EngineError> {
-        let path = format!("runs/{engine_ref}");
-        let details = self.api.json(Method::GET, &path, &[], None).await?;
+    async fn cancel(&self, run: &RunSpec, engine_ref: &str) -> Result<(), EngineError> {
+        let details = self.details(run, engine_ref).await?;
         if terminal_run(details["state"].as_str().unwrap_or_default()) {
             return Ok(());
         }
@@ -252,7 +256,7 @@ impl EngineAdapter for KfpAdapter {
 
     async fn logs(
         &self,
-        _run: &RunSpec,
+        run: &RunSpec,
         engine_ref: &str,
         step: &str,
     ) -> Result<String, EngineError> {
@@ -262,10 +266,7 @@ impl EngineAdapter for KfpAdapter {
                 feature: "step logs: the KFP API serves none; configure the adapter's `kube` cluster to read them from the pods".into(),
             });
         };
-        let details = self
-            .api
-            .json(Method::GET, &format!("runs/{engine_ref}"), &[], None)
-            .await?;
+        let details = self.details(run, engine_ref).await?;
         let tasks = Tasks::parse(&details);
         let (name, index) = instance(step);
         let task = tasks.runtime(name, index).ok_or_else(|| {
@@ -278,14 +279,11 @@ impl EngineAdapter for KfpAdapter {
             namespace: self.config.pods_namespace.clone(),
         };
         let pods: Vec<&String> = task.failed_pods.iter().chain(task.pod.iter()).collect();
-        let mut text = String::new();
+        let mut attempts = Vec::new();
         for (n, pod) in pods.iter().enumerate() {
-            if pods.len() > 1 {
-                text.push_str(&format!("=== attempt {} ===\n", n + 1));
-            }
-            text.push_str(&logs.get(pod).await?);
+            attempts.push((n as u32 + 1, logs.get(pod).await?));
         }
-        Ok(text)
+        Ok(join_attempts(attempts))
     }
 }
 
@@ -369,20 +367,20 @@ fn terminal_run(state: &str) -> bool {
     matches!(state, "SUCCEEDED" | "FAILED" | "CANCELED" | "SKIPPED")
 }
 
-/// `train[2]` → (`train`, Some(2)).
-fn instance(step: &str) -> (&str, Option<usize>) {
-    if let Some((name, rest)) = step.split_once('[')
-        && let Some(Ok(i)) = rest.strip_suffix(']').map(str::parse::<usize>)
-    {
-        return (name, Some(i));
-    }
-    (step, None)
-}
-
 #[derive(Debug)]
 enum ApiError {
     Status(StatusCode, String),
     Transport(String),
+}
+
+impl ApiError {
+    /// Whether trying again may help.
+    fn transient(&self) -> bool {
+        match self {
+            ApiError::Status(status, _) => status.is_server_error(),
+            ApiError::Transport(_) => true,
+        }
+    }
 }
 
 impl From<ApiError> for EngineError {
@@ -414,17 +412,10 @@ struct Api {
 
 impl Api {
     fn new(config: &KfpConfig) -> Result<Api, EngineError> {
-        // reqwest is built without a default TLS provider; pick ring once.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = crate::rest::http_client()?;
         let base = Url::parse(&config.base_url).map_err(|e| {
             EngineError::Other(format!("bad KFP base url {:?}: {e}", config.base_url))
         })?;
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("couler/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(Duration::from_secs(5))
-            .timeout(Duration::from_secs(60))
-            .build()
-            .map_err(|e| EngineError::Other(format!("cannot build the http client: {e}")))?;
         Ok(Api {
             http,
             base,
@@ -447,39 +438,28 @@ impl Api {
         &self,
         request: impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<String, ApiError> {
-        let mut delay = RETRY_DELAY;
-        for tries in 1.. {
+        let once = || async {
             let mut r = request();
             if let Some(t) = &self.token {
                 r = r.bearer_auth(t.expose_secret());
             }
-            let outcome = match r.send().await {
-                Err(e) => Err(ApiError::Transport(format!("cannot reach KFP: {e}"))),
-                Ok(response) => {
-                    let status = response.status();
-                    let text = response.text().await.unwrap_or_default();
-                    if status.is_success() {
-                        return Ok(text);
-                    }
-                    // grpc-gateway errors: {"error", "code", "message", "details"}.
-                    let message = serde_json::from_str::<Value>(&text)
-                        .ok()
-                        .and_then(|v| v["message"].as_str().map(str::to_owned))
-                        .unwrap_or(text);
-                    Err(ApiError::Status(status, message))
-                }
-            };
-            let retry = match &outcome {
-                Err(ApiError::Status(s, _)) => s.is_server_error(),
-                _ => true,
-            };
-            if !retry || tries >= RETRIES {
-                return outcome;
+            let response = r
+                .send()
+                .await
+                .map_err(|e| ApiError::Transport(format!("cannot reach KFP: {e}")))?;
+            let status = response.status();
+            let text = response.text().await.unwrap_or_default();
+            if status.is_success() {
+                return Ok(text);
             }
-            tokio::time::sleep(delay).await;
-            delay *= 2;
-        }
-        unreachable!("the loop returns")
+            // grpc-gateway errors: {"error", "code", "message", "details"}.
+            let message = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v["message"].as_str().map(str::to_owned))
+                .unwrap_or(text);
+            Err(ApiError::Status(status, message))
+        };
+        crate::rest::retrying(once, ApiError::transient).await
     }
 
     async fn json(

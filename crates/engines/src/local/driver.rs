@@ -6,7 +6,7 @@ use super::Shared;
 use super::step::{self, StepEnd};
 use crate::{RunOutcome, RunSpec, StepPhase, StepState, Update};
 use couler_ir::{Dag, Graph};
-use couler_optimizer::{Action, Plan, ReuseStatus, StepOutputs};
+use couler_optimizer::{Action, Plan, StepOutputs};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -208,15 +208,11 @@ async fn settled(run: &Run, name: &str, action: Option<&Action>) -> Option<StepE
     let Some(Action::Reuse { status, outputs }) = action else {
         return None;
     };
-    let (phase, message) = match status {
-        ReuseStatus::Succeeded => (StepPhase::Succeeded, "kept from an earlier attempt"),
-        ReuseStatus::Skipped => (StepPhase::Skipped, "skipped in an earlier attempt"),
-        ReuseStatus::Cached => (StepPhase::Cached, "reused from the cache"),
-    };
+    let reused = crate::track::reused_state(name, *status, outputs);
     let end = StepEnd {
-        phase,
-        outputs: Arc::new(outputs.clone()),
-        message: Some(message.into()),
+        phase: reused.phase,
+        outputs: Arc::new(reused.outputs),
+        message: reused.message,
     };
     run.send(Update::Step(end.state(name))).await;
     Some(end)

@@ -120,7 +120,7 @@ fn aggregate(ir: &Step, ends: &[StepEnd]) -> StepEnd {
         .map(|e| &*e.outputs)
         .collect();
     let mut outputs = StepOutputs {
-        result: Some(template::json_list(
+        result: Some(crate::track::json_list(
             ran.iter().map(|o| o.result.as_deref().unwrap_or_default()),
         )),
         ..Default::default()
@@ -134,7 +134,7 @@ fn aggregate(ir: &Step, ends: &[StepEnd]) -> StepEnd {
         });
         outputs
             .parameters
-            .insert(p.name.clone(), template::json_list(values));
+            .insert(p.name.clone(), crate::track::json_list(values));
     }
     StepEnd {
         phase: StepPhase::Succeeded,

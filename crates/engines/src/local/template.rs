@@ -225,27 +225,6 @@ pub(super) fn item_text(v: &Value) -> String {
     }
 }
 
-/// A JSON list of instance values (map aggregation): values that are JSON
-/// objects or arrays are embedded as JSON, anything else as a JSON string.
-pub(super) fn json_list<'a>(values: impl Iterator<Item = &'a str>) -> String {
-    let mut out = String::from("[");
-    for (i, v) in values.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let t = v.trim();
-        let structured = (t.starts_with('{') || t.starts_with('['))
-            && serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok();
-        if structured {
-            out.push_str(t);
-        } else {
-            out.push_str(&Value::String(v.to_owned()).to_string());
-        }
-    }
-    out.push(']');
-    out
-}
-
 /// Whether any condition reads `{{item}}` (then it is judged per instance).
 pub(super) fn reads_item(conditions: &[Condition]) -> bool {
     conditions
@@ -326,13 +305,5 @@ mod tests {
         let params = BTreeMap::from([("x".to_owned(), "abc".to_owned())]);
         let s = scope(&outputs, None, &params);
         assert!(s.holds(&cond(Operator::Ge, "1")).is_err());
-    }
-
-    #[test]
-    fn aggregates_embed_structured_values() {
-        assert_eq!(
-            json_list(["1", "{\"a\": 1}", "x\"y", "[oops"].into_iter()),
-            r#"["1",{"a": 1},"x\"y","[oops"]"#
-        );
     }
 }

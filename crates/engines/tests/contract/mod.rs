@@ -4,6 +4,11 @@
 //! test file calls them (one `#[tokio::test]` each, or [`run_all`]). The
 //! steps are POSIX shell and leave marker files in `Harness::scratch`, so
 //! an adapter under test must run them where that directory is visible.
+//! [`contract_cases!`] makes the tests; [`common`] holds what adapter
+//! tests share besides the cases.
+
+mod common;
+pub use common::*;
 
 use couler_engines::{EngineAdapter, RunOutcome, RunSpec, StepPhase, StepState, Update};
 use couler_optimizer::{Facts, Pipeline, Plan, ReuseStatus, StepOutputs};
@@ -64,6 +69,42 @@ impl Scratch {
             .map(|t| t.lines().count())
             .unwrap_or(0)
     }
+}
+
+/// One `#[tokio::test]` per case (the named ones, or all), each on a
+/// harness of its own from `setup(case).await`, an async function of the
+/// test file that returns `(guard, Harness)`.
+#[allow(unused_macros)]
+macro_rules! contract_cases {
+    ($setup:ident) => {
+        contract_cases!(
+            $setup;
+            diamond_passes_outputs_along_edges,
+            coin_flip_skips_exactly_one_branch,
+            artifacts_pass_by_content,
+            map_fans_out_and_aggregates,
+            a_failing_step_fails_the_run,
+            exit_handler_sees_the_workflow_status,
+            cancel_stops_a_running_step,
+            timeout_kills_the_process_group,
+            transient_failures_are_retried,
+            user_errors_are_not_retried_on_transient,
+            reused_steps_are_not_executed,
+            resume_reattaches_a_running_step,
+            resume_finishes_a_step_that_ended_unwatched,
+        );
+    };
+    ($setup:ident; $($case:ident),* $(,)?) => {
+        mod contract_suite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $case() {
+                    let (_guard, h) = super::$setup(stringify!($case)).await;
+                    super::contract::$case(&h).await;
+                }
+            )*
+        }
+    };
 }
 
 /// Runs every case in turn.
@@ -141,8 +182,17 @@ impl Report {
 }
 
 /// Reads updates until `Finished`.
-pub async fn finish(updates: &mut mpsc::Receiver<Update>, mut steps: Vec<StepState>) -> Report {
-    let deadline = Instant::now() + RUN_LIMIT;
+pub async fn finish(updates: &mut mpsc::Receiver<Update>, steps: Vec<StepState>) -> Report {
+    finish_within(RUN_LIMIT, updates, steps).await
+}
+
+/// Reads updates until `Finished`, for at most `limit`.
+pub async fn finish_within(
+    limit: Duration,
+    updates: &mut mpsc::Receiver<Update>,
+    mut steps: Vec<StepState>,
+) -> Report {
+    let deadline = Instant::now() + limit;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match tokio::time::timeout(left, updates.recv()).await {
@@ -155,7 +205,7 @@ pub async fn finish(updates: &mut mpsc::Receiver<Update>, mut steps: Vec<StepSta
                 };
             }
             Ok(None) => panic!("updates ended without Finished: {steps:#?}"),
-            Err(_) => panic!("run did not finish in {RUN_LIMIT:?}: {steps:#?}"),
+            Err(_) => panic!("run did not finish in {limit:?}: {steps:#?}"),
         }
     }
 }
@@ -165,8 +215,17 @@ pub async fn watch(
     updates: &mut mpsc::Receiver<Update>,
     until: impl Fn(&StepState) -> bool,
 ) -> Vec<StepState> {
+    watch_within(RUN_LIMIT, updates, until).await
+}
+
+/// Reads updates until one satisfies `until`, for at most `limit`.
+pub async fn watch_within(
+    limit: Duration,
+    updates: &mut mpsc::Receiver<Update>,
+    until: impl Fn(&StepState) -> bool,
+) -> Vec<StepState> {
     let mut seen = Vec::new();
-    let deadline = Instant::now() + RUN_LIMIT;
+    let deadline = Instant::now() + limit;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match tokio::time::timeout(left, updates.recv()).await {
@@ -314,37 +373,7 @@ steps:
 }
 
 pub async fn map_fans_out_and_aggregates(h: &Harness) {
-    let engine = (h.engine)();
-    let plan = plan(
-        r#"
-apiVersion: couler.dev/v1alpha1
-name: fan-out
-steps:
-  - name: double
-    map: {items: [1, 2, 3], parallelism: 2}
-    container: {image: alpine, command: [sh, -c, "echo $(({{item}} * 10)) > {{outputs.parameters.value.path}}; echo item {{item}}"]}
-    outputs: {parameters: [{name: value, path: /tmp/value}]}
-  - name: show
-    map: {from: "{{steps.double.outputs.parameters.value}}"}
-    container: {image: alpine, command: [sh, -c, "echo got {{item}}"]}
-"#,
-    );
-    let r = run(&*engine, &h.run_spec("map"), plan, vec![]).await;
-    assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
-    for (i, value) in ["10", "20", "30"].iter().enumerate() {
-        let instance = r.last(&format!("double[{i}]"));
-        assert_eq!(instance.phase, StepPhase::Succeeded);
-        assert_eq!(instance.outputs.parameters["value"], *value);
-        assert_eq!(r.result(&format!("show[{i}]")), format!("got {value}"));
-    }
-    let double = r.last("double");
-    assert_eq!(double.phase, StepPhase::Succeeded);
-    assert_eq!(double.outputs.parameters["value"], r#"["10","20","30"]"#);
-    assert_eq!(
-        double.outputs.result.as_deref(),
-        Some(r#"["item 1","item 2","item 3"]"#)
-    );
-    assert_eq!(r.result("show"), r#"["got 10","got 20","got 30"]"#);
+    fan_out(h, "{items: [1, 2, 3], parallelism: 2}").await;
 }
 
 pub async fn a_failing_step_fails_the_run(h: &Harness) {
@@ -417,27 +446,8 @@ onExit:
 
 pub async fn cancel_stops_a_running_step(h: &Harness) {
     let engine = (h.engine)();
-    let plan = plan(
-        r#"
-apiVersion: couler.dev/v1alpha1
-name: cancel-me
-steps:
-  - name: long
-    container: {image: alpine, command: [sleep, "60"]}
-  - name: next
-    depends: [long]
-    container: {image: alpine, command: ["true"]}
-onExit:
-  - name: notify
-    container: {image: alpine, command: [sh, -c, "echo status={{workflow.status}}"]}
-"#,
-    );
     let spec = h.run_spec("cancel");
-    let mut started = engine.start(&spec, plan, vec![]).await.expect("start");
-    let seen = watch(&mut started.updates, |s| {
-        s.name == "long" && s.phase == StepPhase::Running
-    })
-    .await;
+    let (mut started, seen) = start_until_running(&*engine, &spec, plan(CANCEL_ME), "long").await;
     let asked = Instant::now();
     engine
         .cancel(&spec, &started.engine_ref)

@@ -43,9 +43,10 @@ use super::ENGINE;
 use super::analysis::{self, Shape};
 use super::values::CANCEL_ANNOTATION;
 use crate::k8s::KubeConfig;
-use crate::{EngineAdapter, EngineError, RunSpec, Started, StepPhase, StepState};
+use crate::track::{LOG_TAIL_BYTES, UPDATE_BUFFER, compile, join_attempts, reused_state};
+use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
 use async_trait::async_trait;
-use couler_optimizer::{Action, Plan, ReuseStatus};
+use couler_optimizer::{Action, Plan};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DynamicObject, LogParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -55,8 +56,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::{OnceCell, mpsc};
 use track::{Nodes, Tracker};
-
-const UPDATE_BUFFER: usize = 1024;
 
 /// Settings of an [`ArgoAdapter`].
 #[derive(Debug, Clone)]
@@ -79,7 +78,7 @@ impl ArgoConfig {
             kube,
             artifact_bucket: "couler-artifacts".into(),
             artifact_mount: None,
-            log_tail_bytes: 64 * 1024,
+            log_tail_bytes: LOG_TAIL_BYTES,
         }
     }
 }
@@ -178,19 +177,15 @@ impl EngineAdapter for ArgoAdapter {
         plan: Arc<Plan>,
         resume: Vec<StepState>,
     ) -> Result<Started, EngineError> {
-        let (name, mut manifest, steps, reused) = {
-            let run = run.clone();
-            tokio::task::spawn_blocking(move || -> Result<_, EngineError> {
-                let (workflow, _cron) = super::build(&plan, &run)?;
-                let name = workflow.metadata.name.clone();
-                let manifest = serde_json::to_value(&workflow)
-                    .map_err(|e| EngineError::Other(format!("cannot encode the Workflow: {e}")))?;
-                let (steps, reused) = tracked(&plan, &name)?;
-                Ok((name, manifest, steps, reused))
-            })
-            .await
-            .map_err(|e| EngineError::Other(format!("internal error: {e}")))??
-        };
+        let (name, mut manifest, steps, reused) = compile(&plan, run, |plan, run| {
+            let (workflow, _cron) = super::build(plan, run)?;
+            let name = workflow.metadata.name.clone();
+            let manifest = serde_json::to_value(&workflow)
+                .map_err(|e| EngineError::Other(format!("cannot encode the Workflow: {e}")))?;
+            let (steps, reused) = tracked(plan, &name)?;
+            Ok((name, manifest, steps, reused))
+        })
+        .await?;
         manifest["metadata"]["namespace"] = self.config.kube.namespace(&run.tenant).into();
         let object: DynamicObject = serde_json::from_value(manifest)
             .map_err(|e| EngineError::Other(format!("cannot encode the Workflow: {e}")))?;
@@ -256,21 +251,15 @@ impl EngineAdapter for ArgoAdapter {
             self.client().await?,
             &self.config.kube.namespace(&run.tenant),
         );
-        let mut text = String::new();
+        let mut logs = Vec::new();
         for (n, node) in attempts.iter().enumerate() {
             let log = pods
                 .logs(&pod_name(engine_ref, node), &LogParams::default())
                 .await
                 .map_err(api_error)?;
-            if attempts.len() > 1 {
-                if n > 0 && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                text.push_str(&format!("=== attempt {} ===\n", n + 1));
-            }
-            text.push_str(&log);
+            logs.push((n as u32 + 1, log));
         }
-        Ok(text)
+        Ok(join_attempts(logs))
     }
 }
 
@@ -342,23 +331,7 @@ fn tracked(plan: &Plan, workflow: &str) -> Result<(Vec<Tracked>, Vec<StepState>)
                 });
             }
             Action::Reuse { status, outputs } => {
-                let (phase, message) = match status {
-                    ReuseStatus::Succeeded => {
-                        (StepPhase::Succeeded, "kept from an earlier attempt")
-                    }
-                    ReuseStatus::Skipped => (StepPhase::Skipped, "skipped in an earlier attempt"),
-                    ReuseStatus::Cached => (StepPhase::Cached, "reused from the cache"),
-                };
-                reused.push(StepState {
-                    name: s.ir.name.clone(),
-                    phase,
-                    attempt: 0,
-                    message: Some(message.into()),
-                    outputs: outputs.clone(),
-                    metrics: None,
-                    engine_ref: None,
-                    logs: None,
-                });
+                reused.push(reused_state(&s.ir.name, *status, outputs))
             }
         }
     }

@@ -2,6 +2,7 @@
 //! mapping in the [module docs](super)).
 
 use super::{ArgoConfig, Tracked, pod_name};
+use crate::track::{Reporter, gather, map_state, tail};
 use crate::{RunOutcome, StepMetrics, StepPhase, StepState, Update};
 use couler_optimizer::{ArtifactRef, StepOutputs};
 use futures::StreamExt;
@@ -86,13 +87,7 @@ impl<'a> Nodes<'a> {
     /// by task names (the step names, for all but digit-led and very
     /// long ones): `logs` has no plan to map names with.
     pub(super) fn attempts_of_step(&self, step: &str) -> Option<Vec<&'a Value>> {
-        let (base, index) = match step.split_once('[') {
-            Some((b, rest)) => (
-                b,
-                rest.strip_suffix(']').and_then(|i| i.parse::<usize>().ok()),
-            ),
-            None => (step, None),
-        };
+        let (base, index) = crate::track::instance(step);
         let task = |n: &&&Value| {
             let d = n["displayName"].as_str().unwrap_or_default();
             d == base || d.strip_prefix('s') == Some(base)
@@ -152,11 +147,9 @@ pub(super) struct Tracker {
     workflow: String,
     steps: Vec<Tracked>,
     reused: Vec<StepState>,
-    /// What was last reported per step (instance): phase and attempt.
-    reported: HashMap<String, (StepPhase, u32)>,
+    reporter: Reporter,
     pods: Api<Pod>,
     config: Arc<ArgoConfig>,
-    tx: mpsc::Sender<Update>,
 }
 
 impl Tracker {
@@ -169,46 +162,34 @@ impl Tracker {
         config: Arc<ArgoConfig>,
         tx: mpsc::Sender<Update>,
     ) -> Tracker {
-        let reported: HashMap<String, (StepPhase, u32)> = resume
-            .into_iter()
-            .map(|s| (s.name, (s.phase, s.attempt)))
-            .collect();
-        let reused = reused
-            .into_iter()
-            .filter(|s| !reported.get(&s.name).is_some_and(|r| r.0.is_terminal()))
-            .collect();
         Tracker {
             workflow,
             steps,
             reused,
-            reported,
+            reporter: Reporter::new(tx, resume),
             pods,
             config,
-            tx,
         }
     }
 
     #[tracing::instrument(skip_all, fields(workflow = %self.workflow))]
     pub(super) async fn run(mut self, api: Api<DynamicObject>) {
-        for state in std::mem::take(&mut self.reused) {
-            self.reported
-                .insert(state.name.clone(), (state.phase, state.attempt));
-            if self.tx.send(Update::Step(state)).await.is_err() {
-                return;
-            }
+        let reused = std::mem::take(&mut self.reused);
+        if !self.reporter.send_reused(reused).await {
+            return;
         }
         let config = watcher::Config::default().fields(&format!("metadata.name={}", self.workflow));
         let events = watcher(api, config).default_backoff();
         tokio::pin!(events);
         loop {
             let event = tokio::select! {
-                _ = self.tx.closed() => return,
+                _ = self.reporter.closed() => return,
                 event = events.next() => event,
             };
             match event {
                 Some(Ok(watcher::Event::Apply(wf) | watcher::Event::InitApply(wf))) => {
                     if let Some(finished) = self.look(&wf.data).await {
-                        let _ = self.tx.send(finished).await;
+                        self.reporter.send_raw(finished).await;
                         return;
                     }
                 }
@@ -217,7 +198,7 @@ impl Tracker {
                         outcome: RunOutcome::Failed,
                         message: Some("the Argo Workflow was deleted".into()),
                     };
-                    let _ = self.tx.send(finished).await;
+                    self.reporter.send_raw(finished).await;
                     return;
                 }
                 Some(Ok(_)) => {}
@@ -417,15 +398,8 @@ impl Tracker {
 
     /// Sends the step's state if it changed, with logs when terminal.
     async fn report(&mut self, name: &str, seen: Seen) {
-        if seen.phase == StepPhase::Pending {
+        if !self.reporter.is_news(name, seen.phase, seen.attempt) {
             return;
-        }
-        let now = (seen.phase, seen.attempt);
-        match self.reported.get(name) {
-            Some(last) if *last == now => return,
-            // Terminal states are final, whatever a later look shows.
-            Some((last, _)) if last.is_terminal() => return,
-            _ => {}
         }
         let mut state = StepState {
             name: name.to_owned(),
@@ -437,26 +411,15 @@ impl Tracker {
             engine_ref: seen.node_id,
             logs: None,
         };
+        self.reporter.running_first(&state).await;
         let ran = matches!(seen.phase, StepPhase::Succeeded | StepPhase::Failed);
-        let running = (StepPhase::Running, seen.attempt);
-        if ran && seen.attempt > 0 && self.reported.get(name) != Some(&running) {
-            let before = StepState {
-                phase: StepPhase::Running,
-                message: None,
-                outputs: StepOutputs::default(),
-                metrics: None,
-                ..state.clone()
-            };
-            let _ = self.tx.send(Update::Step(before)).await;
-        }
         if ran && let Some(pod) = &seen.pod {
             match self.pods.logs(pod, &LogParams::default()).await {
                 Ok(log) => state.logs = Some(tail(log, self.config.log_tail_bytes)),
                 Err(e) => tracing::debug!(pod, error = %e, "no logs"),
             }
         }
-        self.reported.insert(name.to_owned(), now);
-        let _ = self.tx.send(Update::Step(state)).await;
+        self.reporter.send(state).await;
     }
 }
 
@@ -470,70 +433,19 @@ fn node_ended(node: &Value) -> bool {
 
 /// A map step's state from its instances; outputs as JSON lists.
 fn aggregate(instances: &[Seen]) -> Seen {
-    let any = |p: StepPhase| instances.iter().any(|s| s.phase == p);
-    let phase = if instances.iter().any(|s| !s.phase.is_terminal()) {
-        if any(StepPhase::Running) {
-            StepPhase::Running
-        } else {
-            StepPhase::Pending
-        }
-    } else if any(StepPhase::Failed) {
-        StepPhase::Failed
-    } else if any(StepPhase::Cancelled) {
-        StepPhase::Cancelled
-    } else if instances.iter().all(|s| s.phase == StepPhase::Skipped) {
-        StepPhase::Skipped
-    } else {
-        StepPhase::Succeeded
-    };
-    let mut seen = Seen::bare(phase, None);
-    seen.attempt = u32::from(phase != StepPhase::Pending);
-    if phase == StepPhase::Failed {
-        let failed: Vec<String> = instances
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.phase == StepPhase::Failed)
-            .map(|(i, _)| i.to_string())
-            .collect();
-        seen.message = Some(format!("instance(s) {} failed", failed.join(", ")));
-    }
-    if phase == StepPhase::Succeeded {
-        let ran: Vec<&StepOutputs> = instances
-            .iter()
-            .filter(|s| s.phase == StepPhase::Succeeded)
-            .map(|s| &s.outputs)
-            .collect();
-        seen.outputs.result = Some(json_list(
-            ran.iter().map(|o| o.result.as_deref().unwrap_or_default()),
-        ));
-        if let Some(first) = ran.first() {
-            for p in first.parameters.keys() {
-                let values = ran
-                    .iter()
-                    .map(|o| o.parameters.get(p).map(String::as_str).unwrap_or_default());
-                seen.outputs.parameters.insert(p.clone(), json_list(values));
-            }
-        }
+    let state = map_state(instances.iter().map(|s| s.phase).enumerate());
+    let mut seen = Seen::bare(state.phase, None);
+    seen.attempt = state.attempt;
+    seen.message = state.message;
+    if state.phase == StepPhase::Succeeded {
+        seen.outputs = gather(
+            instances
+                .iter()
+                .filter(|s| s.phase == StepPhase::Succeeded)
+                .map(|s| &s.outputs),
+        );
     }
     seen
-}
-
-/// JSON objects and arrays embedded, anything else as a string (as the
-/// local engine aggregates).
-fn json_list<'v>(values: impl Iterator<Item = &'v str>) -> String {
-    let parts: Vec<String> = values
-        .map(|v| {
-            let t = v.trim();
-            if (t.starts_with('{') || t.starts_with('['))
-                && serde_json::from_str::<Value>(t).is_ok()
-            {
-                t.to_owned()
-            } else {
-                Value::String(v.to_owned()).to_string()
-            }
-        })
-        .collect();
-    format!("[{}]", parts.join(","))
 }
 
 fn wall_ms(node: &Value) -> Option<u64> {
@@ -571,18 +483,6 @@ fn digest(path: &Path) -> std::io::Result<(String, u64)> {
     Ok((hasher.finalize().to_hex().to_string(), size))
 }
 
-/// The last bytes of a log, cut at a character boundary.
-fn tail(mut log: String, max: usize) -> String {
-    if log.len() > max {
-        let mut cut = log.len() - max;
-        while !log.is_char_boundary(cut) {
-            cut += 1;
-        }
-        log.drain(..cut);
-    }
-    log
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,9 +513,5 @@ mod tests {
             ["wf.m(1:b)"]
         );
         assert!(nodes.attempts_of_step("m[2]").is_none());
-        assert_eq!(
-            json_list(["a", "{\"x\":1}"].into_iter()),
-            r#"["a",{"x":1}]"#
-        );
     }
 }

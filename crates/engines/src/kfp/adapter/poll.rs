@@ -1,9 +1,10 @@
 //! Watching one KFP run: its task details turned into [`Update`]s.
 
-use super::{Api, KfpConfig, LOG_TAIL_BYTES, Logs, terminal_run};
+use super::{Api, KfpConfig, Logs, terminal_run};
 use crate::failure::FailureKind;
+use crate::track::{LOG_TAIL_BYTES, Poll, Reporter, gather, poll_until_finished, split_plan, tail};
 use crate::{RunOutcome, StepPhase, StepState, Update};
-use couler_optimizer::{Action, Plan, ReuseStatus, StepOutputs};
+use couler_optimizer::{Plan, StepOutputs};
 use reqwest::Method;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -171,14 +172,13 @@ pub(super) struct Poller {
     run_id: String,
     steps: Vec<StepInfo>,
     reused: Vec<StepState>,
-    reported: HashMap<String, (StepPhase, u32)>,
+    reporter: Reporter,
     /// Outputs of succeeded container tasks, by task id.
     outputs: HashMap<String, StepOutputs>,
     logs: Option<Logs>,
     /// Steps retried on transient failures only, and how often.
     transient: HashMap<String, u32>,
     every: Duration,
-    tx: mpsc::Sender<Update>,
 }
 
 impl Poller {
@@ -196,91 +196,37 @@ impl Poller {
         config: &KfpConfig,
         tx: mpsc::Sender<Update>,
     ) -> Poller {
-        let reported: HashMap<String, (StepPhase, u32)> = resume
+        let (run, reused) = split_plan(plan);
+        let steps = run
             .into_iter()
-            .map(|s| (s.name, (s.phase, s.attempt)))
+            .map(|(_, step)| StepInfo {
+                name: step.name.clone(),
+                map: step.map.is_some(),
+                declared: step
+                    .outputs
+                    .iter()
+                    .flat_map(|o| o.parameters.iter().map(|p| p.name.clone()))
+                    .collect(),
+            })
             .collect();
-        let mut steps = Vec::new();
-        let mut reused = Vec::new();
-        for (i, planned) in plan.steps.iter().enumerate() {
-            let step = plan.ir_step(i);
-            match &planned.action {
-                Action::Run => steps.push(StepInfo {
-                    name: step.name.clone(),
-                    map: step.map.is_some(),
-                    declared: step
-                        .outputs
-                        .iter()
-                        .flat_map(|o| o.parameters.iter().map(|p| p.name.clone()))
-                        .collect(),
-                }),
-                Action::Reuse { status, outputs } => {
-                    if reported.get(&step.name).is_some_and(|r| r.0.is_terminal()) {
-                        continue;
-                    }
-                    let (phase, message) = match status {
-                        ReuseStatus::Succeeded => {
-                            (StepPhase::Succeeded, "kept from an earlier attempt")
-                        }
-                        ReuseStatus::Skipped => {
-                            (StepPhase::Skipped, "skipped in an earlier attempt")
-                        }
-                        ReuseStatus::Cached => (StepPhase::Cached, "reused from the cache"),
-                    };
-                    reused.push(StepState {
-                        name: step.name.clone(),
-                        phase,
-                        attempt: 0,
-                        message: Some(message.into()),
-                        outputs: outputs.clone(),
-                        metrics: None,
-                        engine_ref: None,
-                        logs: None,
-                    });
-                }
-            }
-        }
         Poller {
             api,
             run_id,
             steps,
             reused,
-            reported,
+            reporter: Reporter::new(tx, resume),
             outputs: HashMap::new(),
             logs,
             transient: HashMap::new(),
             every: Duration::from_millis(config.poll_ms.max(20)),
-            tx,
         }
     }
 
     #[tracing::instrument(skip_all, fields(run_id = %self.run_id))]
     pub async fn run(mut self) {
-        for state in std::mem::take(&mut self.reused) {
-            self.reported
-                .insert(state.name.clone(), (state.phase, state.attempt));
-            if self.tx.send(Update::Step(state)).await.is_err() {
-                return;
-            }
-        }
-        let mut failures = 0u32;
-        loop {
-            if self.tx.is_closed() {
-                return;
-            }
-            match self.poll().await {
-                Ok(Some(finished)) => {
-                    let _ = self.tx.send(finished).await;
-                    return;
-                }
-                Ok(None) => failures = 0,
-                Err(e) => {
-                    failures += 1;
-                    tracing::warn!(error = ?e, failures, "cannot read the kfp run");
-                }
-            }
-            tokio::time::sleep(self.every).await;
-        }
+        let reused = std::mem::take(&mut self.reused);
+        let every = self.every;
+        poll_until_finished(&mut self, reused, every).await;
     }
 
     async fn poll(&mut self) -> Result<Option<Update>, super::ApiError> {
@@ -380,14 +326,8 @@ impl Poller {
 
     /// Sends a step's state if it changed; outputs and logs when terminal.
     async fn report(&mut self, seen: Seen) {
-        if seen.phase == StepPhase::Pending {
+        if !self.reporter.is_news(&seen.name, seen.phase, seen.attempt) {
             return;
-        }
-        let now = (seen.phase, seen.attempt);
-        match self.reported.get(&seen.name) {
-            Some(last) if *last == now => return,
-            Some((last, _)) if last.is_terminal() => return,
-            _ => {}
         }
         let mut state = StepState {
             name: seen.name.clone(),
@@ -399,16 +339,7 @@ impl Poller {
             engine_ref: seen.task.as_ref().map(|t| t.id.clone()),
             logs: None,
         };
-        let ran = matches!(seen.phase, StepPhase::Succeeded | StepPhase::Failed);
-        let running = (StepPhase::Running, seen.attempt);
-        if ran && seen.attempt > 0 && self.reported.get(&seen.name) != Some(&running) {
-            let before = StepState {
-                phase: StepPhase::Running,
-                message: None,
-                ..state.clone()
-            };
-            let _ = self.tx.send(Update::Step(before)).await;
-        }
+        self.reporter.running_first(&state).await;
         let pod = seen.task.as_ref().and_then(|t| t.pod.clone());
         if let (true, Some(pod)) = (seen.phase.is_terminal(), &pod) {
             let log = self.log(pod).await;
@@ -418,7 +349,7 @@ impl Poller {
             {
                 state.message = Some(format!("{m}: {last}"));
             }
-            state.logs = log.map(tail);
+            state.logs = log.map(|l| tail(l, LOG_TAIL_BYTES));
         }
         if seen.phase == StepPhase::Succeeded {
             state.outputs = match (&seen.instances, &seen.task) {
@@ -427,8 +358,7 @@ impl Poller {
                 (None, None) => StepOutputs::default(),
             };
         }
-        self.reported.insert(seen.name.clone(), now);
-        let _ = self.tx.send(Update::Step(state)).await;
+        self.reporter.send(state).await;
     }
 
     /// Shows transient failures of steps that retry on them (with tries
@@ -526,20 +456,19 @@ impl Poller {
         for (i, t) in instances.iter().enumerate() {
             all.push(self.outputs_of(&format!("{step}[{i}]"), t).await);
         }
-        let mut outputs = StepOutputs {
-            result: Some(json_list(
-                all.iter().map(|o| o.result.as_deref().unwrap_or_default()),
-            )),
-            ..Default::default()
-        };
-        let keys: HashSet<&String> = all.iter().flat_map(|o| o.parameters.keys()).collect();
-        for k in keys {
-            let values = all
-                .iter()
-                .map(|o| o.parameters.get(k).map(String::as_str).unwrap_or_default());
-            outputs.parameters.insert(k.clone(), json_list(values));
-        }
-        outputs
+        gather(&all)
+    }
+}
+
+impl Poll for Poller {
+    type Error = super::ApiError;
+
+    fn reporter(&mut self) -> &mut Reporter {
+        &mut self.reporter
+    }
+
+    async fn look(&mut self) -> Result<Option<Update>, super::ApiError> {
+        self.poll().await
     }
 }
 
@@ -618,24 +547,6 @@ impl Seen {
     }
 }
 
-/// A map step's aggregated output: JSON objects and arrays embedded,
-/// anything else as a string (as the local engine does).
-fn json_list<'v>(values: impl Iterator<Item = &'v str>) -> String {
-    let parts: Vec<String> = values
-        .map(|v| {
-            let t = v.trim();
-            if (t.starts_with('{') || t.starts_with('['))
-                && serde_json::from_str::<Value>(t).is_ok()
-            {
-                t.to_owned()
-            } else {
-                Value::String(v.to_owned()).to_string()
-            }
-        })
-        .collect();
-    format!("[{}]", parts.join(","))
-}
-
 /// The signal that ended a container, from KFP's `exit code N` (128 + N).
 fn signal(message: &str) -> Option<i32> {
     let (_, rest) = message.split_once("exit code ")?;
@@ -649,18 +560,6 @@ fn signal(message: &str) -> Option<i32> {
 
 fn last_line(log: &str) -> Option<&str> {
     log.lines().rev().map(str::trim).find(|l| !l.is_empty())
-}
-
-/// The last bytes of a log, cut at a character boundary.
-fn tail(mut log: String) -> String {
-    if log.len() > LOG_TAIL_BYTES {
-        let mut cut = log.len() - LOG_TAIL_BYTES;
-        while !log.is_char_boundary(cut) {
-            cut += 1;
-        }
-        log.drain(..cut);
-    }
-    log
 }
 
 #[cfg(test)]
@@ -693,11 +592,7 @@ mod tests {
     }
 
     #[test]
-    fn lists_and_tails() {
-        assert_eq!(
-            json_list(["a", "{\"x\":1}"].into_iter()),
-            r#"["a",{"x":1}]"#
-        );
+    fn last_lines_and_signals() {
         assert_eq!(last_line("a\nb\n\n"), Some("b"));
         assert_eq!(signal("Error (exit code 137)"), Some(9));
         assert_eq!(signal("Error (exit code 3)"), None);

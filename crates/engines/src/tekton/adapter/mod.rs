@@ -38,6 +38,7 @@ mod track;
 
 use super::{ENGINE, objects};
 use crate::k8s::KubeConfig;
+use crate::track::{LOG_TAIL_BYTES, UPDATE_BUFFER, compile, instance, join_attempts};
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
 use async_trait::async_trait;
 use couler_optimizer::Plan;
@@ -49,7 +50,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use tokio::sync::{OnceCell, mpsc};
 
-const UPDATE_BUFFER: usize = 1024;
 /// The annotation naming the exit handlers a merged finally task runs.
 const STEPS_ANNOTATION: &str = "couler.dev/steps";
 
@@ -69,7 +69,7 @@ impl TektonConfig {
     pub fn new(kube: KubeConfig) -> TektonConfig {
         TektonConfig {
             kube,
-            log_tail_bytes: 64 * 1024,
+            log_tail_bytes: LOG_TAIL_BYTES,
             watch_timeout_secs: 290,
         }
     }
@@ -189,15 +189,11 @@ impl EngineAdapter for TektonAdapter {
         plan: Arc<Plan>,
         resume: Vec<StepState>,
     ) -> Result<Started, EngineError> {
-        let (pipeline, pipeline_run) = {
-            let (plan, run) = (plan.clone(), run.clone());
-            tokio::task::spawn_blocking(move || {
-                let (p, r) = objects(&plan, &run)?;
-                Ok::<_, EngineError>((to_json(&p)?, to_json(&r)?))
-            })
-            .await
-            .map_err(|e| EngineError::Other(format!("internal error: {e}")))??
-        };
+        let (pipeline, pipeline_run) = compile(&plan, run, |plan, run| {
+            let (p, r) = objects(plan, run)?;
+            Ok((to_json(&p)?, to_json(&r)?))
+        })
+        .await?;
         let ns = self.config.kube.namespace(&run.tenant);
         let name = pipeline_run["metadata"]["name"]
             .as_str()
@@ -283,20 +279,14 @@ impl EngineAdapter for TektonAdapter {
             .filter_map(|s| s["podName"].as_str())
             .collect();
         names.extend(tr["status"]["podName"].as_str());
-        let mut text = String::new();
+        let mut logs = Vec::new();
         for (n, pod) in names.iter().enumerate() {
             let log = pod_log(&pods, pod, task_step(task, step))
                 .await
                 .map_err(api_error)?;
-            if names.len() > 1 {
-                if !text.is_empty() && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                text.push_str(&format!("=== attempt {} ===\n", n + 1));
-            }
-            text.push_str(&log);
+            logs.push((n as u32 + 1, log));
         }
-        Ok(text)
+        Ok(join_attempts(logs))
     }
 }
 
@@ -325,16 +315,6 @@ async fn pod_log(pods: &Api<Pod>, pod: &str, step: &str) -> Result<String, kube:
         ..LogParams::default()
     };
     pods.logs(pod, &params).await
-}
-
-/// `train[2]` → (`train`, Some(2)).
-fn instance(step: &str) -> (&str, Option<usize>) {
-    if let Some((task, rest)) = step.split_once('[')
-        && let Some(Ok(i)) = rest.strip_suffix(']').map(str::parse::<usize>)
-    {
-        return (task, Some(i));
-    }
-    (step, None)
 }
 
 /// The `Succeeded` condition's status and reason once the object is done.
@@ -397,16 +377,5 @@ impl Runs {
                 .as_str()
                 .is_some_and(|s| s.split(',').any(|m| m == step))
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn instances() {
-        assert_eq!(instance("train[2]"), ("train", Some(2)));
-        assert_eq!(instance("train"), ("train", None));
     }
 }

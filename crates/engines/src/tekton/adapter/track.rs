@@ -3,9 +3,10 @@
 //! mapping is in the adapter's module docs).
 
 use super::{Kind, Runs, STEPS_ANNOTATION, TektonConfig, finished, pod_log, whole};
+use crate::track::{Reporter, gather, map_state, split_plan, tail};
 use crate::{RunOutcome, StepMetrics, StepPhase, StepState, Update};
 use couler_ir::Limits;
-use couler_optimizer::{Action, Plan, ReuseStatus, StepOutputs};
+use couler_optimizer::{Plan, StepOutputs};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DynamicObject, ListParams};
@@ -46,12 +47,11 @@ pub(super) struct Tracker {
     name: String,
     steps: Vec<StepInfo>,
     reused: Vec<StepState>,
-    reported: HashMap<String, (StepPhase, u32)>,
+    reporter: Reporter,
     /// Outputs of succeeded steps (instances), read once.
     outputs: HashMap<String, StepOutputs>,
     tail: usize,
     watch_timeout: u32,
-    tx: mpsc::Sender<Update>,
 }
 
 impl Tracker {
@@ -66,10 +66,6 @@ impl Tracker {
         config: &TektonConfig,
         tx: mpsc::Sender<Update>,
     ) -> Tracker {
-        let reported: HashMap<String, (StepPhase, u32)> = resume
-            .into_iter()
-            .map(|s| (s.name, (s.phase, s.attempt)))
-            .collect();
         let ctx = crate::tekton::Ctx::new(plan);
         let mut merged: HashMap<String, String> = HashMap::new();
         for t in pipeline["spec"]["finally"].as_array().into_iter().flatten() {
@@ -83,65 +79,37 @@ impl Tracker {
             }
         }
         let upstream = upstream_steps(plan);
-        let mut steps = Vec::new();
-        let mut reused = Vec::new();
-        for (i, planned) in plan.steps.iter().enumerate() {
-            let step = plan.ir_step(i);
-            match &planned.action {
-                Action::Run => steps.push(StepInfo {
-                    name: step.name.clone(),
-                    task: merged
-                        .get(&step.name)
-                        .cloned()
-                        .unwrap_or_else(|| step.name.clone()),
-                    merged: merged.contains_key(&step.name),
-                    mapped: step.map.is_some(),
-                    stdout: ctx.stdout[i].clone(),
-                    parameters: step
-                        .outputs
-                        .iter()
-                        .flat_map(|o| &o.parameters)
-                        .map(|p| p.name.clone())
-                        .collect(),
-                    upstream: upstream.get(&step.name).cloned().unwrap_or_default(),
-                }),
-                Action::Reuse { status, outputs } => {
-                    if reported.get(&step.name).is_some_and(|r| r.0.is_terminal()) {
-                        continue;
-                    }
-                    let (phase, message) = match status {
-                        ReuseStatus::Succeeded => {
-                            (StepPhase::Succeeded, "kept from an earlier attempt")
-                        }
-                        ReuseStatus::Skipped => {
-                            (StepPhase::Skipped, "skipped in an earlier attempt")
-                        }
-                        ReuseStatus::Cached => (StepPhase::Cached, "reused from the cache"),
-                    };
-                    reused.push(StepState {
-                        name: step.name.clone(),
-                        phase,
-                        attempt: 0,
-                        message: Some(message.into()),
-                        outputs: outputs.clone(),
-                        metrics: None,
-                        engine_ref: None,
-                        logs: None,
-                    });
-                }
-            }
-        }
+        let (run, reused) = split_plan(plan);
+        let steps = run
+            .into_iter()
+            .map(|(i, step)| StepInfo {
+                name: step.name.clone(),
+                task: merged
+                    .get(&step.name)
+                    .cloned()
+                    .unwrap_or_else(|| step.name.clone()),
+                merged: merged.contains_key(&step.name),
+                mapped: step.map.is_some(),
+                stdout: ctx.stdout[i].clone(),
+                parameters: step
+                    .outputs
+                    .iter()
+                    .flat_map(|o| &o.parameters)
+                    .map(|p| p.name.clone())
+                    .collect(),
+                upstream: upstream.get(&step.name).cloned().unwrap_or_default(),
+            })
+            .collect();
         Tracker {
             client,
             ns: ns.to_owned(),
             name: name.to_owned(),
             steps,
             reused,
-            reported,
+            reporter: Reporter::new(tx, resume),
             outputs: HashMap::new(),
             tail: config.log_tail_bytes,
             watch_timeout: config.watch_timeout_secs.max(1),
-            tx,
         }
     }
 
@@ -155,12 +123,9 @@ impl Tracker {
 
     #[tracing::instrument(skip_all, fields(namespace = %self.ns, pipelinerun = %self.name))]
     pub(super) async fn run(mut self) {
-        for state in std::mem::take(&mut self.reused) {
-            self.reported
-                .insert(state.name.clone(), (state.phase, state.attempt));
-            if self.tx.send(Update::Step(state)).await.is_err() {
-                return;
-            }
+        let reused = std::mem::take(&mut self.reused);
+        if !self.reporter.send_reused(reused).await {
+            return;
         }
         enum Watched {
             Run(watcher::Event<DynamicObject>),
@@ -187,7 +152,7 @@ impl Tracker {
         let mut trs: BTreeMap<String, Value> = BTreeMap::new();
         loop {
             let event = tokio::select! {
-                _ = self.tx.closed() => return,
+                _ = self.reporter.closed() => return,
                 event = events.next() => event,
             };
             let Some(event) = event else { return };
@@ -197,13 +162,11 @@ impl Tracker {
                 }
                 Ok(Watched::Run(watcher::Event::Delete(_))) => {
                     let message = format!("the PipelineRun {} was deleted", self.name);
-                    let _ = self
-                        .tx
-                        .send(Update::Finished {
-                            outcome: RunOutcome::Cancelled,
-                            message: Some(message),
-                        })
-                        .await;
+                    let finished = Update::Finished {
+                        outcome: RunOutcome::Cancelled,
+                        message: Some(message),
+                    };
+                    self.reporter.send_raw(finished).await;
                     return;
                 }
                 Ok(Watched::Task(watcher::Event::Apply(o) | watcher::Event::InitApply(o))) => {
@@ -238,7 +201,7 @@ impl Tracker {
                 trs.values().cloned().collect()
             };
             if let Some(done) = self.observe(current, all).await {
-                let _ = self.tx.send(done).await;
+                self.reporter.send_raw(done).await;
                 return;
             }
         }
@@ -273,18 +236,20 @@ impl Tracker {
                         .await;
                     instances.push((one.phase, outputs));
                 }
-                let phase = aggregate(instances.iter().map(|(p, _)| *p));
-                if phase == StepPhase::Succeeded {
-                    let outputs =
-                        gather(instances.iter().map(|(_, o)| o.clone().unwrap_or_default()));
-                    self.send_aggregate(&info, phase, outputs).await;
-                    phases.insert(info.name.clone(), phase);
+                let state = map_state(instances.iter().map(|(p, _)| *p).enumerate());
+                if state.phase == StepPhase::Succeeded {
+                    let all: Vec<StepOutputs> = instances
+                        .into_iter()
+                        .map(|(_, o)| o.unwrap_or_default())
+                        .collect();
+                    self.send_aggregate(&info, state.phase, gather(&all)).await;
+                    phases.insert(info.name.clone(), state.phase);
                     continue;
                 }
                 Seen {
-                    phase,
-                    attempt: u32::from(phase != StepPhase::Pending),
-                    message: None,
+                    phase: state.phase,
+                    attempt: state.attempt,
+                    message: state.message,
                     tr: None,
                 }
             } else if let Some(tr) = mine.first() {
@@ -360,9 +325,8 @@ impl Tracker {
         if seen.phase == StepPhase::Pending {
             return None;
         }
-        let now = (seen.phase, seen.attempt);
-        let last = self.reported.get(name).copied();
-        if last.is_some_and(|(p, _)| p.is_terminal()) || last == Some(now) {
+        let last = self.reporter.last(name);
+        if !self.reporter.is_news(name, seen.phase, seen.attempt) {
             // Already said; a map step still needs its instances' outputs.
             let tr = seen.tr.filter(|_| seen.phase == StepPhase::Succeeded)?;
             if let Some(o) = self.outputs.get(name) {
@@ -404,7 +368,7 @@ impl Tracker {
                     message: None,
                     ..state.clone()
                 };
-                let _ = self.tx.send(Update::Step(before)).await;
+                self.reporter.send_raw(Update::Step(before)).await;
             }
         }
         let mut outputs = None;
@@ -435,20 +399,14 @@ impl Tracker {
             }
             state.logs = log.map(|l| tail(l, self.tail));
         }
-        self.reported.insert(name.to_owned(), now);
-        let _ = self.tx.send(Update::Step(state)).await;
+        self.reporter.send(state).await;
         outputs
     }
 
     async fn send_aggregate(&mut self, info: &StepInfo, phase: StepPhase, outputs: StepOutputs) {
-        if self
-            .reported
-            .get(&info.name)
-            .is_some_and(|(p, _)| p.is_terminal())
-        {
+        if self.reporter.is_final(&info.name) {
             return;
         }
-        self.reported.insert(info.name.clone(), (phase, 1));
         let state = StepState {
             name: info.name.clone(),
             phase,
@@ -459,7 +417,7 @@ impl Tracker {
             engine_ref: None,
             logs: None,
         };
-        let _ = self.tx.send(Update::Step(state)).await;
+        self.reporter.send(state).await;
     }
 
     /// A succeeded TaskRun's outputs.
@@ -644,61 +602,6 @@ fn skip_phase(
     }
 }
 
-/// A map step's phase from its instances'.
-fn aggregate(phases: impl Iterator<Item = StepPhase>) -> StepPhase {
-    let phases: Vec<StepPhase> = phases.collect();
-    let any = |p| phases.contains(&p);
-    if phases.iter().any(|p| !p.is_terminal()) {
-        if any(StepPhase::Running) {
-            StepPhase::Running
-        } else {
-            StepPhase::Pending
-        }
-    } else if any(StepPhase::Failed) {
-        StepPhase::Failed
-    } else if any(StepPhase::Cancelled) {
-        StepPhase::Cancelled
-    } else {
-        StepPhase::Succeeded
-    }
-}
-
-/// Instances' outputs as JSON lists, like the local engine's.
-fn gather(all: impl Iterator<Item = StepOutputs>) -> StepOutputs {
-    let all: Vec<StepOutputs> = all.collect();
-    let mut outputs = StepOutputs {
-        result: Some(json_list(
-            all.iter().map(|o| o.result.as_deref().unwrap_or_default()),
-        )),
-        ..StepOutputs::default()
-    };
-    let names: BTreeSet<&String> = all.iter().flat_map(|o| o.parameters.keys()).collect();
-    for p in names {
-        let values = all
-            .iter()
-            .map(|o| o.parameters.get(p).map(String::as_str).unwrap_or_default());
-        outputs.parameters.insert(p.clone(), json_list(values));
-    }
-    outputs
-}
-
-/// JSON objects and arrays embedded, anything else as a string.
-fn json_list<'v>(values: impl Iterator<Item = &'v str>) -> String {
-    let parts: Vec<String> = values
-        .map(|v| {
-            let t = v.trim();
-            if (t.starts_with('{') || t.starts_with('['))
-                && serde_json::from_str::<Value>(t).is_ok()
-            {
-                t.to_owned()
-            } else {
-                Value::String(v.to_owned()).to_string()
-            }
-        })
-        .collect();
-    format!("[{}]", parts.join(","))
-}
-
 /// For each main step, the steps it waits for, transitively.
 fn upstream_steps(plan: &Plan) -> HashMap<String, BTreeSet<String>> {
     let mut out: HashMap<String, BTreeSet<String>> = HashMap::new();
@@ -723,30 +626,10 @@ fn upstream_steps(plan: &Plan) -> HashMap<String, BTreeSet<String>> {
     out
 }
 
-/// The last bytes of a log, cut at a character boundary.
-fn tail(mut log: String, bytes: usize) -> String {
-    if log.len() > bytes {
-        let mut cut = log.len() - bytes;
-        while !log.is_char_boundary(cut) {
-            cut += 1;
-        }
-        log.drain(..cut);
-    }
-    log
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn lists_embed_json() {
-        assert_eq!(
-            json_list(["a", "{\"x\":1}"].into_iter()),
-            r#"["a",{"x":1}]"#
-        );
-    }
 
     #[test]
     fn taskruns_map_to_phases_and_attempts() {

@@ -1,0 +1,73 @@
+//! What the REST adapters (Airflow, KFP) share: the HTTP client and
+//! retrying calls that failed for a passing reason.
+
+use crate::EngineError;
+use std::fmt::Debug;
+use std::future::Future;
+use std::time::Duration;
+
+/// Tries of one API call, and the first pause between them (doubling).
+const RETRIES: u32 = 5;
+const RETRY_DELAY: Duration = Duration::from_millis(200);
+
+/// An HTTP client with Couler's user agent and bounded waits.
+pub(crate) fn http_client() -> Result<reqwest::Client, EngineError> {
+    // reqwest is built without a default TLS provider; pick ring once.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .user_agent(concat!("couler/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|e| EngineError::Other(format!("cannot build the http client: {e}")))
+}
+
+/// Calls until the call succeeds, fails for good (`transient` says no) or
+/// has been tried [`RETRIES`] times.
+pub(crate) async fn retrying<T, E: Debug, F: Future<Output = Result<T, E>>>(
+    mut call: impl FnMut() -> F,
+    transient: impl Fn(&E) -> bool,
+) -> Result<T, E> {
+    let mut delay = RETRY_DELAY;
+    let mut tries = 1;
+    loop {
+        match call().await {
+            Err(e) if tries < RETRIES && transient(&e) => {
+                tracing::debug!(error = ?e, tries, "retrying an API call");
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+                tries += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    #[tokio::test]
+    async fn retries_passing_failures_only() {
+        let calls = AtomicU32::new(0);
+        let second = retrying(
+            || async {
+                match calls.fetch_add(1, Ordering::Relaxed) {
+                    0 => Err("busy"),
+                    n => Ok(n),
+                }
+            },
+            |_| true,
+        )
+        .await;
+        assert_eq!(second, Ok(1));
+        let calls = AtomicU32::new(0);
+        let lasting = retrying(
+            || async { Err::<(), _>(calls.fetch_add(1, Ordering::Relaxed)) },
+            |_| false,
+        )
+        .await;
+        assert_eq!((lasting, calls.load(Ordering::Relaxed)), (Err(0), 1));
+    }
+}

@@ -162,6 +162,31 @@ impl KfpAdapter {
     }
 
     /// The first item of a listing whose display name is `name`.
+    /// Creates the run exactly once: a create that failed on the way may
+    /// still have happened, so before trying again the run is looked up by
+    /// its name.
+    async fn create_run(&self, name: &str, body: Value) -> Result<Value, EngineError> {
+        let mut delay = std::time::Duration::from_millis(200);
+        for _ in 0..4 {
+            match self
+                .api
+                .json(Method::POST, "runs", &[], Some(body.clone()))
+                .await
+            {
+                Err(e) if e.transient() => {
+                    tracing::debug!(error = ?e, "creating the kfp run failed; looking for it");
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                    if let Some(existing) = self.find("runs", "runs", name).await? {
+                        return Ok(existing);
+                    }
+                }
+                other => return Ok(other?),
+            }
+        }
+        Ok(self.api.json(Method::POST, "runs", &[], Some(body)).await?)
+    }
+
     async fn find(&self, path: &str, key: &str, name: &str) -> Result<Option<Value>, EngineError> {
         let filter = json!({"predicates": [{"key": "display_name", "operation": "EQUALS", "string_value": name}]});
         let query = [
@@ -209,7 +234,7 @@ impl EngineAdapter for KfpAdapter {
                 if let Some(e) = &self.config.experiment_id {
                     body["experiment_id"] = json!(e);
                 }
-                let created = self.api.json(Method::POST, "runs", &[], Some(body)).await?;
+                let created = self.create_run(&display_name, body).await?;
                 id_of(&created, "run_id")?
             }
         };
@@ -434,9 +459,12 @@ impl Api {
     }
 
     /// Sends with retries on 5xx and transport errors; the body is text.
+    /// Sends the request; with `retry`, again after a passing failure
+    /// (only for requests that are safe to repeat).
     async fn send(
         &self,
         request: impl Fn() -> reqwest::RequestBuilder,
+        retry: bool,
     ) -> Result<String, ApiError> {
         let once = || async {
             let mut r = request();
@@ -459,9 +487,15 @@ impl Api {
                 .unwrap_or(text);
             Err(ApiError::Status(status, message))
         };
-        crate::rest::retrying(once, ApiError::transient).await
+        if retry {
+            crate::rest::retrying(once, ApiError::transient).await
+        } else {
+            once().await
+        }
     }
 
+    /// A JSON call; `POST`s are sent once (repeating one that reached the
+    /// server could create a second run).
     async fn json(
         &self,
         method: Method,
@@ -471,14 +505,18 @@ impl Api {
     ) -> Result<Value, ApiError> {
         let pairs: Vec<(&str, &str)> = query.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let url = self.url(path, &pairs);
+        let retry = method != Method::POST;
         let text = self
-            .send(|| {
-                let r = self.http.request(method.clone(), url.clone());
-                match &body {
-                    Some(b) => r.json(b),
-                    None => r,
-                }
-            })
+            .send(
+                || {
+                    let r = self.http.request(method.clone(), url.clone());
+                    match &body {
+                        Some(b) => r.json(b),
+                        None => r,
+                    }
+                },
+                retry,
+            )
             .await?;
         if text.trim().is_empty() {
             return Ok(Value::Null);
@@ -502,16 +540,21 @@ impl Api {
             "--{boundary}\r\nContent-Disposition: form-data; name=\"uploadfile\"; filename=\"pipeline.yaml\"\r\nContent-Type: application/x-yaml\r\n\r\n{package}\r\n--{boundary}--\r\n"
         );
         let url = self.url(path, query);
+        // A repeated upload that already happened answers 409, which the
+        // caller resolves by looking the pipeline up.
         let text = self
-            .send(|| {
-                self.http
-                    .post(url.clone())
-                    .header(
-                        reqwest::header::CONTENT_TYPE,
-                        format!("multipart/form-data; boundary={boundary}"),
-                    )
-                    .body(body.clone())
-            })
+            .send(
+                || {
+                    self.http
+                        .post(url.clone())
+                        .header(
+                            reqwest::header::CONTENT_TYPE,
+                            format!("multipart/form-data; boundary={boundary}"),
+                        )
+                        .body(body.clone())
+                },
+                true,
+            )
             .await?;
         serde_json::from_str(&text)
             .map_err(|e| ApiError::Transport(format!("unreadable answer from KFP: {e}")))

@@ -161,9 +161,11 @@ impl Tracker {
                     pr = Some(whole(o))
                 }
                 Ok(Watched::Run(watcher::Event::Delete(_))) => {
+                    // Deleted behind Couler's back: not a cancel anyone
+                    // asked for (the Argo adapter says the same).
                     let message = format!("the PipelineRun {} was deleted", self.name);
                     let finished = Update::Finished {
-                        outcome: RunOutcome::Cancelled,
+                        outcome: RunOutcome::Failed,
                         message: Some(message),
                     };
                     self.reporter.send_raw(finished).await;

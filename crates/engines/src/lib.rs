@@ -17,6 +17,7 @@ pub mod kfp;
 pub mod local;
 mod rest;
 pub mod tekton;
+pub mod yaml;
 mod track;
 
 use async_trait::async_trait;

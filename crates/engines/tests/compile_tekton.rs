@@ -852,7 +852,7 @@ fn yaml_keeps_strings_that_look_like_other_scalars() {
     assert_eq!(run["metadata"]["labels"]["couler.dev/attempt"], "1");
     // Also for YAML 1.1 readers (kubectl, PyYAML): such strings are quoted.
     let text = &m.files[0].content;
-    for quoted in ["\"no\"", "\"on\"", "\"1.0\"", "\"true\"", "\"yes\""] {
+    for quoted in ["'no'", "'on'", "'1.0'", "'true'", "'yes'"] {
         assert!(text.contains(quoted), "{quoted} is quoted");
     }
 }

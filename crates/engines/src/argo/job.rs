@@ -128,7 +128,7 @@ pub(super) fn resource(
         set_owner_reference: true,
         success_condition: success,
         failure_condition: failure,
-        manifest: serde_saphyr::to_string(&manifest).map_err(other)?,
+        manifest: crate::yaml::to_string(&manifest).map_err(other)?,
     })
 }
 

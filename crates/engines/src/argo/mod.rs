@@ -185,7 +185,7 @@ fn yaml_file(
 ) -> Result<ManifestFile, EngineError> {
     // Sized up front: big workflows would otherwise copy it many times.
     let mut content = String::with_capacity(1024 + 512 * templates);
-    serde_saphyr::to_fmt_writer(&mut content, value)
+    crate::yaml::write(&mut content, value)
         .map_err(|e| EngineError::Other(format!("could not write {name}: {e}")))?;
     Ok(ManifestFile {
         name: name.into(),
@@ -233,12 +233,12 @@ steps:
         };
         check(
             serde_json::to_value(&workflow).unwrap(),
-            serde_saphyr::to_string(&workflow).unwrap(),
+            crate::yaml::to_string(&workflow).unwrap(),
         );
         let cron = cron.unwrap();
         check(
             serde_json::to_value(&cron).unwrap(),
-            serde_saphyr::to_string(&cron).unwrap(),
+            crate::yaml::to_string(&cron).unwrap(),
         );
     }
 }

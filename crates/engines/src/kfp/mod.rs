@@ -94,17 +94,11 @@ fn build_spec(plan: &Plan, run: &RunSpec) -> Result<build::Built, EngineError> {
     build::build(&mut analysis, run)
 }
 
-/// One YAML document, ending in a newline. Long lines stay on one line
-/// (folded scalars read back differently in some YAML 1.1 readers);
-/// multi-line strings (scripts) are literal blocks.
+/// One YAML document, ending in a newline (long lines are never folded;
+/// multi-line strings, scripts, are literal blocks).
 fn yaml<T: serde::Serialize>(value: &T) -> Result<String, EngineError> {
-    let options = serde_saphyr::ser_options! { folded_wrap_chars: usize::MAX };
-    let mut text = serde_saphyr::to_string_with_options(value, options)
-        .map_err(|e| EngineError::Other(format!("rendering the KFP pipeline: {e}")))?;
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    Ok(text)
+    crate::yaml::to_string(value)
+        .map_err(|e| EngineError::Other(format!("rendering the KFP pipeline: {e}")))
 }
 
 fn check_workflow(plan: &Plan) -> Result<(), EngineError> {

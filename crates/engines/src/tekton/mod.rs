@@ -492,7 +492,7 @@ impl Names {
 }
 
 fn yaml_file<T: serde::Serialize>(name: &str, value: &T) -> Result<ManifestFile, EngineError> {
-    let content = serde_saphyr::to_string(value)
+    let content = crate::yaml::to_string(value)
         .map_err(|e| EngineError::Other(format!("could not write {name}: {e}")))?;
     Ok(ManifestFile {
         name: name.to_owned(),

@@ -1,0 +1,885 @@
+//! Writing manifests as YAML, fast.
+//!
+//! A serde serializer for the compilers' typed models: block style as
+//! `kubectl` shows it (sequences at their key's indentation), strings plain
+//! only when no YAML 1.1 or 1.2 reader could take them for anything else,
+//! single-quoted otherwise, double-quoted with escapes when they hold
+//! control characters, and literal blocks (`|`) for multi-line text. It
+//! exists for speed: serde-saphyr (which reads every YAML a tenant sends)
+//! spent two thirds of a 10,000-step compile writing, serde_yaml_ng more;
+//! this writes straight into one `String` (see the compile benchmark). What
+//! it writes is read back by serde-saphyr and the engines' own validators
+//! in the compile tests.
+
+use serde::ser::{self, Serialize};
+use std::fmt::{self, Write};
+
+#[derive(Debug)]
+pub struct Error(String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl ser::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Error(msg.to_string())
+    }
+}
+
+/// `value` as one YAML document (no `---`), ending in a newline.
+pub fn to_string(value: &impl Serialize) -> Result<String, Error> {
+    let mut out = String::new();
+    write(&mut out, value)?;
+    Ok(out)
+}
+
+/// Appends `value` as one YAML document to `out`.
+pub fn write(out: &mut String, value: &impl Serialize) -> Result<(), Error> {
+    value.serialize(Emitter { out, at: At::Root })
+}
+
+/// Where the next value goes.
+#[derive(Clone, Copy)]
+enum At {
+    /// The document itself.
+    Root,
+    /// After `key:` at this indentation.
+    Value(usize),
+    /// After `- ` at this indentation.
+    Item(usize),
+}
+
+struct Emitter<'o> {
+    out: &'o mut String,
+    at: At,
+}
+
+fn indent(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+impl<'o> Emitter<'o> {
+    fn scalar(self, text: &str) -> Result<(), Error> {
+        match self.at {
+            At::Value(_) => self.out.push(' '),
+            At::Root | At::Item(_) => {}
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+        Ok(())
+    }
+
+    fn string(self, s: &str) -> Result<(), Error> {
+        let block_indent = match self.at {
+            At::Root => 0,
+            At::Value(n) => n + 2,
+            At::Item(n) => n + 2,
+        };
+        if let At::Value(_) = self.at {
+            self.out.push(' ');
+        }
+        write_string(self.out, s, block_indent);
+        self.out.push('\n');
+        Ok(())
+    }
+
+    fn map(self) -> Compound<'o> {
+        let (first, indent) = match self.at {
+            At::Root => (First::Inline, 0),
+            At::Value(n) => (First::NewLine, n + 2),
+            At::Item(n) => (First::Inline, n + 2),
+        };
+        Compound {
+            out: self.out,
+            indent,
+            first,
+            empty: true,
+            at: self.at,
+        }
+    }
+
+    fn seq(self) -> Compound<'o> {
+        let (first, indent) = match self.at {
+            At::Root => (First::Inline, 0),
+            // Sequences sit at their key's indentation, as kubectl writes.
+            At::Value(n) => (First::NewLine, n),
+            At::Item(n) => (First::Inline, n + 2),
+        };
+        Compound {
+            out: self.out,
+            indent,
+            first,
+            empty: true,
+            at: self.at,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum First {
+    /// The first entry goes where the cursor is (after `- `, or at the
+    /// start of the document).
+    Inline,
+    /// The first entry starts a new line.
+    NewLine,
+}
+
+/// A map, struct or sequence being written.
+struct Compound<'o> {
+    out: &'o mut String,
+    indent: usize,
+    first: First,
+    empty: bool,
+    at: At,
+}
+
+impl Compound<'_> {
+    /// Positions the cursor for the next entry.
+    fn next_entry(&mut self) {
+        if self.empty && self.first == First::Inline {
+            self.empty = false;
+            return;
+        }
+        if self.empty {
+            self.out.push('\n');
+        }
+        self.empty = false;
+        indent(self.out, self.indent);
+    }
+
+    fn key(&mut self, key: &str) {
+        self.next_entry();
+        write_key(self.out, key);
+        self.out.push(':');
+    }
+
+    fn item(&mut self) {
+        self.next_entry();
+        self.out.push_str("- ");
+    }
+
+    fn end(self, empty: &str) {
+        if self.empty {
+            match self.at {
+                At::Value(_) => self.out.push(' '),
+                At::Root | At::Item(_) => {}
+            }
+            self.out.push_str(empty);
+            self.out.push('\n');
+        }
+    }
+}
+
+fn write_key(out: &mut String, key: &str) {
+    if is_plain(key) {
+        out.push_str(key);
+    } else if key.chars().any(needs_escape) || key.contains('\n') {
+        double_quoted(out, key);
+    } else {
+        single_quoted(out, key);
+    }
+}
+
+/// Characters only a double-quoted scalar can hold as they are (YAML 1.1
+/// also breaks lines at U+2028 and U+2029).
+fn needs_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}')
+}
+
+fn single_quoted(out: &mut String, s: &str) {
+    out.push('\'');
+    for (i, part) in s.split('\'').enumerate() {
+        if i > 0 {
+            out.push_str("''");
+        }
+        out.push_str(part);
+    }
+    out.push('\'');
+}
+
+/// A string scalar; `block_indent` is where a literal block's lines go.
+fn write_string(out: &mut String, s: &str, block_indent: usize) {
+    if is_plain(s) {
+        out.push_str(s);
+    } else if s.contains('\n') && literal_ok(s) {
+        literal(out, s, block_indent);
+    } else if !s.chars().any(needs_escape) {
+        single_quoted(out, s);
+    } else {
+        double_quoted(out, s);
+    }
+}
+
+fn double_quoted(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if needs_escape(c) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Multi-line text a literal block keeps exactly: no control characters
+/// but newlines and tabs, and no carriage returns or line-ending spaces
+/// that some readers trim.
+fn literal_ok(s: &str) -> bool {
+    s.chars()
+        .all(|c| c == '\n' || c == '\t' || !needs_escape(c))
+        && !s.contains(" \n")
+        && !s.ends_with(' ')
+}
+
+fn literal(out: &mut String, s: &str, block_indent: usize) {
+    out.push('|');
+    // The first line with text fixes the indentation unless told.
+    let first = s.lines().find(|l| !l.is_empty()).unwrap_or_default();
+    if first.starts_with(' ') || first.starts_with('\t') {
+        out.push('2');
+    }
+    let body = s.trim_end_matches('\n');
+    let trailing = s.len() - body.len();
+    match trailing {
+        0 => out.push('-'),
+        1 => {}
+        _ => out.push('+'),
+    }
+    for line in body.split('\n') {
+        out.push('\n');
+        if !line.is_empty() {
+            indent(out, block_indent.max(2));
+            out.push_str(line);
+        }
+    }
+    for _ in 1..trailing {
+        out.push('\n');
+    }
+}
+
+/// Whether a string can be written plain and read back as the same string
+/// by YAML 1.1 and 1.2 readers alike.
+fn is_plain(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let Some(&first) = bytes.first() else {
+        return false;
+    };
+    let last = bytes[bytes.len() - 1];
+    if first == b' ' || last == b' ' || last == b':' {
+        return false;
+    }
+    // Indicators, and what could start a number (`.5`, `-1`, `+1`, `0x1`).
+    if matches!(
+        first,
+        b'-' | b'?'
+            | b':'
+            | b','
+            | b'['
+            | b']'
+            | b'{'
+            | b'}'
+            | b'#'
+            | b'&'
+            | b'*'
+            | b'!'
+            | b'|'
+            | b'>'
+            | b'\''
+            | b'"'
+            | b'%'
+            | b'@'
+            | b'`'
+            | b'.'
+            | b'+'
+            | b'0'..=b'9'
+    ) {
+        return false;
+    }
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            // Flow indicators are harmless in block context, but some
+            // readers choke on them; control characters need escapes.
+            b'\n' | b'\r' | b'\t' | 0..=0x1f | 0x7f => return false,
+            b'#' if bytes[i - 1] == b' ' => return false,
+            b':' if bytes.get(i + 1).is_none_or(|n| *n == b' ') => return false,
+            b'{' | b'}' | b'[' | b']' | b',' => return false,
+            _ => {}
+        }
+    }
+    if !s.is_ascii() && s.chars().any(needs_escape) {
+        return false;
+    }
+    !is_special_word(s)
+}
+
+/// Words YAML 1.1 or 1.2 reads as booleans or null.
+fn is_special_word(s: &str) -> bool {
+    if s.len() > 5 {
+        return false;
+    }
+    matches!(
+        s.to_ascii_lowercase().as_str(),
+        "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null" | "~" | "=" | "<<"
+    )
+}
+
+impl<'o> ser::Serializer for Emitter<'o> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = Compound<'o>;
+    type SerializeTuple = Compound<'o>;
+    type SerializeTupleStruct = Compound<'o>;
+    type SerializeTupleVariant = Variant<'o>;
+    type SerializeMap = MapCompound<'o>;
+    type SerializeStruct = Compound<'o>;
+    type SerializeStructVariant = Variant<'o>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
+        self.scalar(if v { "true" } else { "false" })
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Error> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Error> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Error> {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Error> {
+        self.scalar(v.to_string().as_str())
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Error> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Error> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Error> {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Error> {
+        self.scalar(v.to_string().as_str())
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Error> {
+        self.serialize_f64(v.into())
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Error> {
+        let text = if v.is_nan() {
+            ".nan".to_owned()
+        } else if v.is_infinite() {
+            if v > 0.0 { ".inf" } else { "-.inf" }.to_owned()
+        } else if v.fract() == 0.0 && v.abs() < 1e15 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:?}")
+        };
+        self.scalar(&text)
+    }
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        self.string(v.encode_utf8(&mut [0; 4]))
+    }
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        self.string(v)
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
+        Err(Error("bytes have no YAML form here".into()))
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        self.scalar("null")
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        self.scalar("null")
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
+        self.scalar("null")
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        self.string(variant)
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        let mut map = self.map();
+        map.key(variant);
+        let at = At::Value(map.indent);
+        value.serialize(Emitter { out: map.out, at })?;
+        map.end("{}");
+        Ok(())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Compound<'o>, Error> {
+        Ok(self.seq())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Compound<'o>, Error> {
+        Ok(self.seq())
+    }
+    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Compound<'o>, Error> {
+        Ok(self.seq())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Variant<'o>, Error> {
+        Variant::open(self, variant, true)
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<MapCompound<'o>, Error> {
+        Ok(MapCompound {
+            inner: self.map(),
+            key: String::new(),
+        })
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Compound<'o>, Error> {
+        Ok(self.map())
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Variant<'o>, Error> {
+        Variant::open(self, variant, false)
+    }
+}
+
+impl ser::SerializeSeq for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        self.item();
+        let at = At::Item(self.indent);
+        value.serialize(Emitter { out: self.out, at })
+    }
+    fn end(self) -> Result<(), Error> {
+        Compound::end(self, "[]");
+        Ok(())
+    }
+}
+
+impl ser::SerializeTuple for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        ser::SerializeSeq::serialize_element(self, value)
+    }
+    fn end(self) -> Result<(), Error> {
+        ser::SerializeSeq::end(self)
+    }
+}
+
+impl ser::SerializeTupleStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        ser::SerializeSeq::serialize_element(self, value)
+    }
+    fn end(self) -> Result<(), Error> {
+        ser::SerializeSeq::end(self)
+    }
+}
+
+impl ser::SerializeStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.key(key);
+        let at = At::Value(self.indent);
+        value.serialize(Emitter { out: self.out, at })
+    }
+    fn end(self) -> Result<(), Error> {
+        Compound::end(self, "{}");
+        Ok(())
+    }
+}
+
+/// A map: keys are written once their value is known to follow.
+struct MapCompound<'o> {
+    inner: Compound<'o>,
+    key: String,
+}
+
+impl ser::SerializeMap for MapCompound<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<(), Error> {
+        self.key.clear();
+        key.serialize(KeyWriter(&mut self.key))
+    }
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        let key = std::mem::take(&mut self.key);
+        self.inner.key(&key);
+        self.key = key;
+        let at = At::Value(self.inner.indent);
+        value.serialize(Emitter {
+            out: self.inner.out,
+            at,
+        })
+    }
+    fn end(self) -> Result<(), Error> {
+        self.inner.end("{}");
+        Ok(())
+    }
+}
+
+/// `variant:` then the variant's fields or elements.
+struct Variant<'o> {
+    outer: Compound<'o>,
+    inner_indent: usize,
+    seq: bool,
+    empty: bool,
+}
+
+impl<'o> Variant<'o> {
+    fn open(e: Emitter<'o>, variant: &str, seq: bool) -> Result<Variant<'o>, Error> {
+        let mut outer = e.map();
+        outer.key(variant);
+        let inner_indent = if seq { outer.indent } else { outer.indent + 2 };
+        Ok(Variant {
+            outer,
+            inner_indent,
+            seq,
+            empty: true,
+        })
+    }
+
+    fn entry(&mut self) {
+        if self.empty {
+            self.outer.out.push('\n');
+        }
+        self.empty = false;
+        indent(self.outer.out, self.inner_indent);
+    }
+
+    fn finish(self) {
+        if self.empty {
+            self.outer
+                .out
+                .push_str(if self.seq { " []\n" } else { " {}\n" });
+        }
+    }
+}
+
+impl ser::SerializeTupleVariant for Variant<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        self.entry();
+        self.outer.out.push_str("- ");
+        let at = At::Item(self.inner_indent);
+        value.serialize(Emitter {
+            out: self.outer.out,
+            at,
+        })
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish();
+        Ok(())
+    }
+}
+
+impl ser::SerializeStructVariant for Variant<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.entry();
+        write_key(self.outer.out, key);
+        self.outer.out.push(':');
+        let at = At::Value(self.inner_indent);
+        value.serialize(Emitter {
+            out: self.outer.out,
+            at,
+        })
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish();
+        Ok(())
+    }
+}
+
+/// Map keys: scalars only, written to a string.
+struct KeyWriter<'k>(&'k mut String);
+
+impl KeyWriter<'_> {
+    fn text(self, s: &str) -> Result<(), Error> {
+        self.0.push_str(s);
+        Ok(())
+    }
+}
+
+macro_rules! key_display {
+    ($($f:ident: $t:ty),*) => {
+        $(fn $f(self, v: $t) -> Result<(), Error> {
+            self.text(&v.to_string())
+        })*
+    };
+}
+
+impl ser::Serializer for KeyWriter<'_> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = ser::Impossible<(), Error>;
+    type SerializeTuple = ser::Impossible<(), Error>;
+    type SerializeTupleStruct = ser::Impossible<(), Error>;
+    type SerializeTupleVariant = ser::Impossible<(), Error>;
+    type SerializeMap = ser::Impossible<(), Error>;
+    type SerializeStruct = ser::Impossible<(), Error>;
+    type SerializeStructVariant = ser::Impossible<(), Error>;
+
+    key_display!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
+        serialize_i64: i64, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_f32: f32, serialize_f64: f64, serialize_char: char);
+
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        self.text(v)
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
+        Err(Error("a map key must be a scalar".into()))
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        self.text("null")
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        self.text("null")
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
+        self.text("null")
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, v: &'static str) -> Result<(), Error> {
+        self.text(v)
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), Error> {
+        Err(Error("a map key must be a scalar".into()))
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
+        Err(Error("a map key must be a scalar".into()))
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
+        Err(Error("a map key must be a scalar".into()))
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(Error("a map key must be a scalar".into()))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(Error("a map key must be a scalar".into()))
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(Error("a map key must be a scalar".into()))
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
+        Err(Error("a map key must be a scalar".into()))
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(Error("a map key must be a scalar".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn round_trip(v: &Value) {
+        let text = to_string(v).unwrap();
+        let back: Value = serde_saphyr::from_str(&text)
+            .unwrap_or_else(|e| panic!("unreadable YAML: {e}\n{text}"));
+        assert_eq!(&back, v, "\n{text}");
+    }
+
+    #[test]
+    fn layout_is_kubectls() {
+        let v = json!({
+            "apiVersion": "v1",
+            "spec": {"items": [{"name": "a", "args": ["x", "y"]}, "b", [1, 2]], "empty": {}, "none": []},
+            "n": 3,
+        });
+        assert_eq!(
+            to_string(&v).unwrap(),
+            "apiVersion: v1\n'n': 3\nspec:\n  empty: {}\n  items:\n  - args:\n    - x\n    - 'y'\n    name: a\n  - b\n  - - 1\n    - 2\n  none: []\n"
+        );
+        round_trip(&v);
+    }
+
+    #[test]
+    fn strings_read_back_as_strings() {
+        for s in [
+            "",
+            " lead",
+            "trail ",
+            "yes",
+            "No",
+            "on",
+            "y",
+            "null",
+            "~",
+            "true",
+            "1",
+            "007",
+            "1.5",
+            "-1",
+            ".inf",
+            "0x1F",
+            "1e3",
+            "a: b",
+            "a:b",
+            "a #b",
+            "a#b",
+            "#c",
+            "{{tasks.a.outputs.result}}",
+            "it's",
+            "tab\there",
+            "bell\u{7}",
+            "- x",
+            "? x",
+            "@x",
+            "`x`",
+            "%x",
+            "!x",
+            "&x",
+            "*x",
+            "a,b",
+            "[x]",
+            "x]",
+            "über",
+            "名字",
+            "\u{feff}bom",
+            "ends:",
+            "$(params.x)",
+            "line\n",
+            "two\nlines",
+            "  indented\nnext",
+            "\nleading",
+            "keep\n\n\n",
+            "cr\r\nlf",
+            "trailing \nspace",
+            "x\u{2028}y",
+            "=",
+            "<<",
+            "a\u{2029}\nb",
+            "\"quoted\"",
+            "back\\slash",
+            "'single'",
+        ] {
+            round_trip(&json!({ "k": s, "list": [s], s: 1 }));
+        }
+    }
+
+    #[test]
+    fn numbers_keep_their_type() {
+        round_trip(
+            &json!({"i": -7, "u": 18446744073709551615u64, "f": 0.1, "g": 2.0, "b": false, "z": null}),
+        );
+    }
+
+    #[test]
+    fn scripts_become_literal_blocks() {
+        let v = json!({"script": "#!/bin/sh\necho hi\n", "none": "a\nb"});
+        let text = to_string(&v).unwrap();
+        assert!(
+            text.contains("script: |\n  #!/bin/sh\n  echo hi\n"),
+            "{text}"
+        );
+        assert!(text.contains("none: |-\n  a\n  b\n"), "{text}");
+        round_trip(&v);
+    }
+
+    #[test]
+    fn enums_and_options() {
+        #[derive(serde::Serialize)]
+        enum E {
+            Unit,
+            New(u8),
+            Tuple(u8, u8),
+            Struct { a: u8 },
+        }
+        #[derive(serde::Serialize)]
+        struct S {
+            e: Vec<E>,
+            o: Option<u8>,
+        }
+        let text = to_string(&S {
+            e: vec![E::Unit, E::New(1), E::Tuple(1, 2), E::Struct { a: 3 }],
+            o: None,
+        })
+        .unwrap();
+        let back: Value = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(
+            back,
+            json!({"e": ["Unit", {"New": 1}, {"Tuple": [1, 2]}, {"Struct": {"a": 3}}], "o": null}),
+            "{text}"
+        );
+    }
+}

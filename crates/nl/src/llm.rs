@@ -144,6 +144,11 @@ impl LlmClient {
         })
     }
 
+    /// The model every request names.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
     /// Asks once (plus retries). When the server rejects a request carrying
     /// a schema as malformed, asks again in plain JSON mode: not every
     /// OpenAI-compatible server accepts `schema` inside `response_format`.

@@ -1,7 +1,9 @@
 //! The chat client against a real llama.cpp server serving
 //! SmolLM2-135M-Instruct, set up and started by `scripts/llm-server`.
 //! With `COULER_SKIP_REAL_LLM=1` the test says it was skipped; otherwise a
-//! server that cannot be set up fails it.
+//! server that cannot be set up fails it. Besides the protocol, it drives
+//! the generator's whole loop (outline → plan → validate → repair →
+//! critique, or the offline fallback) against the real model.
 
 use std::fs::{self, File};
 use std::net::{TcpListener, TcpStream};
@@ -10,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use couler_nl::generate::{Author, Draft, GenerateConfig, Generator, Request};
+use couler_nl::library::Library;
+use couler_nl::safety::ImagePolicy;
 use couler_nl::{ChatRequest, LlmClient, LlmConfig, LlmError};
 use secrecy::SecretString;
 use serde_json::{Value, json};
@@ -28,6 +33,83 @@ async fn real_llama_cpp_server() {
     retries_until_the_server_listens(&mut server).await;
     answers_json_matching_a_schema(&server).await;
     wrong_path_fails_once_without_retries(&server).await;
+    generates_and_revises_valid_drafts(&server).await;
+}
+
+/// A 135M model writes poor plans: the draft may come from the LLM or from
+/// the offline fallback, but it is valid IR either way, and the LLM's
+/// tokens are counted because it was asked.
+async fn generates_and_revises_valid_drafts(server: &Server) {
+    let generator = Generator::new(
+        Some(client(&server.base_url(), 1, None)),
+        GenerateConfig {
+            max_rounds: 1,
+            max_completion_tokens: 384,
+            ..GenerateConfig::default()
+        },
+    );
+    let (library, images) = (Library::builtin(), ImagePolicy::default());
+    let request = Request {
+        description: "Load the data from https://example.com/sales.csv, then train an xgboost \
+                      model, then evaluate it.",
+        library: &library,
+        images: &images,
+        name: None,
+        tokens_left: None,
+    };
+    let started = Instant::now();
+    let draft = generator
+        .generate(&request)
+        .await
+        .unwrap_or_else(|e| panic!("no draft: {e}\n{}", server.log_tail()));
+    check_draft("generate", &draft, started.elapsed());
+    let calls = server.log().matches("\"POST /v1/chat/completions ").count();
+    assert!(calls >= 2, "the generator asked the llm {calls} times");
+
+    let started = Instant::now();
+    let revised = generator
+        .revise(&request, &draft, "use 4 GPUs for training")
+        .await
+        .unwrap_or_else(|e| panic!("no revision: {e}\n{}", server.log_tail()));
+    check_draft("revise", &revised, started.elapsed());
+}
+
+fn check_draft(what: &str, draft: &Draft, took: Duration) {
+    if let Err(problems) = couler_ir::validate(&draft.workflow, &couler_ir::Limits::default()) {
+        panic!("{what}: the draft is not valid IR: {problems:?}");
+    }
+    assert!(!draft.workflow.steps.is_empty(), "{what}: no steps");
+    assert!(
+        draft.usage.total() > 0,
+        "{what}: no tokens counted: {draft:?}"
+    );
+    match &draft.author {
+        Author::Llm { model } => {
+            assert_eq!(model, "smollm2");
+            assert!(
+                draft.score.is_some(),
+                "{what}: an llm draft without a score"
+            );
+        }
+        Author::Offline { reason } => {
+            assert!(
+                reason.as_deref().is_some_and(|r| !r.is_empty()),
+                "{what}: no reason"
+            );
+        }
+    }
+    let steps: Vec<&str> = draft
+        .workflow
+        .steps
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    eprintln!(
+        "{what} in {took:.1?}: author {:?}, score {:?}, {} tokens, steps {steps:?}",
+        draft.author,
+        draft.score,
+        draft.usage.total()
+    );
 }
 
 /// Nothing listens when the client starts (the server's Python takes well

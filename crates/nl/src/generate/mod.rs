@@ -2,14 +2,56 @@
 //! with an LLM when one is configured, the [`offline`](crate::offline)
 //! planner otherwise, and the offline planner again when the LLM fails.
 //! Nothing here runs anything: a draft is data the user saves or submits.
+//!
+//! # The LLM path
+//! 1. The description is screened ([`safety::screen`]): injected
+//!    instructions, download-and-run pipes and secret values are blanked
+//!    before any prompt is written, so secret values never reach the LLM.
+//! 2. *Decomposition*: the LLM outlines the request as stages of typed
+//!    subtasks, as JSON constrained by a schema ([`wire`]).
+//! 3. *Retrieval*: the top [`GenerateConfig::references`] library templates
+//!    per subtask ([`Library::rank_for`]) go into the next prompt.
+//! 4. *Generation*: the LLM completes the plan (models, targets, commands,
+//!    fan-outs, conditions, retries, resources), again schema-constrained,
+//!    and [`OfflinePlanner::build`] turns it into IR from the library's
+//!    templates, validated by `couler_ir` and checked against the image
+//!    policy and the named secrets.
+//!
+//!    We let the LLM fill the decomposition rather than write IR steps
+//!    (Algorithm 1's literal step 3): the IR's schema is far too large for
+//!    grammar-constrained decoding in a small model's context, and IR the
+//!    LLM writes would need images, commands and wiring re-checked against
+//!    the library anyway. Building from curated templates makes every LLM
+//!    draft as valid and safe as an offline one, while the LLM contributes
+//!    what it is good at: understanding free phrasing.
+//! 5. *Self-calibration*: problems with an answer (unparsable JSON, unknown
+//!    kinds, missing commands, templates that cannot be placed, IR problems)
+//!    go back to the LLM with their JSON pointers, up to
+//!    [`GenerateConfig::max_rounds`] repairs per question; then a critique
+//!    scores the draft 0–1 against the description, and below
+//!    [`GenerateConfig::baseline_score`] the plan is regenerated with the
+//!    critique's notes (at most `max_rounds` times; the best draft wins).
+//! 6. *Budget*: calls stop before the request's tokens would exceed
+//!    [`GenerateConfig::max_tokens`] or the tenant's `tokens_left`.
+//!
+//! Any failure before a first valid draft (transport, unusable answers,
+//! budget) falls back to the offline planner: the draft says why in
+//! [`Author::Offline`] and a warning, and its [`Usage`] still counts the
+//! tokens the LLM spent. Subtasks the LLM proposes that would pipe downloads
+//! into a shell or carry secret values are dropped with a warning.
+
+mod prompt;
+mod session;
+mod wire;
 
 use crate::decompose::Decomposition;
 use crate::library::Library;
 use crate::llm::LlmClient;
 use crate::offline::{OfflinePlanner, PlanError, PlanOptions, StepExplanation};
-use crate::safety::{ImagePolicy, Warning};
+use crate::safety::{self, ImagePolicy, Warning, WarningCode};
 use couler_ir::Workflow;
 use serde::{Deserialize, Serialize};
+use session::{Context, Failure, Meter};
 
 /// Bounds of one generation request.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -24,6 +66,8 @@ pub struct GenerateConfig {
     pub max_tokens: u64,
     /// Library templates given to the LLM per subtask.
     pub references: usize,
+    /// The longest answer one plan or repair call may write, in tokens.
+    pub max_completion_tokens: u32,
 }
 
 impl Default for GenerateConfig {
@@ -33,6 +77,7 @@ impl Default for GenerateConfig {
             baseline_score: 0.6,
             max_tokens: 32_000,
             references: 3,
+            max_completion_tokens: 768,
         }
     }
 }
@@ -121,28 +166,112 @@ impl Generator {
 
     /// A first draft of `request.description`.
     pub async fn generate(&self, request: &Request<'_>) -> Result<Draft, GenerateError> {
-        let reason = match &self.llm {
-            None => "no LLM is configured",
-            Some(_) => "the LLM path is not built yet",
+        let Some(llm) = self.llm_for(request) else {
+            return self.offline(request, request.description, "no LLM is configured");
         };
-        self.offline(request, request.description, reason)
+        let cx = self.context(llm, request, request.description);
+        let mut meter = Meter::new(&self.config, request.tokens_left);
+        let outcome = session::generate(&cx, &mut meter).await;
+        self.finish(&cx, meter, outcome, request.description)
     }
 
     /// The draft revised by the user's `feedback` ("use 4 GPUs for
-    /// training"); `previous` is the draft it revises.
+    /// training"); `previous` is the draft it revises. The LLM sees the
+    /// previous IR and plan; the offline planner re-reads the description
+    /// with the feedback appended.
     pub async fn revise(
         &self,
         request: &Request<'_>,
         previous: &Draft,
         feedback: &str,
     ) -> Result<Draft, GenerateError> {
-        let _ = previous;
-        let text = format!("{}. {}", request.description.trim_end_matches('.'), feedback);
-        let reason = match &self.llm {
-            None => "no LLM is configured",
-            Some(_) => "the LLM path is not built yet",
+        let text = format!(
+            "{}. {}",
+            request.description.trim_end_matches('.'),
+            feedback
+        );
+        let Some(llm) = self.llm_for(request) else {
+            return self.offline(request, &text, "no LLM is configured");
         };
-        self.offline(request, &text, reason)
+        let cx = self.context(llm, request, request.description);
+        let feedback = safety::screen(feedback);
+        let mut meter = Meter::new(&self.config, request.tokens_left);
+        let mut outcome = session::revise(&cx, &mut meter, previous, &feedback.text).await;
+        if let Ok(candidate) = &mut outcome {
+            candidate.plan.warnings.splice(0..0, feedback.warnings);
+        }
+        self.finish(&cx, meter, outcome, &text)
+    }
+
+    /// The LLM, unless the description is too long for any planner (the
+    /// offline planner then says so).
+    fn llm_for(&self, request: &Request<'_>) -> Option<&LlmClient> {
+        self.llm
+            .as_ref()
+            .filter(|_| request.description.len() <= crate::offline::MAX_DESCRIPTION_BYTES)
+    }
+
+    fn context<'a>(
+        &'a self,
+        llm: &'a LlmClient,
+        request: &'a Request<'a>,
+        description: &str,
+    ) -> Context<'a> {
+        let screened = safety::screen(description);
+        Context {
+            llm,
+            config: &self.config,
+            request,
+            planner: OfflinePlanner::new(request.library.clone()),
+            options: PlanOptions {
+                name: request.name.map(str::to_owned),
+                images: request.images.clone(),
+            },
+            description: screened.text,
+            named_secrets: screened.named_secrets,
+            screen_warnings: screened.warnings,
+        }
+    }
+
+    /// The LLM's draft, or the offline planner's on `text` with the reason.
+    fn finish(
+        &self,
+        cx: &Context<'_>,
+        meter: Meter,
+        outcome: Result<session::Candidate, Failure>,
+        text: &str,
+    ) -> Result<Draft, GenerateError> {
+        match outcome {
+            Ok(candidate) => {
+                let plan = candidate.plan;
+                let mut warnings = cx.screen_warnings.clone();
+                warnings.extend(candidate.dropped);
+                warnings.extend(plan.warnings);
+                Ok(Draft {
+                    workflow: plan.workflow,
+                    decomposition: plan.decomposition,
+                    explanations: plan.explanations,
+                    score: candidate.score,
+                    usage: meter.usage,
+                    warnings,
+                    author: Author::Llm {
+                        model: cx.llm.model().to_owned(),
+                    },
+                })
+            }
+            Err(failure) => {
+                let reason = failure.to_string();
+                tracing::warn!(%reason, "llm generation failed, using the offline planner");
+                let mut draft = self.offline(cx.request, text, &reason)?;
+                draft.usage = meter.usage;
+                draft.warnings.push(Warning {
+                    code: WarningCode::Assumption,
+                    message: format!("drafted by the offline planner because {reason}"),
+                    span: None,
+                });
+                Ok(draft)
+            }
+        }
     }
 
     fn offline(

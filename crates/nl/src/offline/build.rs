@@ -117,13 +117,35 @@ pub fn build(
 impl Builder<'_> {
     /// Steps that read data need a load step before them.
     fn with_assumed_load(&mut self, stages: &[Stage]) -> Vec<Stage> {
-        let first_reader = stages
+        // Data is read after it is loaded, never beside it.
+        let mut out = Vec::with_capacity(stages.len() + 1);
+        for (i, stage) in stages.iter().enumerate() {
+            let loads = stage.tasks.iter().any(|t| t.kind == TaskKind::Load);
+            if loads && stage.tasks.iter().any(|t| t.kind.reads_data()) {
+                self.warnings.push(Warning {
+                    code: WarningCode::Assumption,
+                    message: format!(
+                        "stage {i} loaded data and read it in parallel; the loading now runs first"
+                    ),
+                    span: None,
+                });
+                let (loads, rest) = stage
+                    .tasks
+                    .iter()
+                    .cloned()
+                    .partition(|t| t.kind == TaskKind::Load);
+                out.push(Stage { tasks: loads });
+                out.push(Stage { tasks: rest });
+            } else {
+                out.push(stage.clone());
+            }
+        }
+        let first_reader = out
             .iter()
             .position(|s| s.tasks.iter().any(|t| t.kind.reads_data()));
-        let first_load = stages
+        let first_load = out
             .iter()
             .position(|s| s.tasks.iter().any(|t| t.kind == TaskKind::Load));
-        let mut out = stages.to_vec();
         if let Some(r) = first_reader
             && first_load.is_none_or(|l| l > r)
         {

@@ -1,0 +1,179 @@
+//! The prompts of one generation: outline (decomposition), plan (details,
+//! with library references), repair, critique and revision. Prompts stay
+//! short: small local models serve a 2048-token context.
+
+use super::wire::{Issue, WirePlan, library_kinds};
+use crate::decompose::Decomposition;
+use crate::library::Library;
+use crate::offline::StepExplanation;
+use couler_ir::Workflow;
+
+/// A workflow shown to the LLM is cut to this many bytes.
+const MAX_IR_BYTES: usize = 3000;
+const MAX_REFERENCE_CHARS: usize = 100;
+
+#[derive(Debug, Clone)]
+pub(crate) struct Prompt {
+    pub system: String,
+    pub user: String,
+}
+
+fn kinds(library: &Library) -> String {
+    library_kinds(library)
+        .iter()
+        .map(|k| k.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(crate) fn outline(library: &Library, description: &str) -> Prompt {
+    Prompt {
+        system: format!(
+            "You split a request for a machine-learning workflow into stages. Stages run in \
+             order; the tasks of one stage run in parallel. Task kinds: {}. Give each task its \
+             kind and a few words from the request. Answer with one JSON object \
+             {{\"stages\":[{{\"tasks\":[{{\"kind\":\"...\",\"text\":\"...\"}}]}}]}}.",
+            kinds(library)
+        ),
+        user: description.to_owned(),
+    }
+}
+
+const PLAN_SYSTEM: &str = "You complete the plan of a machine-learning workflow. Keep its stages \
+and their order unless the request says otherwise. Per task you may set: model (the model \
+family of a train task, e.g. xgboost, lstm), target (the URL, bucket or path a task reads or \
+writes), command (shell tasks only), fan_out {parameter, values} for one copy per value, \
+condition {metric, operator: eq|ne|lt|le|gt|ge, value} to run only if it holds, retry, gpus, \
+cpus, memory_gib, workers. Set only what the request asks for. The library steps listed as \
+references are what each task will run. Answer with one JSON object of the same shape as the plan.";
+
+/// The plan call: the outline, what the library offers per task, and any
+/// reviewer notes from a low-scored earlier attempt.
+pub(crate) fn plan(
+    library: &Library,
+    references: usize,
+    description: &str,
+    outline: &WirePlan,
+    decomposition: Option<&Decomposition>,
+    notes: &[String],
+) -> Prompt {
+    let mut user = format!(
+        "Request: {description}\nPlan: {}\n",
+        serde_json::to_string(outline).unwrap_or_default()
+    );
+    if let Some(d) = decomposition {
+        user.push_str(&reference_lines(library, references, d));
+    }
+    if !notes.is_empty() {
+        user.push_str("A reviewer found these faults in an earlier attempt; avoid them:\n");
+        for note in notes {
+            user.push_str(&format!("- {note}\n"));
+        }
+    }
+    Prompt {
+        system: PLAN_SYSTEM.to_owned(),
+        user,
+    }
+}
+
+/// Retrieval (Couler's "Code Lake"): the top templates per subtask.
+pub(crate) fn reference_lines(library: &Library, references: usize, d: &Decomposition) -> String {
+    if references == 0 {
+        return String::new();
+    }
+    let mut out = String::from("References (library steps per task):\n");
+    for (i, stage) in d.stages.iter().enumerate() {
+        for (j, task) in stage.tasks.iter().enumerate() {
+            let ranked = library.rank_for(task);
+            let refs: Vec<String> = ranked
+                .iter()
+                .take(references)
+                .map(|r| format!("{} ({})", r.template.id, short(&r.template.description)))
+                .collect();
+            out.push_str(&format!(
+                "- stage {i} task {j} ({}): {}\n",
+                task.kind,
+                refs.join("; ")
+            ));
+        }
+    }
+    out
+}
+
+fn short(text: &str) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match text.char_indices().nth(MAX_REFERENCE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+/// The same question again, with the previous answer and what is wrong
+/// with it, each problem at its JSON pointer.
+pub(crate) fn repair(asked: &Prompt, answer: &str, issues: &[Issue]) -> Prompt {
+    let mut user = format!(
+        "{}\nYour previous answer:\n{}\nIts problems (JSON pointer: message):\n",
+        asked.user,
+        cut(answer, MAX_IR_BYTES)
+    );
+    for issue in issues {
+        user.push_str(&format!("- {issue}\n"));
+    }
+    user.push_str("Answer again with the corrected JSON object.");
+    Prompt {
+        system: asked.system.clone(),
+        user,
+    }
+}
+
+pub(crate) fn critique(description: &str, explanations: &[StepExplanation]) -> Prompt {
+    let mut user = format!("Request: {description}\nWorkflow steps, in order:\n");
+    for e in explanations {
+        user.push_str(&format!(
+            "- {} ({}, {}): {}\n",
+            e.step, e.kind, e.template, e.why
+        ));
+    }
+    Prompt {
+        system: "You review a generated machine-learning workflow against the request. Score \
+                 from 0 to 1 how faithfully it does what was asked: the steps, their order, what \
+                 runs in parallel, fan-outs, conditions and resources. List what is missing or \
+                 wrong, if anything. Answer with one JSON object {\"score\":0.0,\"issues\":[]}."
+            .into(),
+        user,
+    }
+}
+
+/// The previous draft's IR and plan and the user's change request.
+pub(crate) fn revise(
+    library: &Library,
+    references: usize,
+    description: &str,
+    previous: &Decomposition,
+    workflow: &Workflow,
+    feedback: &str,
+) -> Prompt {
+    let ir = serde_json::to_string(workflow).unwrap_or_default();
+    let user = format!(
+        "Request: {description}\nCurrent workflow (IR): {}\nPlan: {}\n{}Change requested by the \
+         user: {feedback}\nAnswer with the changed plan.",
+        cut(&ir, MAX_IR_BYTES),
+        serde_json::to_string(&WirePlan::from(previous)).unwrap_or_default(),
+        reference_lines(library, references, previous),
+    );
+    Prompt {
+        system: PLAN_SYSTEM.to_owned(),
+        user,
+    }
+}
+
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}

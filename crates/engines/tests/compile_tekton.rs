@@ -389,13 +389,37 @@ steps:
     container: {image: alpine, command: [sh, -c, "echo party"]}
 "#,
     ));
-    let guard =
-        json!({"input": "$(tasks.flip.results.result)", "operator": "in", "values": ["heads"]});
+    // Each task below one that may be skipped requires that it ran: a
+    // skipped task has no results, so Tekton skips the tasks that read one.
+    let ran = |t: &str| json!({"input": format!("$(tasks.{t}.results.couler-ran)"), "operator": "in", "values": ["true"]});
     let own =
         json!({"input": "$(tasks.heads.results.result)", "operator": "notin", "values": ["no"]});
-    assert_eq!(task(&pipeline, "celebrate")["when"], json!([own, guard]));
-    assert_eq!(task(&pipeline, "party")["when"], json!([own, guard]));
+    assert_eq!(
+        task(&pipeline, "celebrate")["when"],
+        json!([own, ran("heads")])
+    );
+    assert_eq!(task(&pipeline, "party")["when"], json!([ran("celebrate")]));
     assert!(task(&pipeline, "flip").get("when").is_none());
+    for (name, publishes) in [
+        ("flip", false),
+        ("heads", true),
+        ("celebrate", true),
+        ("party", false),
+    ] {
+        let results = task(&pipeline, name)["taskSpec"]["results"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            results.iter().any(|r| r["name"] == "couler-ran"),
+            publishes,
+            "{name}"
+        );
+    }
+    assert!(
+        step_script(task(&pipeline, "heads"))
+            .ends_with("printf true > '$(results.couler-ran.path)' || exit 1\n")
+    );
 }
 
 #[test]

@@ -67,6 +67,9 @@ pub(crate) struct Ctx<'p> {
     /// carries them as a list: (result, array result) per step.
     items: Vec<Vec<(String, String)>>,
     groups: HashMap<&'p str, &'p str>,
+    /// Steps that may be skipped and have tasks below them: they publish
+    /// [`task::RAN_RESULT`], which those tasks' `when` reads.
+    ran: Vec<bool>,
 }
 
 impl<'p> Ctx<'p> {
@@ -122,6 +125,7 @@ impl<'p> Ctx<'p> {
             stdout,
             items: vec![Vec::new(); n],
             groups,
+            ran: vec![false; n],
         };
         ctx.items = ctx.fanned_out_results();
         ctx
@@ -236,7 +240,7 @@ type PipelineRun = Object<PipelineRunSpec>;
 fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), EngineError> {
     let dag = couler_ir::validate(&plan.workflow, &Limits::default())
         .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))?;
-    let ctx = Ctx::new(plan);
+    let mut ctx = Ctx::new(plan);
     let wf = &plan.workflow;
     let main = wf.steps.len();
     let mut problems = Problems::default();
@@ -255,6 +259,14 @@ fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), Engine
     let mut width = Some(0usize);
     let mut uses_workspace = false;
     let waits = waits_for(plan, &dag.steps, 0);
+    let may_skip = may_skip(plan, &dag.steps, &waits);
+    for (c, ups) in waits.iter().enumerate() {
+        if matches!(plan.steps[c].action, Action::Run) {
+            for &u in ups {
+                ctx.ran[u as usize] |= may_skip[u as usize] && !ctx.mapped[u as usize];
+            }
+        }
+    }
     for (i, planned) in plan.steps.iter().enumerate() {
         if !matches!(planned.action, Action::Run) {
             continue;
@@ -290,7 +302,7 @@ fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), Engine
         }
         tasks.push((i, compiled.task));
     }
-    let tasks = inherit_when(tasks, &dag.steps, &waits);
+    let tasks = guard_below(tasks, &dag.steps, &waits, &may_skip, &ctx);
     let (finally, mut finally_specs, finally_width) =
         finally::tasks(&ctx, &dag.on_exit, exits, &mut problems);
     task_run_specs.append(&mut finally_specs);
@@ -406,15 +418,30 @@ fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), Engine
 /// For each node of `graph` (plan indexes from `offset`), the running
 /// nodes it must wait for: its upstream nodes, looking through reused ones
 /// (which do not run) to what they waited for.
+/// Main steps that may be skipped: those with a `when`, and those below
+/// one.
+fn may_skip(plan: &Plan, graph: &Graph, waits: &[Vec<u32>]) -> Vec<bool> {
+    let mut may = vec![false; graph.len()];
+    for &node in graph.order() {
+        let n = node as usize;
+        may[n] = matches!(plan.steps[n].action, Action::Run)
+            && (!plan.ir_step(n).when.is_empty() || waits[n].iter().any(|&u| may[u as usize]));
+    }
+    may
+}
+
 /// Couler skips the steps below a skipped step, where Tekton's `when`
-/// guards its own task only: each task also gets the `when` expressions of
-/// the tasks it waits for (so, transitively, of every running ancestor).
-/// An ancestor skipped for a missing result leaves its results missing
-/// here too, so the task is skipped the same way.
-fn inherit_when(
+/// guards its own task only. A task below one that may be skipped also
+/// requires that task's [`task::RAN_RESULT`]: a skipped task has no
+/// results, so Tekton skips the task too ("Results were missing"), and so
+/// on down. A matrix task's results are arrays, so below one the matrix
+/// task's own `when` expressions are repeated instead.
+fn guard_below(
     tasks: Vec<(usize, PipelineTask)>,
     graph: &Graph,
     waits: &[Vec<u32>],
+    may_skip: &[bool],
+    ctx: &Ctx<'_>,
 ) -> Vec<PipelineTask> {
     let mut by_step: Vec<Option<PipelineTask>> = (0..graph.len()).map(|_| None).collect();
     let order: Vec<usize> = tasks.iter().map(|(i, _)| *i).collect();
@@ -423,16 +450,29 @@ fn inherit_when(
     }
     for &node in graph.order() {
         let node = node as usize;
-        let mut inherited: Vec<WhenExpression> = Vec::new();
+        let mut guards: Vec<WhenExpression> = Vec::new();
         for &u in &waits[node] {
-            for w in by_step[u as usize].iter().flat_map(|t| &t.when) {
-                if !inherited.contains(w) {
-                    inherited.push(w.clone());
-                }
+            let u = u as usize;
+            if !may_skip[u] {
+                continue;
+            }
+            if ctx.mapped[u] {
+                guards.extend(by_step[u].iter().flat_map(|t| t.when.iter().cloned()));
+            } else {
+                guards.push(WhenExpression {
+                    input: Some(format!(
+                        "$(tasks.{}.results.{})",
+                        ctx.plan.ir_step(u).name,
+                        task::RAN_RESULT
+                    )),
+                    operator: Some("in"),
+                    values: vec!["true".into()],
+                    cel: None,
+                });
             }
         }
         if let Some(task) = &mut by_step[node] {
-            for w in inherited {
+            for w in guards {
                 if !task.when.contains(&w) {
                     task.when.push(w);
                 }

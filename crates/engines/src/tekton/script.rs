@@ -42,6 +42,8 @@ pub struct Wrap<'a> {
     /// [`STATUS_TOKEN`] in the arguments, the source and these environment
     /// variables with Couler's word for `$(tasks.status)`.
     pub status: Option<Vec<String>>,
+    /// A result that says `true` once the program succeeded.
+    pub ran: Option<&'a str>,
 }
 
 impl Wrap<'_> {
@@ -51,6 +53,7 @@ impl Wrap<'_> {
             || !self.parameters.is_empty()
             || !self.artifacts.is_empty()
             || self.status.is_some()
+            || self.ran.is_some()
     }
 }
 
@@ -194,6 +197,9 @@ pub fn wrapper(wrap: &Wrap<'_>, program: &Program<'_>) -> String {
                 "couler: output artifact {name} was not written to {path}"
             )),
         );
+    }
+    if let Some(result) = wrap.ran {
+        let _ = writeln!(s, "printf true > '$(results.{result}.path)' || exit 1");
     }
     s
 }

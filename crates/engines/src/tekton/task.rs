@@ -10,6 +10,10 @@ use couler_ir::{Condition, EnvVar, Operator, RetryOn, Step as IrStep};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The result a step that may be skipped publishes once it succeeded, for
+/// the tasks below it (see `guard_below`).
+pub const RAN_RESULT: &str = "couler-ran";
+
 /// Feature flags a task needs beyond a default Tekton install.
 pub const CEL_FLAG: &str = "enable-cel-in-whenexpression=true";
 pub const BETA_FLAG: &str = "enable-api-fields=beta";
@@ -36,6 +40,7 @@ pub fn compile(ctx: &Ctx<'_>, index: usize, problems: &mut Problems) -> Compiled
         stdout: ctx.stdout[index].clone(),
         per_instance: step.map.is_some(),
         items: ctx.items[index].clone(),
+        ran: ctx.ran[index].then_some(RAN_RESULT),
         status: ctx.plan.steps[index]
             .exit_handler
             .then(|| status_readers(step, t.problems))
@@ -386,6 +391,13 @@ fn results(ctx: &Ctx<'_>, index: usize, wrap: &Wrap<'_>) -> Vec<TaskResult> {
             name: result.clone(),
             kind: "string",
             description: Some("standard output, trimmed".into()),
+        });
+    }
+    if let Some(result) = wrap.ran {
+        out.push(TaskResult {
+            name: result.to_owned(),
+            kind: "string",
+            description: Some("true once the step succeeded; the tasks below require it".into()),
         });
     }
     for (result, array) in &wrap.items {

@@ -4,6 +4,7 @@
 mod client;
 mod compile;
 mod format;
+mod generate;
 mod import;
 mod local;
 mod nl;
@@ -92,8 +93,9 @@ enum Command {
     Submit(submit::Submit),
     /// Show what the optimizer would do with a workflow file, and why.
     Plan(plan::PlanArgs),
-    /// Draft a workflow from a description in English or Chinese; prints
-    /// the IR (explanations and warnings go to standard error).
+    /// Draft a workflow from a description in English or Chinese with the
+    /// API (or `--offline`), or revise a draft (`--feedback GEN_ID`);
+    /// prints the IR (explanations and warnings go to standard error).
     Generate(nl::GenerateArgs),
     /// Run the natural-language planner over a file of cases and print the
     /// pass rate.
@@ -138,7 +140,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Compile(args) => compile::compile(args),
         Command::Import(args) => import::import(args),
         Command::Up(args) => up::up(args),
-        Command::Generate(args) => nl::generate(args),
+        Command::Generate(args) if args.offline => nl::generate(args),
+        Command::Generate(args) => {
+            remote(
+                &cli.server,
+                |c| async move { generate::online(&c, args).await },
+            )
+        }
         Command::NlEval(args) => nl::eval(args),
         Command::Submit(args) => remote(
             &cli.server,

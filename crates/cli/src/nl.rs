@@ -1,6 +1,7 @@
 //! `couler generate` (a workflow draft from a description) and
 //! `couler nl-eval` (the planner against a file of expected structures).
-//! Only the offline planner is wired here; the API's LLM path comes later.
+//! `--offline` plans here with the deterministic planner; otherwise the
+//! API generates (see [`crate::generate`]).
 
 use crate::Output;
 use anyhow::{Context, Result, bail};
@@ -13,21 +14,25 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct GenerateArgs {
-    /// What the workflow should do.
-    description: String,
-    /// Use the deterministic offline planner (required until the LLM path
-    /// is available from the CLI).
-    #[arg(long)]
-    offline: bool,
+    /// What the workflow should do (with `--feedback`: how to revise it).
+    pub(crate) description: String,
+    /// Plan locally with the deterministic offline planner instead of
+    /// asking the API.
+    #[arg(long, conflicts_with = "feedback")]
+    pub(crate) offline: bool,
+    /// Revise generation GEN_ID's latest draft with the text as feedback.
+    #[arg(long, value_name = "GEN_ID")]
+    pub(crate) feedback: Option<String>,
     /// The workflow name (default: derived from the description).
-    #[arg(long)]
-    name: Option<String>,
+    #[arg(long, conflicts_with = "feedback")]
+    pub(crate) name: Option<String>,
     /// An allowed image prefix or glob (repeatable; default: any image).
-    #[arg(long = "allow-image", value_name = "PATTERN")]
-    allow_images: Vec<String>,
+    /// Offline only: the API applies its own policy.
+    #[arg(long = "allow-image", value_name = "PATTERN", requires = "offline")]
+    pub(crate) allow_images: Vec<String>,
     /// Print the decomposition as JSON instead of the IR.
     #[arg(long)]
-    decomposition: bool,
+    pub(crate) decomposition: bool,
 }
 
 #[derive(Args)]
@@ -43,7 +48,7 @@ pub struct EvalArgs {
 
 pub fn generate(args: GenerateArgs) -> Result<ExitCode> {
     if !args.offline {
-        bail!("only the offline planner is available from the CLI for now; pass --offline");
+        bail!("the offline planner runs only with --offline");
     }
     let options = PlanOptions {
         name: args.name,

@@ -17,8 +17,8 @@ pub mod kfp;
 pub mod local;
 mod rest;
 pub mod tekton;
-pub mod yaml;
 mod track;
+pub mod yaml;
 
 use async_trait::async_trait;
 use couler_optimizer::{Plan, StepOutputs};

@@ -103,6 +103,10 @@ public_id!(
     ApiKeyId, "key", "API key"
 );
 public_id!(
+    /// A natural-language generation and its drafts.
+    GenerationId, "gen", "generation"
+);
+public_id!(
     /// A user or service seen through a token.
     PrincipalId, "prn", "principal"
 );

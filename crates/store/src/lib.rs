@@ -9,17 +9,20 @@
 pub mod api_keys;
 mod connect;
 pub mod events;
+pub mod generations;
 pub mod ids;
+pub mod llm_usage;
 pub mod page;
 pub mod principals;
 pub mod runs;
 pub mod scheduling;
 pub mod status;
+pub mod step_library;
 pub mod tenants;
 pub mod workflows;
 
 pub use connect::{DatabaseConfig, MIGRATOR, StoreConfig, StoreError};
-pub use ids::{ApiKeyId, InvalidId, PrincipalId, RunId, TenantId, WorkflowId};
+pub use ids::{ApiKeyId, GenerationId, InvalidId, PrincipalId, RunId, TenantId, WorkflowId};
 pub use page::{Cursor, Page};
 pub use status::{IllegalTransition, RunStatus, StepStatus};
 

@@ -34,6 +34,9 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(crate::runs::router())
         .merge(crate::cache::router())
         .merge(crate::plans::router())
+        .merge(crate::generations::router())
+        .merge(crate::step_library::router())
+        .merge(crate::llm_usage::router())
 }
 
 /// The OpenAPI document the code describes.

@@ -18,6 +18,20 @@ pub struct Config {
     pub quotas: QuotaCaps,
     pub telemetry: couler_telemetry::TelemetryConfig,
     pub cache: couler_cache::CacheSettings,
+    /// The LLM natural-language generation asks; none: every draft comes
+    /// from the offline planner.
+    pub llm: Option<couler_nl::LlmConfig>,
+    pub generate: GenerateSettings,
+}
+
+/// Natural-language generation (`/v1/generations`).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct GenerateSettings {
+    /// Image prefixes or globs generated steps may use; empty: any image.
+    pub allowed_images: Vec<String>,
+    /// Bounds of one request (rounds, baseline score, tokens, references).
+    pub limits: couler_nl::generate::GenerateConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -103,6 +117,8 @@ const SECTIONS: &[&str] = &[
     "quotas",
     "telemetry",
     "cache",
+    "llm",
+    "generate",
 ];
 
 impl Config {
@@ -142,6 +158,23 @@ mod tests {
             assert_eq!(config.http.body_limit_bytes, 2048);
             assert_eq!(config.redis.url.expose_secret(), "redis://cache:6379");
             assert_eq!(config.http.request_timeout_secs, 30);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn llm_and_generate_sections_load() {
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "couler.toml",
+                "[llm]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\n[generate]\nallowed_images = [\"python:3.12\"]\n\n[generate.limits]\nmax_rounds = 1\n",
+            )?;
+            jail.set_env("COULER__GENERATE__LIMITS__MAX_TOKENS", "500");
+            let config = Config::load(Some(Path::new("couler.toml"))).expect("config loads");
+            assert_eq!(config.llm.expect("llm section").model, "m");
+            assert_eq!(config.generate.allowed_images, ["python:3.12"]);
+            assert_eq!(config.generate.limits.max_rounds, 1);
+            assert_eq!(config.generate.limits.max_tokens, 500);
             Ok(())
         });
     }

@@ -213,6 +213,11 @@ impl From<sqlx::Error> for ApiError {
                 code: "tenant_exists",
                 message: "a tenant with this name already exists".into(),
             },
+            Some(couler_store::step_library::NAME_TAKEN) => ApiError::Conflict {
+                code: "step_template_exists",
+                message: "the tenant's step library already has a template with this id; replace it with PUT"
+                    .into(),
+            },
             Some("runs_idempotency") => ApiError::Conflict {
                 code: "idempotency_conflict",
                 message:

@@ -20,6 +20,7 @@ use utoipa::{Modify, OpenApi};
         (name = "api-keys", description = "Keys for services that trigger pipelines"),
         (name = "cache", description = "The shared cache index: explain, statistics, invalidation"),
         (name = "plans", description = "What the optimizer does with a workflow, and why"),
+        (name = "generations", description = "Natural language → workflow drafts, user feedback, the tenant's step library and LLM token usage"),
         (name = "health", description = "Liveness, readiness, metrics"),
     ),
     components(schemas(crate::error::Problem, crate::error::ProblemItem))

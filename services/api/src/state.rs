@@ -31,6 +31,8 @@ pub struct Inner {
     pub queue: QueueGauge,
     pub batcher: RunBatcher,
     pub metrics: PrometheusHandle,
+    /// Natural-language generation (offline planner when no LLM is set).
+    pub generator: Arc<couler_nl::generate::Generator>,
     pub shutdown: CancellationToken,
 }
 
@@ -59,6 +61,16 @@ impl AppState {
         let cache = CacheIndex::new(redis.clone(), config.redis.cache_config(&config.cache));
         let batcher = RunBatcher::start(store.clone(), 4, shutdown.child_token());
         let events = EventHub::start(store.pool().clone(), shutdown.child_token()).await?;
+        let llm = match &config.llm {
+            Some(llm) => {
+                Some(couler_nl::LlmClient::new(llm.clone()).context("configuring the LLM client")?)
+            }
+            None => None,
+        };
+        let generator = Arc::new(couler_nl::generate::Generator::new(
+            llm,
+            config.generate.limits.clone(),
+        ));
         Ok(AppState(Arc::new(Inner {
             config,
             store,
@@ -70,6 +82,7 @@ impl AppState {
             queue: QueueGauge::default(),
             batcher,
             metrics: couler_telemetry::metrics(),
+            generator,
             shutdown,
         })))
     }

@@ -62,6 +62,7 @@ struct Fixtures {
     queued_run: String,
     cancelled_run: String,
     api_key: String,
+    generation: String,
 }
 
 fn cases(f: &Fixtures) -> Vec<Case> {
@@ -278,7 +279,110 @@ fn cases(f: &Fixtures) -> Vec<Case> {
             Empty,
             PlatformAdmin,
         ),
+        case(
+            Method::PUT,
+            "/v1/tenants/{id}/llm-budget",
+            format!("/v1/tenants/{t}/llm-budget"),
+            Json(json!({"monthly_budget": 100000})),
+            PlatformAdmin,
+        ),
+        case(
+            Method::GET,
+            "/v1/llm-usage",
+            "/v1/llm-usage".into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/generations",
+            "/v1/generations".into(),
+            Json(json!({"description": GENERATE})),
+            Editor,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows:generate",
+            "/v1/workflows:generate".into(),
+            Json(json!({"description": GENERATE})),
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/generations",
+            "/v1/generations".into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::GET,
+            "/v1/generations/{id}",
+            format!("/v1/generations/{}", f.generation),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::GET,
+            "/v1/generations/{id}/drafts/{n}",
+            format!("/v1/generations/{}/drafts/1", f.generation),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/generations/{id}/feedback",
+            format!("/v1/generations/{}/feedback", f.generation),
+            Json(json!({"text": "use 4 GPUs for training"})),
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/step-library",
+            "/v1/step-library".into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/step-library",
+            "/v1/step-library".into(),
+            Json(template("new-step")),
+            Admin,
+        ),
+        case(
+            Method::GET,
+            "/v1/step-library/{name}",
+            "/v1/step-library/kept-step".into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::PUT,
+            "/v1/step-library/{name}",
+            "/v1/step-library/kept-step".into(),
+            Json(template("kept-step")),
+            Admin,
+        ),
+        case(
+            Method::DELETE,
+            "/v1/step-library/{name}",
+            "/v1/step-library/doomed-step".into(),
+            Empty,
+            Admin,
+        ),
     ]
+}
+
+const GENERATE: &str = "load the data from https://example.com/d.csv, then train an xgboost model";
+
+/// A tenant step template.
+fn template(id: &str) -> Value {
+    json!({
+        "id": id,
+        "kind": "notify",
+        "description": "Print a message.",
+        "step": {"container": {"image": "alpine:3.20", "command": ["echo", "hi"]}},
+    })
 }
 
 /// Routes that need no credentials at all.
@@ -292,6 +396,7 @@ fn the_table_covers_every_authenticated_endpoint() {
         queued_run: String::new(),
         cancelled_run: String::new(),
         api_key: String::new(),
+        generation: String::new(),
     };
     let tested: BTreeSet<(String, String)> = cases(&fixtures)
         .iter()
@@ -425,12 +530,29 @@ async fn fixtures(api: &TestApi) -> Fixtures {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{key}");
+    let (status, created) = api
+        .call(
+            Method::POST,
+            "/v1/generations",
+            &editor,
+            Some(json!({"description": GENERATE})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let generation = created["id"].as_str().unwrap().to_owned();
+    for id in ["kept-step", "doomed-step"] {
+        let (status, body) = api
+            .call(Method::POST, "/v1/step-library", &admin, Some(template(id)))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
     Fixtures {
         tenant,
         run,
         queued_run,
         cancelled_run,
         api_key: key["id"].as_str().unwrap().to_owned(),
+        generation,
     }
 }
 

@@ -100,7 +100,10 @@ pods = {{ namespace = "kubeflow" }}
         let argo = config.argo.as_ref().unwrap().adapter();
         assert_eq!(argo.artifact_bucket, "ml-artifacts");
         assert_eq!(argo.kube.namespace("tnt_ab"), "couler-tnt-ab");
-        assert!(!format!("{argo:?}").contains("argo-token"), "secrets never print");
+        assert!(
+            !format!("{argo:?}").contains("argo-token"),
+            "secrets never print"
+        );
         let tekton = config.tekton.as_ref().unwrap().kube();
         assert_eq!(tekton.namespace("tnt_ab"), "pipelines-tnt-ab");
         let kfp = config.kfp.as_ref().unwrap().adapter();

@@ -69,7 +69,13 @@ pub fn build(
     let stages = b.with_assumed_load(&d.stages);
     let mut upstream: Vec<String> = Vec::new();
     for (i, stage) in stages.iter().enumerate() {
-        upstream = b.stage(stage, i, &upstream);
+        let built = b.stage(stage, i, &upstream);
+        // Couler skips what is below a skipped step, so the steps after
+        // conditional ones (an if/otherwise pair: one is always skipped)
+        // wait for what the conditions waited for.
+        if !stage.tasks.iter().all(|t| t.condition.is_some()) {
+            upstream = built;
+        }
     }
     for task in &d.on_exit {
         if let Some(step) = b.step(task, &[], true) {

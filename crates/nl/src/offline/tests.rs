@@ -161,6 +161,28 @@ fn conditions_with_otherwise_in_both_languages() {
 }
 
 #[test]
+fn steps_after_an_if_otherwise_pair_still_run() {
+    // One branch is always skipped, and Couler skips what is below a
+    // skipped step: the report waits for what the branches waited for.
+    for text in [
+        "train an xgboost model, if the accuracy is above 0.9 deploy the model, otherwise notify the team, then write a report",
+        "训练xgboost模型，如果准确率大于0.9就部署模型，否则发送通知，然后写报告",
+    ] {
+        let p = plan(text);
+        let step = |name: &str| {
+            p.workflow
+                .steps
+                .iter()
+                .find(|s| s.name.starts_with(name))
+                .unwrap_or_else(|| panic!("{text}: no {name} step"))
+        };
+        let train = step("train").name.clone();
+        assert_eq!(step("report").depends, [train.clone()], "{text}");
+        assert_eq!(step("deploy").depends, [train], "{text}");
+    }
+}
+
+#[test]
 fn only_if_and_unless() {
     let p = plan(
         "load the data, run a quality check, then train an SVM only if the data quality check passes",

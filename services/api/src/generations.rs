@@ -318,14 +318,11 @@ async fn generate(
     let document = serde_json::to_value(&draft).expect("drafts serialize");
     let new = new_draft(&draft, &document, None, &principal);
     let mut tx = state.store.tenant(tenant).await?;
-    let (generation, stored) = generations::create(
-        &mut tx,
-        tenant,
-        &body.description,
-        body.name.as_deref(),
-        &new,
-    )
-    .await?;
+    // Stored and shown as screened: secret values typed into a
+    // description never reach the database or a response.
+    let screened = couler_nl::safety::screen(&body.description).text;
+    let (generation, stored) =
+        generations::create(&mut tx, tenant, &screened, body.name.as_deref(), &new).await?;
     record_usage(&mut tx, tenant, &draft).await?;
     let history = generations::history(&mut tx, tenant, generation.id).await?;
     tx.commit().await?;
@@ -480,7 +477,8 @@ async fn give_feedback(
         .await
         .map_err(|e| generate_error(e, "/text"))?;
     let document = serde_json::to_value(&draft).expect("drafts serialize");
-    let new = new_draft(&draft, &document, Some(&body.text), &principal);
+    let feedback = couler_nl::safety::screen(&body.text).text;
+    let new = new_draft(&draft, &document, Some(&feedback), &principal);
     let mut tx = state.store.tenant(tenant).await?;
     let (generation, stored) =
         generations::add_draft(&mut tx, tenant, id, generation.current_draft, &new)

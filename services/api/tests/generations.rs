@@ -124,6 +124,45 @@ async fn a_description_becomes_a_valid_draft_and_nothing_runs() {
 }
 
 #[tokio::test]
+async fn secret_values_in_descriptions_are_never_stored_or_shown() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    let created = generate(
+        &api,
+        &editor,
+        "load the data from https://example.com/d.csv with token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB, then train an xgboost model, then evaluate it",
+    )
+    .await;
+    let id = created["id"].as_str().unwrap();
+    let (status, revised) = api
+        .call(
+            Method::POST,
+            &format!("/v1/generations/{id}/feedback"),
+            &editor,
+            Some(
+                json!({"text": "use 2 GPUs with token ghp_hunter2hunter2hunter2hunter2hunter2AB"}),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{revised}");
+    let (_, read) = api
+        .call(Method::GET, &format!("/v1/generations/{id}"), &editor, None)
+        .await;
+    for body in [&created, &revised, &read] {
+        let text = body.to_string();
+        assert!(!text.contains("ghp_0123456789"), "{text}");
+        assert!(!text.contains("ghp_hunter2"), "{text}");
+    }
+    assert!(
+        created["description"]
+            .as_str()
+            .unwrap()
+            .contains("train an xgboost model")
+    );
+}
+
+#[tokio::test]
 async fn descriptions_nothing_can_be_drafted_from_are_422_with_paths() {
     let api = TestApi::start().await;
     let tenant = api.tenant("acme").await;

@@ -52,9 +52,7 @@ pub fn generate(args: GenerateArgs) -> Result<ExitCode> {
     }
     let options = PlanOptions {
         name: args.name,
-        images: ImagePolicy {
-            allowed: args.allow_images,
-        },
+        images: ImagePolicy::platform(args.allow_images),
     };
     match OfflinePlanner::default().plan(&args.description, &options) {
         Ok(plan) => {

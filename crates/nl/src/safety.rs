@@ -328,17 +328,46 @@ pub enum PolicyError {
     UnnamedSecret { step: String, secret: String },
 }
 
-/// Image patterns: `*` matches any run of characters; a pattern without `*`
-/// is a prefix (`docker.io/library/`, `python:3.12`).
+/// Which images generated steps may use: the platform's patterns and the
+/// tenant's own, both of which an image must match. Patterns: `*` matches
+/// any run of characters; a pattern without `*` is a prefix
+/// (`docker.io/library/`, `python:3.12`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImagePolicy {
-    /// Empty: every image is allowed.
-    pub allowed: Vec<String>,
+    /// The platform's patterns (configuration); empty: any image.
+    pub platform: Vec<String>,
+    /// The tenant's patterns (a tenant setting); empty: no further limit.
+    pub tenant: Vec<String>,
 }
 
 impl ImagePolicy {
+    /// A policy of the platform's patterns alone.
+    pub fn platform(patterns: Vec<String>) -> ImagePolicy {
+        ImagePolicy {
+            platform: patterns,
+            tenant: Vec::new(),
+        }
+    }
+
     pub fn allows(&self, image: &str) -> bool {
-        self.allowed.is_empty() || self.allowed.iter().any(|p| pattern_matches(p, image))
+        let any = |patterns: &[String]| {
+            patterns.is_empty() || patterns.iter().any(|p| pattern_matches(p, image))
+        };
+        any(&self.platform) && any(&self.tenant)
+    }
+
+    /// The patterns, as an error message shows them.
+    fn describe(&self) -> String {
+        let list = |patterns: &[String]| patterns.join(", ");
+        match (self.platform.is_empty(), self.tenant.is_empty()) {
+            (_, true) => list(&self.platform),
+            (true, false) => list(&self.tenant),
+            (false, false) => format!(
+                "{} (platform) and {} (tenant)",
+                list(&self.platform),
+                list(&self.tenant)
+            ),
+        }
     }
 
     /// Every step's image must be allowed.
@@ -349,7 +378,7 @@ impl ImagePolicy {
                 return Err(PolicyError::DisallowedImage {
                     step: step.name.clone(),
                     image: image.to_owned(),
-                    allowed: self.allowed.join(", "),
+                    allowed: self.describe(),
                 });
             }
         }
@@ -445,13 +474,26 @@ mod tests {
 
     #[test]
     fn image_patterns() {
-        let p = ImagePolicy {
-            allowed: vec!["python:3.12".into(), "ghcr.io/acme/*:v*".into()],
-        };
+        let p = ImagePolicy::platform(vec!["python:3.12".into(), "ghcr.io/acme/*:v*".into()]);
         assert!(p.allows("python:3.12-slim"));
         assert!(p.allows("ghcr.io/acme/trainer:v2"));
         assert!(!p.allows("ghcr.io/evil/trainer:v2"));
         assert!(!p.allows("alpine:3.20"));
         assert!(ImagePolicy::default().allows("anything"));
+        // A tenant narrows the platform's policy, never widens it.
+        let p = ImagePolicy {
+            tenant: vec!["ghcr.io/acme/trainer:*".into(), "alpine:".into()],
+            ..p
+        };
+        assert!(p.allows("ghcr.io/acme/trainer:v2"));
+        assert!(!p.allows("ghcr.io/acme/etl:v2"));
+        assert!(!p.allows("python:3.12-slim"));
+        assert!(!p.allows("alpine:3.20"));
+        let tenant_only = ImagePolicy {
+            tenant: vec!["alpine:".into()],
+            ..ImagePolicy::default()
+        };
+        assert!(tenant_only.allows("alpine:3.20"));
+        assert!(!tenant_only.allows("python:3.12"));
     }
 }

@@ -4,204 +4,16 @@
 //! end: repair, critique and regeneration, budget, provider errors,
 //! fallback, revision and the safety of what the LLM proposes.
 
-use std::collections::VecDeque;
-use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
+mod fake_llm;
 
-use axum::Json;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
-use couler_nl::generate::{Author, Draft, GenerateConfig, GenerateError, Generator, Request};
+use std::net::TcpListener;
+
+use couler_nl::generate::{Author, GenerateConfig, GenerateError, Generator, Request};
 use couler_nl::library::Library;
 use couler_nl::offline::PlanError;
 use couler_nl::safety::{ImagePolicy, WarningCode};
-use couler_nl::{LlmClient, LlmConfig};
+use fake_llm::*;
 use serde_json::{Value, json};
-
-const MODEL: &str = "fake-model";
-const DESCRIPTION: &str = "Load the data from https://example.com/sales.csv, then train an xgboost model, then evaluate it.";
-/// Tokens the fake reports per answer unless a reply says otherwise.
-const PROMPT_TOKENS: u64 = 100;
-const COMPLETION_TOKENS: u64 = 20;
-
-enum Reply {
-    /// A chat completion whose content is this text.
-    Answer(String),
-    /// The same, reporting this usage.
-    Costly(String, u64, u64),
-    /// A failure status with `Retry-After: 0`, so retries do not wait.
-    Status(u16),
-    /// 200 with a body that is no chat completion.
-    Garbage,
-}
-
-#[derive(Clone)]
-struct Script {
-    replies: Arc<Mutex<VecDeque<Reply>>>,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
-
-struct Fake {
-    base_url: String,
-    script: Script,
-}
-
-impl Fake {
-    async fn start(replies: Vec<Reply>) -> Fake {
-        let script = Script {
-            replies: Arc::new(Mutex::new(replies.into())),
-            requests: Arc::default(),
-        };
-        let app = axum::Router::new()
-            .route("/v1/chat/completions", post(answer))
-            .with_state(script.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        Fake {
-            base_url: format!("http://{addr}/v1"),
-            script,
-        }
-    }
-
-    fn client(&self, max_retries: u32) -> LlmClient {
-        client(&self.base_url, max_retries)
-    }
-
-    fn requests(&self) -> Vec<Value> {
-        self.script.requests.lock().unwrap().clone()
-    }
-
-    /// The user message of request `i`.
-    fn user(&self, i: usize) -> String {
-        self.requests()[i]["messages"][1]["content"]
-            .as_str()
-            .expect("a user message")
-            .to_owned()
-    }
-
-    fn left(&self) -> usize {
-        self.script.replies.lock().unwrap().len()
-    }
-}
-
-async fn answer(State(script): State<Script>, Json(body): Json<Value>) -> Response {
-    script.requests.lock().unwrap().push(body);
-    let reply = script.replies.lock().unwrap().pop_front();
-    let completion = |content: String, prompt: u64, completion: u64| {
-        Json(json!({
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "model": MODEL,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
-        }))
-        .into_response()
-    };
-    match reply {
-        Some(Reply::Answer(content)) => completion(content, PROMPT_TOKENS, COMPLETION_TOKENS),
-        Some(Reply::Costly(content, p, c)) => completion(content, p, c),
-        Some(Reply::Status(code)) => {
-            let mut headers = HeaderMap::new();
-            headers.insert("retry-after", HeaderValue::from_static("0"));
-            let status = StatusCode::from_u16(code).expect("a status code");
-            (status, headers, "scripted failure").into_response()
-        }
-        Some(Reply::Garbage) => "<html>upstream hiccup</html>".into_response(),
-        // Not retried by the client, so an unexpected call shows at once.
-        None => (StatusCode::IM_A_TEAPOT, "the script is exhausted").into_response(),
-    }
-}
-
-fn client(base_url: &str, max_retries: u32) -> LlmClient {
-    LlmClient::new(LlmConfig {
-        base_url: base_url.into(),
-        model: MODEL.into(),
-        api_key: None,
-        timeout_secs: 10,
-        max_retries,
-    })
-    .expect("valid config")
-}
-
-fn config(max_rounds: u32) -> GenerateConfig {
-    GenerateConfig {
-        max_rounds,
-        ..GenerateConfig::default()
-    }
-}
-
-fn request<'a>(library: &'a Library, images: &'a ImagePolicy, description: &'a str) -> Request<'a> {
-    Request {
-        description,
-        library,
-        images,
-        name: None,
-        tokens_left: None,
-    }
-}
-
-fn answer_json(v: Value) -> Reply {
-    Reply::Answer(v.to_string())
-}
-
-fn outline() -> Reply {
-    answer_json(json!({"stages": [
-        {"tasks": [{"kind": "load", "text": "load the data from https://example.com/sales.csv"}]},
-        {"tasks": [{"kind": "train", "text": "train an xgboost model"}]},
-        {"tasks": [{"kind": "evaluate", "text": "evaluate it"}]},
-    ]}))
-}
-
-fn good_plan() -> Value {
-    json!({"stages": [
-        {"tasks": [{"kind": "load", "text": "load the data", "target": "https://example.com/sales.csv"}]},
-        {"tasks": [{"kind": "train", "text": "train an xgboost model", "model": "xgboost"}]},
-        {"tasks": [{"kind": "evaluate", "text": "evaluate it"}]},
-    ]})
-}
-
-fn plan_without_evaluation() -> Reply {
-    answer_json(json!({"stages": [
-        {"tasks": [{"kind": "load", "text": "load the data", "target": "https://example.com/sales.csv"}]},
-        {"tasks": [{"kind": "train", "text": "train an xgboost model", "model": "xgboost"}]},
-    ]}))
-}
-
-/// An unknown kind and a shell task without its command.
-fn bad_plan() -> Reply {
-    answer_json(json!({"stages": [
-        {"tasks": [{"kind": "load", "text": "load the data", "target": "https://example.com/sales.csv"}]},
-        {"tasks": [{"kind": "dance", "text": "train an xgboost model"}, {"kind": "shell", "text": "run it"}]},
-    ]}))
-}
-
-fn critique(score: f64, issues: &[&str]) -> Reply {
-    answer_json(json!({"score": score, "issues": issues}))
-}
-
-fn kinds(draft: &Draft) -> Vec<String> {
-    draft
-        .explanations
-        .iter()
-        .map(|e| e.kind.to_string())
-        .collect()
-}
-
-fn offline_reason(draft: &Draft) -> &str {
-    match &draft.author {
-        Author::Offline { reason } => reason.as_deref().expect("a fallback names its reason"),
-        other => panic!("expected the offline planner, got {other:?}"),
-    }
-}
-
-fn tokens(answers: u64) -> u64 {
-    answers * (PROMPT_TOKENS + COMPLETION_TOKENS)
-}
 
 #[tokio::test]
 async fn repair_loop_sends_the_problems_back_until_the_answer_is_usable() {
@@ -481,9 +293,7 @@ async fn when_the_offline_planner_fails_too_its_error_is_returned() {
     // No built-in image is allowed: neither path can produce a draft.
     let fake = Fake::start(vec![outline(), answer_json(good_plan())]).await;
     let library = Library::builtin();
-    let images = ImagePolicy {
-        allowed: vec!["registry.internal/".into()],
-    };
+    let images = ImagePolicy::platform(vec!["registry.internal/".into()]);
     let generator = Generator::new(Some(fake.client(0)), config(0));
     let error = generator
         .generate(&request(&library, &images, DESCRIPTION))

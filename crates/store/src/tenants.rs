@@ -15,6 +15,9 @@ pub struct Tenant {
     pub cache_ttl_secs: Option<i32>,
     /// Limits of one sub-workflow, over the engine's defaults.
     pub split_budget: SplitBudget,
+    /// Image patterns the tenant's generated steps may use, on top of the
+    /// platform's; empty: no limit beyond the platform's.
+    pub allowed_images: Vec<String>,
     pub quotas: Quotas,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -66,6 +69,8 @@ pub struct TenantSettings {
     pub share_cache: Option<bool>,
     pub cache_ttl_secs: Option<i32>,
     pub split_budget: Option<SplitBudget>,
+    /// Replaces the allowed image patterns; `Some(vec![])` clears them.
+    pub allowed_images: Option<Vec<String>>,
 }
 
 struct Row {
@@ -76,6 +81,7 @@ struct Row {
     share_cache: bool,
     cache_ttl_secs: Option<i32>,
     split_budget: Json<SplitBudget>,
+    allowed_images: Vec<String>,
     max_concurrent_runs: i32,
     max_queued_runs: i32,
     requests_per_second: i32,
@@ -93,6 +99,7 @@ impl From<Row> for Tenant {
             share_cache: r.share_cache,
             cache_ttl_secs: r.cache_ttl_secs,
             split_budget: r.split_budget.0,
+            allowed_images: r.allowed_images,
             quotas: Quotas {
                 max_concurrent_runs: r.max_concurrent_runs,
                 max_queued_runs: r.max_queued_runs,
@@ -112,7 +119,7 @@ pub async fn create(tx: &mut Tx, new: &NewTenant) -> Result<Tenant, sqlx::Error>
                                max_concurrent_runs, max_queued_runs, requests_per_second)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         TenantId::new() as TenantId,
         new.name,
         new.display_name,
@@ -131,7 +138,7 @@ pub async fn get(tx: &mut Tx, id: TenantId) -> Result<Option<Tenant>, sqlx::Erro
     sqlx::query_as!(
         Row,
         r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                  max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+                  allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE id = $1"#,
         id as TenantId,
     )
@@ -144,7 +151,7 @@ pub async fn get_by_name(tx: &mut Tx, name: &str) -> Result<Option<Tenant>, sqlx
     sqlx::query_as!(
         Row,
         r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                  max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+                  allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE name = $1"#,
         name,
     )
@@ -158,7 +165,7 @@ pub async fn list(tx: &mut Tx) -> Result<Vec<Tenant>, sqlx::Error> {
     sqlx::query_as!(
         Row,
         r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                  max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+                  allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants ORDER BY name"#,
     )
     .fetch_all(&mut **tx)
@@ -179,16 +186,18 @@ pub async fn update_settings(
                share_cache = coalesce($4, share_cache),
                cache_ttl_secs = coalesce($5, cache_ttl_secs),
                split_budget = coalesce($6, split_budget),
+               allowed_images = coalesce($7, allowed_images),
                updated_at = now()
            WHERE id = $1
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         settings.display_name,
         settings.engine,
         settings.share_cache,
         settings.cache_ttl_secs,
         settings.split_budget.map(Json) as Option<Json<SplitBudget>>,
+        settings.allowed_images.as_deref(),
     )
     .fetch_optional(&mut **tx)
     .await
@@ -206,7 +215,7 @@ pub async fn set_quotas(
                max_concurrent_runs = $2, max_queued_runs = $3, requests_per_second = $4, updated_at = now()
            WHERE id = $1
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         q.max_concurrent_runs,
         q.max_queued_runs,

@@ -29,6 +29,7 @@ pub struct Config {
 #[serde(default, deny_unknown_fields)]
 pub struct GenerateSettings {
     /// Image prefixes or globs generated steps may use; empty: any image.
+    /// A tenant may narrow it with its own `allowed_images`.
     pub allowed_images: Vec<String>,
     /// Bounds of one request (rounds, baseline score, tokens, references).
     pub limits: couler_nl::generate::GenerateConfig,

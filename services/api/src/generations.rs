@@ -23,7 +23,7 @@ use couler_nl::generate::{Author, Draft, GenerateError, Request};
 use couler_nl::offline::PlanError;
 use couler_nl::safety::ImagePolicy;
 use couler_store::generations::{self, DraftSummary, Generation, NewDraft};
-use couler_store::{GenerationId, TenantId, llm_usage};
+use couler_store::{GenerationId, TenantId, llm_usage, tenants};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -267,10 +267,21 @@ fn new_draft<'a>(
     }
 }
 
-fn images(state: &AppState) -> ImagePolicy {
-    ImagePolicy {
-        allowed: state.config.generate.allowed_images.clone(),
-    }
+/// The images generated steps may use: the platform's patterns and the
+/// tenant's own, read in the caller's transaction (not the auth cache, so
+/// a changed policy holds from the next request on).
+async fn images(
+    state: &AppState,
+    tx: &mut couler_store::Tx,
+    tenant: TenantId,
+) -> ApiResult<ImagePolicy> {
+    let row = tenants::get(tx, tenant)
+        .await?
+        .ok_or_else(|| ApiError::not_found("tenant"))?;
+    Ok(ImagePolicy {
+        platform: state.config.generate.allowed_images.clone(),
+        tenant: row.allowed_images,
+    })
 }
 
 /// Adds a draft's tokens to the tenant's month (the offline planner's
@@ -300,8 +311,8 @@ async fn generate(
     let account = llm_usage::account(&mut tx, tenant)
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?;
+    let images = images(&state, &mut tx, tenant).await?;
     tx.commit().await?;
-    let images = images(&state);
     let request = Request {
         description: &body.description,
         library: &library,
@@ -459,11 +470,11 @@ async fn give_feedback(
     let account = llm_usage::account(&mut tx, tenant)
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?;
+    let images = images(&state, &mut tx, tenant).await?;
     tx.commit().await?;
     let previous: Draft = serde_json::from_value(previous.draft.0)
         .map_err(|e| ApiError::Internal(anyhow::Error::new(e).context("reading a stored draft")))?;
     let description = amended(&generation.description, &history);
-    let images = images(&state);
     let request = Request {
         description: &description,
         library: &library,

@@ -31,6 +31,11 @@ pub struct TenantView {
     pub cache_ttl_secs: Option<i32>,
     /// Limits of one sub-workflow; bigger workflows are split.
     pub split_budget: SplitBudgetView,
+    /// Image patterns this tenant's generated steps may use, on top of the
+    /// platform's `[generate] allowed_images`: an image must match both.
+    /// `*` matches any run of characters; a pattern without `*` is a
+    /// prefix. Empty: no limit beyond the platform's.
+    pub allowed_images: Vec<String>,
     pub quotas: QuotasView,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -102,6 +107,7 @@ impl From<Tenant> for TenantView {
             share_cache: t.share_cache,
             cache_ttl_secs: t.cache_ttl_secs,
             split_budget: t.split_budget.into(),
+            allowed_images: t.allowed_images,
             quotas: t.quotas.into(),
             created_at: t.created_at,
             updated_at: t.updated_at,
@@ -132,6 +138,10 @@ pub struct UpdateTenant {
     /// Replaces the tenant's sub-workflow limits (`{}` restores the
     /// engine's defaults).
     pub split_budget: Option<SplitBudgetView>,
+    /// Replaces the image patterns the tenant's generated steps may use,
+    /// on top of the platform's (`[]` lifts the tenant's limit). At most
+    /// 100 patterns of 1-255 characters, without whitespace.
+    pub allowed_images: Option<Vec<String>>,
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -150,6 +160,41 @@ fn check_engine(engine: Option<&str>) -> ApiResult<()> {
         )),
         _ => Ok(()),
     }
+}
+
+/// The most image patterns a tenant may set.
+const MAX_IMAGE_PATTERNS: usize = 100;
+/// The longest image pattern, in characters.
+const MAX_IMAGE_PATTERN_LEN: usize = 255;
+
+/// Image patterns as a tenant sets them: at most [`MAX_IMAGE_PATTERNS`],
+/// each non-empty, at most [`MAX_IMAGE_PATTERN_LEN`] characters, without
+/// whitespace or control characters (no image reference holds them).
+fn check_image_patterns(patterns: &[String]) -> ApiResult<()> {
+    if patterns.len() > MAX_IMAGE_PATTERNS {
+        return Err(ApiError::bad_request(
+            "invalid_image_pattern",
+            format!("allowed_images holds at most {MAX_IMAGE_PATTERNS} patterns"),
+            "/allowed_images",
+        ));
+    }
+    for (i, pattern) in patterns.iter().enumerate() {
+        let why = if pattern.is_empty() {
+            "is empty".to_owned()
+        } else if pattern.chars().count() > MAX_IMAGE_PATTERN_LEN {
+            format!("is longer than {MAX_IMAGE_PATTERN_LEN} characters")
+        } else if pattern.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            "holds whitespace or control characters".to_owned()
+        } else {
+            continue;
+        };
+        return Err(ApiError::bad_request(
+            "invalid_image_pattern",
+            format!("allowed_images[{i}] {why}"),
+            format!("/allowed_images/{i}"),
+        ));
+    }
+    Ok(())
 }
 
 fn check_quotas(q: &QuotasView, caps: &crate::config::QuotaCaps, base: &str) -> ApiResult<()> {
@@ -286,6 +331,9 @@ async fn update_tenant(
             ));
         }
     }
+    if let Some(patterns) = &req.allowed_images {
+        check_image_patterns(patterns)?;
+    }
     let settings = TenantSettings {
         display_name: req.display_name,
         engine: req.engine,
@@ -296,6 +344,7 @@ async fn update_tenant(
             max_bytes: b.max_bytes,
             max_pods: b.max_pods,
         }),
+        allowed_images: req.allowed_images,
     };
     let mut tx = if principal.platform_admin {
         state.store.platform().await?

@@ -1,6 +1,7 @@
 //! Natural-language generation through the API (no LLM configured, so every
 //! draft comes from the offline planner): drafts and their history, the
-//! tenant's step library, isolation, and LLM token budgets.
+//! tenant's step library, isolation, LLM token budgets, and the images a
+//! tenant allows.
 
 mod common;
 use common::*;
@@ -551,5 +552,167 @@ async fn budgets_are_set_by_the_platform_and_exhaustion_falls_back_offline() {
         )
         .await;
     assert_problem(status, &problem, StatusCode::NOT_FOUND, "not_found");
+    api.stop().await;
+}
+
+/// Sets the tenant's allowed images as its admin; returns the tenant view.
+async fn allow_images(api: &TestApi, tenant: &str, patterns: Value) -> Value {
+    let (status, view) = api
+        .call(
+            Method::PATCH,
+            &format!("/v1/tenants/{tenant}"),
+            &user(tenant, "admin"),
+            Some(json!({"allowed_images": patterns})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    view
+}
+
+const LSTM: &str = "load the data from https://example.com/d.csv, then train an LSTM";
+
+#[tokio::test]
+async fn a_tenant_narrows_the_platforms_allowed_images_for_itself_only() {
+    let api = TestApi::start_with(|c| {
+        c.generate.allowed_images = vec!["python:".into(), "pytorch/pytorch:".into()];
+    })
+    .await;
+    let a = api.tenant("acme").await;
+    let b = api.tenant("bravo").await;
+    let fresh = allow_images(&api, &b, json!([])).await;
+    assert_eq!(fresh["allowed_images"], json!([]), "{fresh}");
+    let view = allow_images(&api, &a, json!(["python:3.12"])).await;
+    assert_eq!(view["allowed_images"], json!(["python:3.12"]), "{view}");
+
+    // The LSTM template's image passes the platform's policy, not acme's.
+    let (status, problem) = api
+        .call(
+            Method::POST,
+            "/v1/generations",
+            &user(&a, "editor"),
+            Some(json!({"description": LSTM})),
+        )
+        .await;
+    assert_problem(
+        status,
+        &problem,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    );
+    assert_eq!(problem["problems"][0]["path"], "/description", "{problem}");
+    let message = problem["problems"][0]["message"].as_str().unwrap();
+    assert!(message.contains("pytorch/pytorch"), "{message}");
+    assert!(message.contains("python:3.12"), "{message}");
+    let in_b = generate(&api, &user(&b, "editor"), LSTM).await;
+    assert!(
+        step(&in_b["draft"], "train-lstm")["script"]["image"]
+            .as_str()
+            .unwrap()
+            .starts_with("pytorch/pytorch:"),
+        "{in_b}"
+    );
+    // Within acme's patterns, acme still generates.
+    let in_a = generate(&api, &user(&a, "editor"), DESCRIPTION).await;
+
+    // Revisions follow the policy in force when they are asked for.
+    allow_images(&api, &a, json!(["docker.io/acme/"])).await;
+    let feedback = format!("/v1/generations/{}/feedback", in_a["id"].as_str().unwrap());
+    let ask = json!({"text": "use 4 GPUs for training"});
+    let (status, problem) = api
+        .call(
+            Method::POST,
+            &feedback,
+            &user(&a, "editor"),
+            Some(ask.clone()),
+        )
+        .await;
+    assert_problem(
+        status,
+        &problem,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    );
+    assert_eq!(problem["problems"][0]["path"], "/text", "{problem}");
+    let message = problem["problems"][0]["message"].as_str().unwrap();
+    assert!(message.contains("docker.io/acme/"), "{message}");
+    let cleared = allow_images(&api, &a, json!([])).await;
+    assert_eq!(cleared["allowed_images"], json!([]), "{cleared}");
+    let (status, revised) = api
+        .call(Method::POST, &feedback, &user(&a, "editor"), Some(ask))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{revised}");
+    assert_eq!(revised["current_draft"], 2);
+    api.stop().await;
+}
+
+#[tokio::test]
+async fn invalid_image_patterns_are_400_with_their_path_and_change_nothing() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    allow_images(&api, &tenant, json!(["python:3.12"])).await;
+    let path = format!("/v1/tenants/{tenant}");
+    let admin = user(&tenant, "admin");
+    let too_many: Vec<String> = (0..101).map(|i| format!("registry.example/{i}/")).collect();
+    for (patterns, at) in [
+        (json!([""]), "/allowed_images/0"),
+        (json!(["python:3.12", "python 3.12"]), "/allowed_images/1"),
+        (
+            json!(["python:3.12", "alpine:", "ghcr.io/\n"]),
+            "/allowed_images/2",
+        ),
+        (json!(["x".repeat(256)]), "/allowed_images/0"),
+        (json!(too_many), "/allowed_images"),
+    ] {
+        let (status, problem) = api
+            .call(
+                Method::PATCH,
+                &path,
+                &admin,
+                Some(json!({"allowed_images": patterns})),
+            )
+            .await;
+        assert_problem(
+            status,
+            &problem,
+            StatusCode::BAD_REQUEST,
+            "invalid_image_pattern",
+        );
+        assert_eq!(problem["path"], at, "{problem}");
+    }
+    let (_, kept) = api.call(Method::GET, &path, &admin, None).await;
+    assert_eq!(kept["allowed_images"], json!(["python:3.12"]), "{kept}");
+    let longest = "x".repeat(255);
+    let view = allow_images(&api, &tenant, json!([longest])).await;
+    assert_eq!(view["allowed_images"], json!([longest]), "{view}");
+    api.stop().await;
+}
+
+#[tokio::test]
+async fn only_the_tenants_admins_set_its_allowed_images() {
+    let api = TestApi::start().await;
+    let a = api.tenant("acme").await;
+    let b = api.tenant("bravo").await;
+    allow_images(&api, &a, json!(["python:3.12"])).await;
+    let path = format!("/v1/tenants/{a}");
+    let change = json!({"allowed_images": ["docker.io/"]});
+    for token in [user(&a, "editor"), user(&a, "viewer"), user(&b, "admin")] {
+        let (status, problem) = api
+            .call(Method::PATCH, &path, &token, Some(change.clone()))
+            .await;
+        // Another tenant's admin gets 403 too, as for every `/v1/tenants/{id}`.
+        assert_problem(status, &problem, StatusCode::FORBIDDEN, "forbidden");
+    }
+    let (status, kept) = api.call(Method::GET, &path, &user(&a, "admin"), None).await;
+    assert_eq!(status, StatusCode::OK, "{kept}");
+    assert_eq!(kept["allowed_images"], json!(["python:3.12"]), "{kept}");
+    let (_, other) = api
+        .call(
+            Method::GET,
+            &format!("/v1/tenants/{b}"),
+            &user(&b, "admin"),
+            None,
+        )
+        .await;
+    assert_eq!(other["allowed_images"], json!([]), "{other}");
     api.stop().await;
 }

@@ -265,6 +265,14 @@ fn cases(f: &Fixtures) -> Vec<Case> {
             Json(json!({"display_name": "Acme Corp"})),
             Admin,
         ),
+        // Still allows what the generation cases below draft.
+        case(
+            Method::PATCH,
+            "/v1/tenants/{id}",
+            format!("/v1/tenants/{t}"),
+            Json(json!({"allowed_images": ["python:3.12"]})),
+            Admin,
+        ),
         case(
             Method::POST,
             "/v1/tenants",

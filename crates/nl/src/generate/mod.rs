@@ -13,17 +13,15 @@
 //!    per subtask ([`Library::rank_for`]) go into the next prompt.
 //! 4. *Generation*: the LLM completes the plan (models, targets, commands,
 //!    fan-outs, conditions, retries, resources), again schema-constrained,
-//!    and [`OfflinePlanner::build`] turns it into IR from the library's
-//!    templates, validated by `couler_ir` and checked against the image
-//!    policy and the named secrets.
-//!
-//!    We let the LLM fill the decomposition rather than write IR steps
-//!    (Algorithm 1's literal step 3): the IR's schema is far too large for
-//!    grammar-constrained decoding in a small model's context, and IR the
-//!    LLM writes would need images, commands and wiring re-checked against
-//!    the library anyway. Building from curated templates makes every LLM
-//!    draft as valid and safe as an offline one, while the LLM contributes
-//!    what it is good at: understanding free phrasing.
+//!    and [`OfflinePlanner::build`] places each subtask on its best
+//!    library template and wires the steps together (artifacts,
+//!    parameters, groups, conditions). Then the LLM writes each step's IR
+//!    ([`steps`]): what it runs, resources, retries and timeout, as JSON
+//!    constrained by a schema cut from the IR's own JSON Schema, with the
+//!    retrieved templates as references. Each step is validated with the
+//!    whole workflow by `couler_ir` and checked against the image policy,
+//!    unsafe commands and the named secrets; a step the LLM cannot get
+//!    right keeps its template, so a draft is never worse than valid.
 //! 5. *Self-calibration*: problems with an answer (unparsable JSON, unknown
 //!    kinds, missing commands, templates that cannot be placed, IR problems)
 //!    go back to the LLM with their JSON pointers, up to
@@ -42,6 +40,8 @@
 
 mod prompt;
 mod session;
+mod step_schema;
+mod steps;
 mod wire;
 
 use crate::decompose::Decomposition;
@@ -68,6 +68,10 @@ pub struct GenerateConfig {
     pub references: usize,
     /// The longest answer one plan or repair call may write, in tokens.
     pub max_completion_tokens: u32,
+    /// Whether the LLM writes each step's IR once the plan is placed
+    /// (Algorithm 1's generation step); off, steps are the library's
+    /// templates as placed, which costs one call per step less.
+    pub write_steps: bool,
 }
 
 impl Default for GenerateConfig {
@@ -78,6 +82,7 @@ impl Default for GenerateConfig {
             max_tokens: 32_000,
             references: 3,
             max_completion_tokens: 768,
+            write_steps: true,
         }
     }
 }

@@ -4,13 +4,15 @@
 
 use super::wire::{Issue, WirePlan, library_kinds};
 use crate::decompose::Decomposition;
-use crate::library::Library;
+use crate::library::{Library, Template};
 use crate::offline::StepExplanation;
-use couler_ir::Workflow;
+use couler_ir::{Step, Workflow};
 
 /// A workflow shown to the LLM is cut to this many bytes.
 const MAX_IR_BYTES: usize = 3000;
 const MAX_REFERENCE_CHARS: usize = 100;
+/// A step draft shown to the LLM is cut to this many bytes.
+const MAX_STEP_BYTES: usize = 2000;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Prompt {
@@ -106,6 +108,85 @@ fn short(text: &str) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
     }
+}
+
+const STEP_SYSTEM: &str = "You write one step of a machine-learning workflow as JSON in \
+Couler's IR. Write what the step runs: `container` (image, command, args, env) or `script` \
+(image, command, source, env), and resources, retry and timeout where the request asks for \
+them. The step's inputs, outputs and wired environment variables are fixed: its program reads \
+and writes exactly those. The draft is a library step placed for this task: write only what \
+must change for the request, and the image; what you leave out stays as in the draft. Never \
+write secret values, and never pipe downloads into a shell. Answer with one JSON object.";
+
+/// The step-writing call: the request, the subtask, the step's fixed
+/// wiring, the references and the draft placed from the best of them.
+pub(crate) fn step(
+    description: &str,
+    step: &Step,
+    explanation: &StepExplanation,
+    references: &[&Template],
+) -> Prompt {
+    let mut user = format!(
+        "Request: {description}\nStep `{}` ({}): {}. {}\n",
+        step.name, explanation.kind, explanation.text, explanation.why
+    );
+    user.push_str(&wiring(step));
+    user.push_str("References (library steps):\n");
+    for t in references {
+        let image = ["container", "script"]
+            .iter()
+            .find_map(|k| t.step.get(k)?.get("image")?.as_str())
+            .unwrap_or("-");
+        user.push_str(&format!(
+            "- {} ({}), image {image}\n",
+            t.id,
+            short(&t.description)
+        ));
+    }
+    let mut draft = serde_json::to_value(step).unwrap_or_default();
+    if let Some(object) = draft.as_object_mut() {
+        object.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "description" | "container" | "script" | "resources" | "retry" | "timeout"
+            )
+        });
+    }
+    user.push_str(&format!(
+        "Draft:\n{}\nAnswer with the step.",
+        cut(&draft.to_string(), MAX_STEP_BYTES)
+    ));
+    Prompt {
+        system: STEP_SYSTEM.to_owned(),
+        user,
+    }
+}
+
+/// What other steps rely on: where inputs appear, what must be written,
+/// and the environment the wiring sets.
+fn wiring(step: &Step) -> String {
+    let mut parts = Vec::new();
+    if let Some(inputs) = &step.inputs {
+        for a in &inputs.artifacts {
+            parts.push(format!("input {} at {}", a.name, a.path));
+        }
+    }
+    if let Some(outputs) = &step.outputs {
+        for a in &outputs.artifacts {
+            parts.push(format!("output artifact {} written to {}", a.name, a.path));
+        }
+        for p in &outputs.parameters {
+            parts.push(format!("output parameter {} written to {}", p.name, p.path));
+        }
+    }
+    let env: Vec<&str> = step.env().iter().map(|v| v.name.as_str()).collect();
+    if !env.is_empty() {
+        parts.push(format!("environment {}", env.join(", ")));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("Fixed wiring: {}.\n", parts.join("; "))
 }
 
 /// The same question again, with the previous answer and what is wrong

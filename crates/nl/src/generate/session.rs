@@ -1,9 +1,10 @@
 //! One LLM generation (Couler Algorithm 1): outline → retrieval → plan →
-//! build and validate → repair → critique → regenerate, within the rounds
-//! and the token budget. Every failure is a [`Failure`] whose text becomes
+//! build and validate → write each step → repair → critique → regenerate,
+//! within the rounds and the token budget. Every failure is a [`Failure`] whose text becomes
 //! the offline fallback's reason.
 
 use super::prompt::{self, Prompt};
+use super::steps;
 use super::wire::{self, Issue, WirePlan};
 use super::{GenerateConfig, Request, Usage};
 use crate::decompose::Decomposition;
@@ -126,7 +127,7 @@ impl Meter {
 
 /// Asks, checks, and asks again with the problems, up to `max_rounds`
 /// repairs.
-async fn converse<T>(
+pub(crate) async fn converse<T>(
     cx: &Context<'_>,
     meter: &mut Meter,
     first: Prompt,
@@ -226,7 +227,7 @@ pub(crate) async fn generate(cx: &Context<'_>, meter: &mut Meter) -> Result<Cand
             notes,
         )
     };
-    calibrate(cx, meter, &full, ask, &cx.description).await
+    calibrate(cx, meter, &full, ask, &cx.description, None).await
 }
 
 /// A revision of `previous` by the user's feedback.
@@ -261,18 +262,20 @@ pub(crate) async fn revise(
         p
     };
     let goal = format!("{} Then: {feedback}", cx.description.trim());
-    calibrate(cx, meter, &full, ask, &goal).await
+    calibrate(cx, meter, &full, ask, &goal, Some(previous)).await
 }
 
-/// Plan (with repairs) → critique; below the baseline, plan again with the
-/// critique's notes, at most `max_rounds` times. A failure after a first
-/// valid draft ends the search with that draft, not with the failure.
+/// Plan (with repairs) → write the steps → critique; below the baseline,
+/// plan again with the critique's notes, at most `max_rounds` times. A
+/// failure after a first valid draft ends the search with that draft, not
+/// with the failure. A revision's steps start from the `previous` draft's.
 async fn calibrate(
     cx: &Context<'_>,
     meter: &mut Meter,
     schema: &Value,
     ask: impl Fn(&[String]) -> Prompt,
     goal: &str,
+    previous: Option<&super::Draft>,
 ) -> Result<Candidate, Failure> {
     let mut best: Option<Candidate> = None;
     let mut notes: Vec<String> = Vec::new();
@@ -280,7 +283,7 @@ async fn calibrate(
         // Regenerations ask for a different answer, not the same one again.
         let temperature = if round == 0 { 0.0 } else { 0.7 };
         let built = converse(cx, meter, ask(&notes), schema, temperature, |a| cx.build(a)).await;
-        let (plan, dropped) = match (built, &mut best) {
+        let (mut plan, mut dropped) = match (built, &mut best) {
             (Ok(built), _) => built,
             (Err(failure), None) => return Err(failure),
             (Err(failure), Some(best)) => {
@@ -290,6 +293,9 @@ async fn calibrate(
                 break;
             }
         };
+        if cx.config.write_steps {
+            dropped.extend(steps::write(cx, meter, &mut plan, goal, previous).await);
+        }
         let mut candidate = Candidate {
             plan,
             dropped,

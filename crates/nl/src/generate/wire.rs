@@ -207,15 +207,18 @@ pub(crate) fn library_kinds(library: &Library) -> Vec<TaskKind> {
         .collect()
 }
 
-/// Parses an answer's JSON (a code fence around it is tolerated).
-pub(crate) fn parse(answer: &str) -> Result<WirePlan, Vec<Issue>> {
+/// An answer's JSON without the code fence some models put around it.
+pub(crate) fn strip_fence(answer: &str) -> &str {
     let text = answer.trim();
-    let text = text
-        .strip_prefix("```json")
+    text.strip_prefix("```json")
         .or_else(|| text.strip_prefix("```"))
         .and_then(|t| t.strip_suffix("```"))
-        .unwrap_or(text);
-    serde_json::from_str(text).map_err(|e| {
+        .unwrap_or(text)
+}
+
+/// Parses an answer's JSON (a code fence around it is tolerated).
+pub(crate) fn parse(answer: &str) -> Result<WirePlan, Vec<Issue>> {
+    serde_json::from_str(strip_fence(answer)).map_err(|e| {
         vec![Issue::new(
             "",
             format!("the answer is not a JSON object of the requested shape: {e}"),

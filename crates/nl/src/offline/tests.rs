@@ -434,9 +434,7 @@ fn secrets_only_when_named() {
 fn disallowed_images_are_a_clear_error() {
     let options = PlanOptions {
         name: None,
-        images: crate::safety::ImagePolicy {
-            allowed: vec!["python:3.12".into()],
-        },
+        images: crate::safety::ImagePolicy::platform(vec!["python:3.12".into()]),
     };
     let ok = planner().plan("load the data, clean it, train an SVM", &options);
     assert!(ok.is_ok(), "{ok:?}");

@@ -155,17 +155,28 @@ impl Builder<'_> {
         if let Some(r) = first_reader
             && first_load.is_none_or(|l| l > r)
         {
+            let mut load = Subtask::new(TaskKind::Load, "load the data");
+            // "clean the data from s3://…": where the data comes from.
+            let named = out[r].tasks.iter_mut().find(|t| {
+                matches!(
+                    t.kind,
+                    TaskKind::QualityCheck | TaskKind::Preprocess | TaskKind::Features
+                ) && t.target.is_some()
+            });
+            let message = match named.and_then(|t| t.target.take()) {
+                Some(source) => {
+                    let message = format!("no load step was described; added one that reads {source}");
+                    load.target = Some(source);
+                    message
+                }
+                None => "no data source was described; added a load step that reads the `data_url` parameter".into(),
+            };
             self.warnings.push(Warning {
                 code: WarningCode::Assumption,
-                message: "no data source was described; added a load step that reads the `data_url` parameter".into(),
+                message,
                 span: None,
             });
-            out.insert(
-                0,
-                Stage {
-                    tasks: vec![Subtask::new(TaskKind::Load, "load the data")],
-                },
-            );
+            out.insert(0, Stage { tasks: vec![load] });
         }
         out
     }

@@ -6,7 +6,7 @@
 use super::Unrecognized;
 use super::clause::{self, Clause};
 use super::lexicon;
-use super::scan::{Class, Segment, Sep, Token, segments, tokenize};
+use super::scan::{Class, Order, Segment, Sep, Token, segments, tokenize};
 use crate::decompose::{
     ConditionSpec, Decomposition, ScheduleSpec, Span, Stage, Subtask, TaskKind,
 };
@@ -17,7 +17,7 @@ pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
     let segs = segments(&tokens);
     let mut unknown = Vec::new();
     let mut d = Decomposition::default();
-    let groups = group(text, &segs, &mut d, &mut unknown);
+    let groups = in_order(group(text, &segs, &mut d, &mut unknown), &segs);
     let mut stages: Vec<Stage> = Vec::new();
     let mut meta: Vec<Meta> = Vec::new();
     let mut last_condition: Option<ConditionSpec> = None;
@@ -148,6 +148,134 @@ pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
 struct Group {
     sep: Sep,
     segs: Vec<usize>,
+}
+
+/// Groups in the order their order words ask for: "X after Y" and
+/// "Before Y, X" run Y first, "X before Y" and "After Y, X" keep theirs,
+/// "Y之前X" runs X first. A Y that only names a step asked for elsewhere
+/// ("add a quality check before training") places X next to that step and
+/// is no step of its own. X and Y are runs of clauses: a leading "Before Y,"
+/// is about the rest of its sentence, and "and" extends either side.
+fn in_order(mut groups: Vec<Group>, segs: &[Segment]) -> Vec<Group> {
+    // The end of the run of clauses starting at `from`: up to the next
+    // sequence (`sentence: false`) or sentence separator.
+    let run_end = |groups: &[Group], from: usize, sentence: bool| {
+        (from + 1..groups.len())
+            .find(|&j| {
+                let sep = groups[j].sep;
+                sep == Sep::Sentence || (!sentence && sep >= Sep::Sequence)
+            })
+            .unwrap_or(groups.len())
+    };
+    let mut i = 0;
+    while i < groups.len() {
+        let Some(order) = groups[i].segs.first().and_then(|&s| segs[s].order) else {
+            i += 1;
+            continue;
+        };
+        let leading = i == 0 || groups[i].sep == Sep::Sentence;
+        // The anchor's clauses, the other's, and whether the other runs first.
+        let (anchor, other, first) = match order {
+            Order::Before | Order::After if leading => (
+                i..i + 1,
+                i + 1..run_end(&groups, i, true),
+                order == Order::Before,
+            ),
+            Order::Before | Order::After if i > 0 => (
+                i..run_end(&groups, i, false),
+                i - 1..i,
+                order == Order::Before,
+            ),
+            Order::PrecedesPrevious if i > 0 => (i - 1..i, i..run_end(&groups, i, false), true),
+            _ => (0..0, 0..0, false),
+        };
+        if anchor.is_empty() || other.is_empty() {
+            i += 1;
+            continue;
+        }
+        let resume = anchor.end.max(other.end);
+        let mentioned = (anchor.len() == 1)
+            .then(|| mentioned_step(&groups, anchor.start, segs))
+            .flatten();
+        let lo = anchor.start.min(other.start);
+        let other_first = other.start < anchor.start;
+        if let Some(step) = mentioned {
+            // Next to the step the anchor names; the anchor goes.
+            let mut taken: Vec<Group> = groups.drain(lo..resume).collect();
+            let moved: Vec<Group> = if other_first {
+                taken.drain(..other.len()).collect()
+            } else {
+                taken.drain(1..).collect()
+            };
+            let found = groups
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| kind_of(g, segs) == Some(step))
+                .map(|(g, _)| g);
+            let at = if first {
+                found.min().unwrap_or(lo)
+            } else {
+                found.max().map_or(lo, |g| g + 1)
+            };
+            let end = at + moved.len();
+            groups.splice(at..at, moved);
+            sequence(&mut groups, &[at, end]);
+            i = end.max(i);
+            continue;
+        }
+        if other_first != first {
+            let width = if other_first {
+                other.len()
+            } else {
+                anchor.len()
+            };
+            groups[lo..resume].rotate_left(width);
+            sequence(&mut groups, &[lo, resume - width, resume]);
+        }
+        i = resume;
+    }
+    groups
+}
+
+/// After reordering, the clauses at `starts` follow what precedes them in
+/// sequence, never joining it in parallel.
+fn sequence(groups: &mut [Group], starts: &[usize]) {
+    for &g in starts {
+        if let Some(group) = groups.get_mut(g) {
+            group.sep = group.sep.max(Sep::Sequence);
+        }
+    }
+}
+
+/// The kind of step the anchor only names ("training"), when another
+/// clause asks for a step of that kind.
+fn mentioned_step(groups: &[Group], anchor: usize, segs: &[Segment]) -> Option<TaskKind> {
+    let tokens: Vec<Token> = groups[anchor]
+        .segs
+        .iter()
+        .flat_map(|&s| segs[s].tokens.clone())
+        .collect();
+    let c = clause::read(&tokens);
+    let kind = kind_of(&groups[anchor], segs)?;
+    if c.is_modifier() || !c.leftover.is_empty() {
+        return None;
+    }
+    (0..groups.len())
+        .filter(|&g| g != anchor)
+        .any(|g| kind_of(&groups[g], segs) == Some(kind))
+        .then_some(kind)
+}
+
+fn kind_of(group: &Group, segs: &[Segment]) -> Option<TaskKind> {
+    let tokens: Vec<Token> = group
+        .segs
+        .iter()
+        .flat_map(|&s| segs[s].tokens.clone())
+        .collect();
+    clause::read(&tokens).kind.map(|k| match k {
+        TaskKind::DistributedTrain => TaskKind::Train,
+        k => k,
+    })
 }
 
 #[derive(Debug, Clone, Copy)]

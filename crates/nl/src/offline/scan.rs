@@ -42,10 +42,24 @@ pub enum Sep {
     Sentence,
 }
 
+/// An order word before a segment: "X before Y", "Before Y, X",
+/// "X after Y", "After Y, X", "Y之前X".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// The segment names what another runs before.
+    Before,
+    /// The segment names what another runs after.
+    After,
+    /// The segment runs before the one before it ("训练之前清洗数据").
+    PrecedesPrevious,
+}
+
 #[derive(Debug, Clone)]
 pub struct Segment {
     pub sep: Sep,
     pub tokens: Vec<Token>,
+    /// The order word right before the segment, if any.
+    pub order: Option<Order>,
 }
 
 impl Segment {
@@ -90,6 +104,31 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 i = j + 1;
                 continue;
             }
+        }
+        // A file path where a word starts: "/data/sales.csv", "./x.csv".
+        let word_start = i == 0 || chars[i - 1].1.is_whitespace() || is_cjk(chars[i - 1].1);
+        let path_start = match c {
+            '/' => chars
+                .get(i + 1)
+                .is_some_and(|n| is_word_char(n.1) || n.1 == '.'),
+            '.' | '~' => chars.get(i + 1).is_some_and(|n| n.1 == '/'),
+            _ => false,
+        };
+        if word_start && path_start {
+            let mut j = i + 1;
+            while j < chars.len() && !chars[j].1.is_whitespace() && !is_cjk(chars[j].1) {
+                j += 1;
+            }
+            while j > i + 1 && matches!(chars[j - 1].1, '.' | ',' | ')' | ';' | '"' | '\'' | ':') {
+                j -= 1;
+            }
+            out.push(Token {
+                text: text[start..end_of(j)].to_owned(),
+                span: Span::new(start, end_of(j)),
+                class: Class::Url,
+            });
+            i = j;
+            continue;
         }
         if c.is_ascii_digit() {
             let mut j = i;
@@ -260,6 +299,14 @@ const AND: &[&str] = &[
     "、",
     "并",
 ];
+/// Order words; they also separate like "then".
+const ORDER: &[(&str, Order)] = &[
+    ("prior to", Order::Before),
+    ("before", Order::Before),
+    ("after", Order::After),
+    ("之前", Order::PrecedesPrevious),
+    ("以前", Order::PrecedesPrevious),
+];
 /// Words that contain a separator character but are not separators.
 const NOT_SEPARATORS: &[&str] = &[
     "并行",
@@ -274,6 +321,17 @@ const NOT_SEPARATORS: &[&str] = &[
     "否则",
 ];
 
+/// An order word orders steps only next to a step's name ("after
+/// cleaning", "训练之前"), not in "retry after failures".
+fn names_step(tokens: &[Token], at: usize, width: usize, order: Order) -> bool {
+    const NEAR: usize = 4;
+    let near = match order {
+        Order::PrecedesPrevious => &tokens[at.saturating_sub(NEAR)..at],
+        Order::Before | Order::After => &tokens[at + width..(at + width + NEAR).min(tokens.len())],
+    };
+    super::lexicon::kind(near).is_some()
+}
+
 /// Cuts the tokens into segments, each tagged with the strongest separator
 /// before it.
 pub fn segments(tokens: &[Token]) -> Vec<Segment> {
@@ -281,6 +339,7 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
     let mut current = Vec::new();
     let mut sep = Sep::Start;
     let mut pending = Sep::Start;
+    let mut order = None;
     let mut i = 0;
     while i < tokens.len() {
         if NOT_SEPARATORS
@@ -307,6 +366,14 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 .find_map(|p| phrase_at(tokens, i, p))
                 .map(|n| (*kind, n))
         });
+        let ordered = ORDER
+            .iter()
+            .find_map(|(p, o)| phrase_at(tokens, i, p).map(|n| (n, *o)))
+            .filter(|&(n, o)| names_step(tokens, i, n, o));
+        let (found, ordered) = match (found, ordered) {
+            (None, Some((n, o))) => (Some((Sep::Sequence, n)), Some(o)),
+            (found, _) => (found, None),
+        };
         // A "." inside a number or word was kept by the tokenizer; a lone
         // "-" or ":" between numbers (a range, a time) is not a separator.
         let found = match found {
@@ -326,9 +393,11 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                     out.push(Segment {
                         sep,
                         tokens: std::mem::take(&mut current),
+                        order: order.take(),
                     });
                     pending = Sep::Start;
                 }
+                order = ordered.or(order);
                 pending = pending.max(kind);
                 sep = pending;
                 i += n;
@@ -343,6 +412,7 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         out.push(Segment {
             sep,
             tokens: current,
+            order,
         });
     }
     out
@@ -370,6 +440,13 @@ mod tests {
         assert!(classes.contains(&Class::Cjk));
         assert_eq!(t.last().unwrap().class, Class::Code);
         assert_eq!(t.last().unwrap().text, "make all");
+        for path in ["/data/sales.csv", "./x.csv", "~/d/x.parquet"] {
+            let t = tokenize(&format!("load {path}, then train"));
+            assert_eq!((t[1].text.as_str(), t[1].class), (path, Class::Url));
+        }
+        // Not paths: "and/or", "2/3", a lone "/".
+        let t = tokenize("train and/or evaluate 2/3 / x");
+        assert!(t.iter().all(|t| t.class != Class::Url), "{t:?}");
     }
 
     #[test]

@@ -44,6 +44,91 @@ fn sequences_in_both_languages() {
 }
 
 #[test]
+fn order_words_put_steps_in_the_order_they_say() {
+    let want = ["load", "preprocess", "train"];
+    assert_eq!(
+        stages("Load the data. Train an SVM after cleaning it."),
+        want
+    );
+    assert_eq!(
+        stages("Load the data. Before training an SVM, clean it."),
+        want
+    );
+    assert_eq!(
+        stages("Load the data and clean it before training an SVM."),
+        want
+    );
+    assert_eq!(
+        stages("Load the data. After cleaning it, train an SVM."),
+        want
+    );
+    assert_eq!(stages("加载数据，训练模型之前清洗数据。"), want);
+    // "Before Y, X and Z": the rest of the sentence runs first.
+    assert_eq!(
+        stages("Before training an SVM, load the data and clean it."),
+        want
+    );
+    // Words that are no step's name leave the order alone.
+    let p = plan("Load the data, train an SVM and retry after failures up to 3 times.");
+    assert_eq!(p.decomposition.stages.len(), 2);
+}
+
+/// The issue's own feedback: "add a data-quality check before training"
+/// names a step already asked for, so the check goes right before it and
+/// training waits for it.
+#[test]
+fn a_step_added_before_a_named_one_goes_there() {
+    let p = plan(
+        "Load the data from https://e.com/x.csv, train an SVM, then evaluate it. \
+         Add a data-quality check before training.",
+    );
+    let kinds: Vec<String> = p
+        .decomposition
+        .stages
+        .iter()
+        .map(Stage::kinds_label)
+        .collect();
+    assert_eq!(kinds, ["load", "quality_check", "train", "evaluate"]);
+    let check = &p.explanations[1].step;
+    let train = p
+        .workflow
+        .steps
+        .iter()
+        .find(|s| s.name == p.explanations[2].step)
+        .expect("the train step");
+    let dag = couler_ir::validate(&p.workflow, &Limits::default()).expect("valid");
+    let index = |name: &str| p.workflow.steps.iter().position(|s| s.name == name);
+    let train_at = index(&train.name).expect("train") as u32;
+    let check_at = index(check).expect("check") as u32;
+    assert!(
+        dag.steps.upstream(train_at).contains(&check_at),
+        "{:?}",
+        dag.steps.upstream(train_at)
+    );
+    let p =
+        plan("Load the data, train an SVM and write a report. Evaluate the model after training.");
+    let kinds: Vec<String> = p
+        .decomposition
+        .stages
+        .iter()
+        .map(Stage::kinds_label)
+        .collect();
+    assert_eq!(kinds, ["load", "train", "evaluate", "report"]);
+}
+
+#[test]
+fn a_path_named_for_cleaning_is_where_the_data_is_loaded_from() {
+    let p = plan("Before training an SVM, clean the data from /data/sales.csv.");
+    let load = &p.workflow.steps[0];
+    let source = load.env().iter().find(|v| v.name == "SOURCE");
+    assert_eq!(
+        source.and_then(|v| v.value.as_deref()),
+        Some("/data/sales.csv")
+    );
+    assert!(p.workflow.parameters.is_empty(), "no data_url parameter");
+}
+
+#[test]
 fn parallel_groups_from_markers_and_model_lists() {
     let p = plan("load the data, train xgboost and train lightgbm in parallel, then compare them");
     let kinds: Vec<String> = p

@@ -25,8 +25,9 @@ struct State {
     evaluate: Option<String>,
     /// The selection step (its `best`, `best_score`).
     select: Option<String>,
-    /// Steps with a metric output, oldest first: (step, parameter).
-    metrics: Vec<(String, String)>,
+    /// Steps with a metric output, oldest first: (step, parameter, whether
+    /// the step fans out, so that its metric is a list).
+    metrics: Vec<(String, String, bool)>,
     /// Quality checks (their `status`).
     quality: Vec<String>,
     /// Where a model was saved, if the description said.
@@ -226,7 +227,10 @@ impl Builder<'_> {
             for p in outputs["parameters"].as_array().into_iter().flatten() {
                 let p = p["name"].as_str().unwrap_or_default();
                 if matches!(p, "score" | "best_score") {
-                    self.state.metrics.push((name.clone(), p.to_owned()));
+                    let fans_out = step.get("map").is_some();
+                    self.state
+                        .metrics
+                        .push((name.clone(), p.to_owned(), fans_out));
                 }
             }
             match task.kind {
@@ -314,12 +318,21 @@ impl Builder<'_> {
                 self.state
                     .quality
                     .last()
-                    .map(|s| (s.clone(), "status".to_owned()))
+                    .map(|s| (s.clone(), "status".to_owned(), false))
             } else {
                 self.state.metrics.last().cloned()
             };
             match source {
-                Some((s, p)) => {
+                Some((s, _, true)) => self.unknown.push(Unrecognized {
+                    text: task.text.clone(),
+                    span: task.span,
+                    reason: format!(
+                        "the condition reads the {:?} of {s}, which runs once per value, so there is one per run; \
+                         say which counts, e.g. \"evaluate them, keep the best, and if its {} ...\"",
+                        cond.metric, cond.metric
+                    ),
+                }),
+                Some((s, p, false)) => {
                     step["when"] = json!([{
                         "input": format!("{{{{steps.{s}.outputs.parameters.{p}}}}}"),
                         "operator": serde_json::to_value(cond.operator).expect("serializes"),

@@ -117,6 +117,29 @@ fn a_step_added_before_a_named_one_goes_there() {
 }
 
 #[test]
+fn a_condition_on_a_fanned_out_metric_asks_which_one_counts() {
+    let unknown = not_understood(
+        "Load the data, train an SVM with batch sizes 100, 200 and 300, \
+         then if the accuracy is above 0.9 deploy it.",
+    );
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert!(
+        unknown[0].reason.contains("runs once per value"),
+        "{unknown:?}"
+    );
+    let p = plan(
+        "Load the data, train an SVM with batch sizes 100, 200 and 300, evaluate them, \
+         keep the best, and if its accuracy is above 0.9 deploy it.",
+    );
+    let deploy = p.workflow.steps.last().expect("a deploy step");
+    assert!(
+        deploy.when[0].input.contains("best_score"),
+        "{:?}",
+        deploy.when
+    );
+}
+
+#[test]
 fn a_path_named_for_cleaning_is_where_the_data_is_loaded_from() {
     let p = plan("Before training an SVM, clean the data from /data/sales.csv.");
     let load = &p.workflow.steps[0];

@@ -44,6 +44,15 @@ pub struct Template {
     pub step: serde_json::Value,
 }
 
+impl Template {
+    /// The image the template's step runs in.
+    pub fn image(&self) -> Option<&str> {
+        ["container", "script", "job"]
+            .iter()
+            .find_map(|k| self.step.get(k)?.get("image")?.as_str())
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum LibraryError {
     #[error("step library is not valid YAML: {0}")]

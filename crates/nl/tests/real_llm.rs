@@ -90,6 +90,25 @@ fn check_draft(what: &str, draft: &Draft, took: Duration) {
                 draft.score.is_some(),
                 "{what}: an llm draft without a score"
             );
+            // The LLM was asked to write every step: each one says it did,
+            // or a warning says which kept its template and why.
+            let written = draft
+                .explanations
+                .iter()
+                .filter(|e| e.why.contains("The LLM wrote the step"))
+                .count();
+            let kept = draft
+                .warnings
+                .iter()
+                .any(|w| w.message.contains("library template"));
+            assert!(
+                written == draft.explanations.len() || kept,
+                "{what}: the steps were not written: {draft:?}"
+            );
+            eprintln!(
+                "{what}: the LLM wrote {written} of {} steps",
+                draft.explanations.len()
+            );
         }
         Author::Offline { reason } => {
             assert!(

@@ -133,10 +133,7 @@ pub(crate) fn step(
     user.push_str(&wiring(step));
     user.push_str("References (library steps):\n");
     for t in references {
-        let image = ["container", "script"]
-            .iter()
-            .find_map(|k| t.step.get(k)?.get("image")?.as_str())
-            .unwrap_or("-");
+        let image = t.image().unwrap_or("-");
         user.push_str(&format!(
             "- {} ({}), image {image}\n",
             t.id,

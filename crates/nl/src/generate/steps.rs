@@ -198,11 +198,7 @@ fn references<'a>(cx: &'a Context<'_>, e: &StepExplanation) -> Vec<&'a Template>
 
 /// The step's own image and the references', as far as the policy allows.
 fn images(cx: &Context<'_>, step: &Step, references: &[&Template]) -> Vec<String> {
-    let theirs = references.iter().filter_map(|t| {
-        ["container", "script"]
-            .iter()
-            .find_map(|k| t.step.get(k)?.get("image")?.as_str())
-    });
+    let theirs = references.iter().filter_map(|t| t.image());
     let mut out: Vec<String> = Vec::new();
     for image in step.image().into_iter().chain(theirs) {
         if cx.options.images.allows(image) && !out.iter().any(|i| i == image) {

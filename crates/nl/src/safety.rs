@@ -195,6 +195,17 @@ pub fn screen(description: &str) -> Screened {
     }
 }
 
+/// Whether `text` (a command, a value) would run downloaded or destructive
+/// code ([`WarningCode::UnsafeCommand`]) or carries a secret value
+/// ([`WarningCode::SecretValue`]).
+pub fn unsafe_text(text: &str) -> Option<WarningCode> {
+    screen(text)
+        .warnings
+        .into_iter()
+        .map(|w| w.code)
+        .find(|c| matches!(c, WarningCode::UnsafeCommand | WarningCode::SecretValue))
+}
+
 fn is_sentence_end(c: char) -> bool {
     matches!(c, '.' | '。' | ';' | '；' | '!' | '！' | '?' | '？' | '\n')
 }

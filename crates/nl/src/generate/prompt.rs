@@ -2,6 +2,7 @@
 //! with library references), repair, critique and revision. Prompts stay
 //! short: small local models serve a 2048-token context.
 
+use super::step_schema::AUTHORED;
 use super::wire::{Issue, WirePlan, library_kinds};
 use crate::decompose::Decomposition;
 use crate::library::{Library, Template};
@@ -142,12 +143,7 @@ pub(crate) fn step(
     }
     let mut draft = serde_json::to_value(step).unwrap_or_default();
     if let Some(object) = draft.as_object_mut() {
-        object.retain(|k, _| {
-            matches!(
-                k.as_str(),
-                "description" | "container" | "script" | "resources" | "retry" | "timeout"
-            )
-        });
+        object.retain(|k, _| AUTHORED.contains(&k.as_str()));
     }
     user.push_str(&format!(
         "Draft:\n{}\nAnswer with the step.",

@@ -34,20 +34,20 @@ impl Runs {
     }
 }
 
+/// What the LLM writes of a step; the rest is the plan's wiring.
+pub(crate) const AUTHORED: &[&str] = &[
+    "description",
+    "container",
+    "script",
+    "resources",
+    "retry",
+    "timeout",
+];
+
 /// Properties the LLM may write, per IR definition; definitions not listed
 /// keep all of theirs.
 const WRITABLE: &[(&str, &[&str])] = &[
-    (
-        "Step",
-        &[
-            "description",
-            "container",
-            "script",
-            "resources",
-            "retry",
-            "timeout",
-        ],
-    ),
+    ("Step", AUTHORED),
     ("Container", &["image", "command", "args", "env"]),
     ("Script", &["image", "command", "source", "env"]),
     ("EnvVar", &["name", "value"]),

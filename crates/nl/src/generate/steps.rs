@@ -10,7 +10,7 @@
 //! LLM or an exhausted budget leaves the remaining steps as templates.
 
 use super::session::{Context, Failure, Meter, converse};
-use super::step_schema::{Runs, step_schema};
+use super::step_schema::{AUTHORED, Runs, step_schema};
 use super::wire::{Issue, strip_fence};
 use super::{Draft, prompt};
 use crate::library::Template;
@@ -18,16 +18,6 @@ use crate::offline::{Plan, StepExplanation};
 use crate::safety::{self, Warning, WarningCode};
 use couler_ir::{Limits, Step, Workflow};
 use serde_json::{Map, Value};
-
-/// What the LLM writes of a step; the rest is the plan's wiring.
-const AUTHORED: &[&str] = &[
-    "description",
-    "container",
-    "script",
-    "resources",
-    "retry",
-    "timeout",
-];
 
 /// Where a step sits in its workflow.
 #[derive(Debug, Clone, Copy)]
@@ -369,14 +359,8 @@ fn unsafe_text(answer: &Map<String, Value>) -> Vec<Issue> {
         }
     }
     for (path, text) in texts {
-        let found = safety::screen(text).warnings.into_iter().find(|w| {
-            matches!(
-                w.code,
-                WarningCode::UnsafeCommand | WarningCode::SecretValue
-            )
-        });
-        if let Some(w) = found {
-            let message = match w.code {
+        if let Some(code) = safety::unsafe_text(text) {
+            let message = match code {
                 WarningCode::SecretValue => {
                     "this looks like a secret value; never write secret values into a step"
                 }

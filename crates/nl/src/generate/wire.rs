@@ -478,19 +478,13 @@ fn task(
 fn unsafe_fields(t: &WireTask) -> Option<Warning> {
     let fields = [Some(&t.text), t.command.as_ref(), t.target.as_ref()];
     for field in fields.into_iter().flatten() {
-        let found = safety::screen(field).warnings.into_iter().find(|w| {
-            matches!(
-                w.code,
-                WarningCode::UnsafeCommand | WarningCode::SecretValue
-            )
-        });
-        if let Some(w) = found {
-            let what = match w.code {
+        if let Some(code) = safety::unsafe_text(field) {
+            let what = match code {
                 WarningCode::SecretValue => "carried what looks like a secret value",
                 _ => "would run downloaded or destructive code",
             };
             return Some(Warning {
-                code: w.code,
+                code,
                 message: format!(
                     "the LLM proposed a {} step that {what}; it was dropped",
                     t.kind

@@ -79,6 +79,19 @@ fn is_word_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// Where a URL or path that reaches `from` ends: at whitespace or CJK
+/// text, without the punctuation of the sentence around it.
+fn locator_end(chars: &[(usize, char)], from: usize) -> usize {
+    let mut j = from;
+    while j < chars.len() && !chars[j].1.is_whitespace() && !is_cjk(chars[j].1) {
+        j += 1;
+    }
+    while j > from && matches!(chars[j - 1].1, '.' | ',' | ')' | ';' | '"' | '\'' | ':') {
+        j -= 1;
+    }
+    j
+}
+
 /// Splits text into tokens. Whitespace separates; other characters become
 /// punctuation tokens.
 pub fn tokenize(text: &str) -> Vec<Token> {
@@ -115,13 +128,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             _ => false,
         };
         if word_start && path_start {
-            let mut j = i + 1;
-            while j < chars.len() && !chars[j].1.is_whitespace() && !is_cjk(chars[j].1) {
-                j += 1;
-            }
-            while j > i + 1 && matches!(chars[j - 1].1, '.' | ',' | ')' | ';' | '"' | '\'' | ':') {
-                j -= 1;
-            }
+            let j = locator_end(&chars, i + 1);
             out.push(Token {
                 text: text[start..end_of(j)].to_owned(),
                 span: Span::new(start, end_of(j)),
@@ -157,12 +164,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             }
             let is_url = text[end_of(j)..].starts_with("://");
             if is_url {
-                while j < chars.len() && !chars[j].1.is_whitespace() && !is_cjk(chars[j].1) {
-                    j += 1;
-                }
-                while j > i && matches!(chars[j - 1].1, '.' | ',' | ')' | ';' | '"' | '\'') {
-                    j -= 1;
-                }
+                let j = locator_end(&chars, j);
                 out.push(Token {
                     text: text[start..end_of(j)].to_owned(),
                     span: Span::new(start, end_of(j)),

@@ -393,6 +393,19 @@ impl Builder<'_> {
                     };
                     artifacts.push(json!({"name": name, "from": format!("{{{{steps.{p}.outputs.artifacts.data}}}}"), "path": path}));
                 }
+                let extra: Vec<String> = artifacts
+                    .iter()
+                    .skip(1)
+                    .map(|a| {
+                        format!(
+                            "{{{{inputs.artifacts.{}.path}}}}",
+                            a["name"].as_str().unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                if !extra.is_empty() {
+                    set(env, "EXTRA_DATA", json!(extra).to_string());
+                }
                 wiring.push(format!("reads the data of {}", self.state.data.join(", ")));
                 add_inputs(step, artifacts);
             }
@@ -409,6 +422,18 @@ impl Builder<'_> {
                     .iter()
                     .map(|m| json!({"name": format!("model-{m}"), "from": format!("{{{{steps.{m}.outputs.artifacts.model}}}}"), "path": format!("/tmp/inputs/models/{m}")}))
                     .collect();
+                let paths: serde_json::Map<String, Value> = self
+                    .state
+                    .models
+                    .iter()
+                    .map(|m| {
+                        (
+                            m.clone(),
+                            json!(format!("{{{{inputs.artifacts.model-{m}.path}}}}")),
+                        )
+                    })
+                    .collect();
+                set(env, "MODELS", Value::Object(paths).to_string());
                 wiring.push(format!(
                     "reads the models of {}",
                     self.state.models.join(", ")

@@ -139,6 +139,33 @@ fn a_condition_on_a_fanned_out_metric_asks_which_one_counts() {
     );
 }
 
+/// Steps find their input models through references every engine
+/// resolves, never by a fixed directory.
+#[test]
+fn model_inputs_are_named_by_reference() {
+    let p = plan(
+        "Load the data, train an SVM and a random forest, evaluate them, keep the best \
+         and register it in mlflow.",
+    );
+    let register = p.workflow.steps.last().expect("a register step");
+    let models = register
+        .env()
+        .iter()
+        .find(|v| v.name == "MODELS")
+        .and_then(|v| v.value.clone())
+        .expect("MODELS");
+    let models: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&models).expect("a JSON object");
+    assert_eq!(models.len(), 2, "{models:?}");
+    for (step, path) in &models {
+        assert_eq!(
+            path,
+            &format!("{{{{inputs.artifacts.model-{step}.path}}}}"),
+            "{models:?}"
+        );
+    }
+}
+
 #[test]
 fn a_path_named_for_cleaning_is_where_the_data_is_loaded_from() {
     let p = plan("Before training an SVM, clean the data from /data/sales.csv.");

@@ -5,7 +5,9 @@
 //! and the engine, never dropped.
 
 use crate::{EngineError, RunSpec};
+use couler_ir::Dag;
 use couler_optimizer::Plan;
+use std::borrow::Cow;
 
 /// The engines Couler compiles to.
 pub const ENGINES: &[&str] = &["argo", "tekton", "airflow", "kfp"];
@@ -53,4 +55,10 @@ pub fn compile(engine: &str, plan: &Plan, run: &RunSpec) -> Result<Manifest, Eng
             ENGINES.join(", ")
         ))),
     }
+}
+
+/// The plan's dependency graphs (the planner's when it kept them).
+pub(crate) fn dag(plan: &Plan) -> Result<Cow<'_, Dag>, EngineError> {
+    plan.dag()
+        .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))
 }

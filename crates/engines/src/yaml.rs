@@ -14,6 +14,12 @@
 use serde::ser::{self, Serialize};
 use std::fmt::{self, Write};
 
+mod scalar;
+mod small_map;
+
+use scalar::{write_key, write_string};
+pub use small_map::SmallMap;
+
 #[derive(Debug)]
 pub struct Error(String);
 
@@ -59,8 +65,14 @@ struct Emitter<'o> {
     at: At,
 }
 
-fn indent(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat_n(' ', n));
+pub(super) fn indent(out: &mut String, n: usize) {
+    const SPACES: &str = "                                                                ";
+    let mut n = n;
+    while n > SPACES.len() {
+        out.push_str(SPACES);
+        n -= SPACES.len();
+    }
+    out.push_str(&SPACES[..n]);
 }
 
 impl<'o> Emitter<'o> {
@@ -70,6 +82,17 @@ impl<'o> Emitter<'o> {
             At::Root | At::Item(_) => {}
         }
         self.out.push_str(text);
+        self.out.push('\n');
+        Ok(())
+    }
+
+    /// A number, written straight into the output.
+    fn display(self, v: impl fmt::Display) -> Result<(), Error> {
+        match self.at {
+            At::Value(_) => self.out.push(' '),
+            At::Root | At::Item(_) => {}
+        }
+        let _ = write!(self.out, "{v}");
         self.out.push('\n');
         Ok(())
     }
@@ -175,166 +198,6 @@ impl Compound<'_> {
     }
 }
 
-fn write_key(out: &mut String, key: &str) {
-    if is_plain(key) {
-        out.push_str(key);
-    } else if key.chars().any(needs_escape) || key.contains('\n') {
-        double_quoted(out, key);
-    } else {
-        single_quoted(out, key);
-    }
-}
-
-/// Characters only a double-quoted scalar can hold as they are (YAML 1.1
-/// also breaks lines at U+2028 and U+2029).
-fn needs_escape(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}')
-}
-
-fn single_quoted(out: &mut String, s: &str) {
-    out.push('\'');
-    for (i, part) in s.split('\'').enumerate() {
-        if i > 0 {
-            out.push_str("''");
-        }
-        out.push_str(part);
-    }
-    out.push('\'');
-}
-
-/// A string scalar; `block_indent` is where a literal block's lines go.
-fn write_string(out: &mut String, s: &str, block_indent: usize) {
-    if is_plain(s) {
-        out.push_str(s);
-    } else if s.contains('\n') && literal_ok(s) {
-        literal(out, s, block_indent);
-    } else if !s.chars().any(needs_escape) {
-        single_quoted(out, s);
-    } else {
-        double_quoted(out, s);
-    }
-}
-
-fn double_quoted(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if needs_escape(c) => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// Multi-line text a literal block keeps exactly: no control characters
-/// but newlines and tabs, and no carriage returns or line-ending spaces
-/// that some readers trim.
-fn literal_ok(s: &str) -> bool {
-    s.chars()
-        .all(|c| c == '\n' || c == '\t' || !needs_escape(c))
-        && !s.contains(" \n")
-        && !s.ends_with(' ')
-}
-
-fn literal(out: &mut String, s: &str, block_indent: usize) {
-    out.push('|');
-    // The first line with text fixes the indentation unless told.
-    let first = s.lines().find(|l| !l.is_empty()).unwrap_or_default();
-    if first.starts_with(' ') || first.starts_with('\t') {
-        out.push('2');
-    }
-    let body = s.trim_end_matches('\n');
-    let trailing = s.len() - body.len();
-    match trailing {
-        0 => out.push('-'),
-        1 => {}
-        _ => out.push('+'),
-    }
-    for line in body.split('\n') {
-        out.push('\n');
-        if !line.is_empty() {
-            indent(out, block_indent.max(2));
-            out.push_str(line);
-        }
-    }
-    for _ in 1..trailing {
-        out.push('\n');
-    }
-}
-
-/// Whether a string can be written plain and read back as the same string
-/// by YAML 1.1 and 1.2 readers alike.
-fn is_plain(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    let Some(&first) = bytes.first() else {
-        return false;
-    };
-    let last = bytes[bytes.len() - 1];
-    if first == b' ' || last == b' ' || last == b':' {
-        return false;
-    }
-    // Indicators, and what could start a number (`.5`, `-1`, `+1`, `0x1`).
-    if matches!(
-        first,
-        b'-' | b'?'
-            | b':'
-            | b','
-            | b'['
-            | b']'
-            | b'{'
-            | b'}'
-            | b'#'
-            | b'&'
-            | b'*'
-            | b'!'
-            | b'|'
-            | b'>'
-            | b'\''
-            | b'"'
-            | b'%'
-            | b'@'
-            | b'`'
-            | b'.'
-            | b'+'
-            | b'0'..=b'9'
-    ) {
-        return false;
-    }
-    for (i, &b) in bytes.iter().enumerate() {
-        match b {
-            // Flow indicators are harmless in block context, but some
-            // readers choke on them; control characters need escapes.
-            b'\n' | b'\r' | b'\t' | 0..=0x1f | 0x7f => return false,
-            b'#' if bytes[i - 1] == b' ' => return false,
-            b':' if bytes.get(i + 1).is_none_or(|n| *n == b' ') => return false,
-            b'{' | b'}' | b'[' | b']' | b',' => return false,
-            _ => {}
-        }
-    }
-    if !s.is_ascii() && s.chars().any(needs_escape) {
-        return false;
-    }
-    !is_special_word(s)
-}
-
-/// Words YAML 1.1 or 1.2 reads as booleans or null.
-fn is_special_word(s: &str) -> bool {
-    if s.len() > 5 {
-        return false;
-    }
-    matches!(
-        s.to_ascii_lowercase().as_str(),
-        "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null" | "~" | "=" | "<<"
-    )
-}
-
 impl<'o> ser::Serializer for Emitter<'o> {
     type Ok = ();
     type Error = Error;
@@ -359,7 +222,7 @@ impl<'o> ser::Serializer for Emitter<'o> {
         self.serialize_i64(v.into())
     }
     fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        self.scalar(v.to_string().as_str())
+        self.display(v)
     }
     fn serialize_u8(self, v: u8) -> Result<(), Error> {
         self.serialize_u64(v.into())
@@ -371,7 +234,7 @@ impl<'o> ser::Serializer for Emitter<'o> {
         self.serialize_u64(v.into())
     }
     fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        self.scalar(v.to_string().as_str())
+        self.display(v)
     }
     fn serialize_f32(self, v: f32) -> Result<(), Error> {
         self.serialize_f64(v.into())

@@ -134,6 +134,8 @@ impl Pipeline {
         for pass in &self.passes {
             each(pass.name(), &mut || pass.apply(plan, facts))?;
         }
+        // Passes rewrite the workflow: the graphs engines use are taken last.
+        plan.validate()?;
         Ok(())
     }
 }

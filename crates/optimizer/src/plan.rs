@@ -1,8 +1,10 @@
 //! The plan: what engines execute, and the record of why.
 
-use couler_ir::Workflow;
+use couler_ir::{Dag, Problems, Workflow};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -23,6 +25,10 @@ pub struct Plan {
     /// Resource recommendations from measured history.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub advice: Vec<Advice>,
+    /// The workflow as the pipeline left it and its dependency graphs, so
+    /// that engines need not validate it again (see [`Plan::dag`]).
+    #[serde(skip)]
+    pub(crate) validated: Option<Arc<(Workflow, Dag)>>,
 }
 
 /// One sub-workflow of a split plan.
@@ -134,7 +140,26 @@ impl Plan {
             parts: Vec::new(),
             tuning: BTreeMap::new(),
             advice: Vec::new(),
+            validated: None,
         }
+    }
+
+    /// The workflow's dependency graphs: the planner's while `workflow` is
+    /// as the planner left it (comparing costs a fraction of validating),
+    /// otherwise validated now.
+    pub fn dag(&self) -> Result<Cow<'_, Dag>, Problems> {
+        match self.validated.as_deref() {
+            Some((workflow, dag)) if *workflow == self.workflow => Ok(Cow::Borrowed(dag)),
+            _ => couler_ir::validate(&self.workflow, &couler_ir::Limits::default()).map(Cow::Owned),
+        }
+    }
+
+    /// Validates the workflow as it is now and keeps its graphs for
+    /// [`Plan::dag`].
+    pub(crate) fn validate(&mut self) -> Result<(), Problems> {
+        let dag = couler_ir::validate(&self.workflow, &couler_ir::Limits::default())?;
+        self.validated = Some(Arc::new((self.workflow.clone(), dag)));
+        Ok(())
     }
 
     /// Whether the scheduler runs the plan in stages (sub-workflows,

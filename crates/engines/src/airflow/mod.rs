@@ -69,8 +69,7 @@ pub fn compile_with(
     run: &RunSpec,
     options: &AirflowOptions,
 ) -> Result<Manifest, EngineError> {
-    let dag = couler_ir::validate(&plan.workflow, &Default::default())
-        .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))?;
+    let dag = crate::compile::dag(plan)?;
     let ctx = Ctx::new(plan, run, options, &dag);
     let content = ctx.dag_file()?;
     Ok(Manifest {
@@ -167,7 +166,10 @@ impl<'a> Ctx<'a> {
             }
         }
 
-        let mut body = String::with_capacity(2048 + 1024 * self.plan.steps.len());
+        // One buffer for the whole file, sized up front (under 1 kB a step)
+        // so that a big DAG is not copied as it grows.
+        let mut out = String::with_capacity(16384 + 1024 * self.plan.steps.len());
+        self.header(&mut out);
         let mut edges = String::new();
         let mut emitted: HashMap<usize, Emitted> = HashMap::new();
         let mut tasks: Vec<String> = Vec::new();
@@ -176,7 +178,7 @@ impl<'a> Ctx<'a> {
             if !runs(i) {
                 continue;
             }
-            let e = step::emit(self, &wf.steps[i], false, &mut body)?;
+            let e = step::emit(self, &wf.steps[i], false, &mut out)?;
             let ups = self.dag.steps.upstream(i as u32).iter();
             let ups: Vec<&str> = ups
                 .filter_map(|&u| emitted.get(&(u as usize)).map(|e| e.last.as_str()))
@@ -204,7 +206,7 @@ impl<'a> Ctx<'a> {
         let exit_runs = (0..wf.on_exit.len()).any(|j| runs(main + j));
         if exit_runs {
             let _ = write!(
-                body,
+                out,
                 "    t_couler__status = PythonOperator(\n        task_id=\"couler__status\",\n        python_callable=couler_status,\n        op_kwargs={{\"tasks\": {}}},\n        trigger_rule=TriggerRule.ALL_DONE,\n        retries=0,\n    )\n",
                 py_list(&tasks)
             );
@@ -215,7 +217,7 @@ impl<'a> Ctx<'a> {
                 if !runs(main + j) {
                     continue;
                 }
-                let e = step::emit(self, &wf.on_exit[j], true, &mut body)?;
+                let e = step::emit(self, &wf.on_exit[j], true, &mut out)?;
                 let ups: Vec<&str> = self
                     .dag
                     .on_exit
@@ -248,16 +250,13 @@ impl<'a> Ctx<'a> {
                 .collect();
             tasks.push("couler__status".into());
             let _ = write!(
-                body,
+                out,
                 "    t_couler__outcome = PythonOperator(\n        task_id=\"couler__outcome\",\n        python_callable=couler_outcome,\n        op_kwargs={{\"tasks\": {}}},\n        trigger_rule=TriggerRule.ALL_DONE,\n        retries=0,\n    )\n",
                 py_list(&tasks)
             );
             edge(&mut edges, &exit_leaves, "t_couler__outcome");
         }
 
-        let mut out = String::with_capacity(body.len() + edges.len() + 8192);
-        self.header(&mut out);
-        out.push_str(&body);
         if !edges.is_empty() {
             out.push('\n');
             out.push_str(&edges);

@@ -8,6 +8,7 @@ use crate::EngineError;
 use couler_ir::refs::{Ref, references, sole_reference};
 use couler_ir::{Dag, Step, StepKind};
 use couler_optimizer::{Action, Plan, ReuseStatus};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// How a running step appears in Argo.
@@ -78,7 +79,7 @@ impl StepInfo<'_> {
 
 pub(super) struct Analysis<'a> {
     pub plan: &'a Plan,
-    pub dag: Dag,
+    pub dag: Cow<'a, Dag>,
     /// `plan.steps` order: main steps, then exit handlers.
     pub steps: Vec<StepInfo<'a>>,
     pub by_name: HashMap<&'a str, usize>,
@@ -105,8 +106,7 @@ pub(super) fn analyse(
     labels: BTreeMap<String, String>,
 ) -> Result<Analysis<'_>, EngineError> {
     let wf = &plan.workflow;
-    let dag = couler_ir::validate(wf, &Default::default())
-        .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))?;
+    let dag = crate::compile::dag(plan)?;
     if plan.steps.len() != wf.steps.len() + wf.on_exit.len() {
         return Err(EngineError::Other(format!(
             "the plan lists {} steps but its workflow has {}",

@@ -183,8 +183,9 @@ fn yaml_file(
     value: &impl serde::Serialize,
     templates: usize,
 ) -> Result<ManifestFile, EngineError> {
-    // Sized up front: big workflows would otherwise copy it many times.
-    let mut content = String::with_capacity(1024 + 512 * templates);
+    // Sized up front (about 900 bytes a template): big workflows would
+    // otherwise copy it many times, into freshly zeroed pages each time.
+    let mut content = String::with_capacity(1024 + 1024 * templates);
     crate::yaml::write(&mut content, value)
         .map_err(|e| EngineError::Other(format!("could not write {name}: {e}")))?;
     Ok(ManifestFile {

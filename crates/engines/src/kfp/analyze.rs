@@ -8,7 +8,9 @@ use crate::EngineError;
 use couler_ir::refs::{Ref, Segment, segments, sole_reference};
 use couler_ir::{Condition, EnvVar, SecretRef, Step, StepKind};
 use couler_optimizer::{Action, Plan, ReuseStatus, StepOutputs};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write;
 
 /// Where a reference is read: decides which wrapper level needs the input.
 pub const TEXT: u8 = 1;
@@ -139,7 +141,7 @@ impl Names {
 
 pub struct Analysis<'a> {
     pub plan: &'a Plan,
-    pub dag: couler_ir::Dag,
+    pub dag: Cow<'a, couler_ir::Dag>,
     /// Plan index of each step name.
     pub index: HashMap<&'a str, usize>,
     /// Both main steps and exit handlers run: main steps go into an exit
@@ -162,8 +164,7 @@ pub struct Analysis<'a> {
 
 impl<'a> Analysis<'a> {
     pub fn new(plan: &'a Plan) -> Result<Analysis<'a>, EngineError> {
-        let dag = couler_ir::validate(&plan.workflow, &Default::default())
-            .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))?;
+        let dag = crate::compile::dag(plan)?;
         let n = plan.steps.len();
         let mut index = HashMap::with_capacity(n);
         let mut bases = Names::default();
@@ -385,10 +386,10 @@ impl<'a> Scan<'_, 'a> {
                 Segment::Ref(r) => match self.resolve(r, at)? {
                     Resolved::Literal(v) | Resolved::Placeholder(v) => out.push_str(&v),
                     Resolved::Param(ch) => {
-                        out.push_str(&format!("{{{{$.inputs.parameters['{ch}']}}}}"))
+                        let _ = write!(out, "{{{{$.inputs.parameters['{ch}']}}}}");
                     }
                     Resolved::Artifact(ch) => {
-                        out.push_str(&format!("{{{{$.inputs.artifacts['{ch}'].uri}}}}"))
+                        let _ = write!(out, "{{{{$.inputs.artifacts['{ch}'].uri}}}}");
                     }
                 },
             }

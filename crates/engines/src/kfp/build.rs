@@ -12,7 +12,7 @@ use super::executor;
 use super::spec::*;
 use crate::{EngineError, RunSpec};
 use couler_ir::RetryOn;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The wrapper levels of a step, outermost first; the last is the container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,19 +65,22 @@ pub fn build(a: &mut Analysis<'_>, run: &RunSpec) -> Result<Built, EngineError> 
     };
     let metadata = executor::run_metadata(&b.a.plan.workflow.labels, run);
     for i in 0..b.a.plan.steps.len() {
-        if let Some(io) = &b.a.io[i] {
-            let name = &b.a.step(i).name;
-            let container = executor::container(b.a, i, io)?;
-            let config = executor::platform(b.a, i, io, &metadata)?;
-            b.executors.insert(
-                format!("exec-{name}"),
-                Executor {
-                    container: Some(container),
-                    importer: None,
-                },
-            );
-            b.platform.insert(format!("exec-{name}"), config);
-        }
+        // Taken for the borrow checker's sake; put back below.
+        let Some(mut io) = b.a.io[i].take() else {
+            continue;
+        };
+        let name = &b.a.step(i).name;
+        let container = executor::container(b.a, i, &mut io)?;
+        let config = executor::platform(b.a, i, &io, &metadata)?;
+        b.executors.insert(
+            format!("exec-{name}"),
+            Executor {
+                container: Some(container),
+                importer: None,
+            },
+        );
+        b.platform.insert(format!("exec-{name}"), config);
+        b.a.io[i] = Some(io);
     }
     b.importers();
     let root = b.root();
@@ -596,8 +599,8 @@ impl Builder<'_, '_> {
                 deps.push(self.a.step(u).name.clone());
             }
         }
-        let set: BTreeSet<String> = deps.drain(..).collect();
-        deps.extend(set);
+        deps.sort_unstable();
+        deps.dedup();
     }
 }
 

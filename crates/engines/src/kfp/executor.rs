@@ -8,6 +8,7 @@ use super::spec::{
     RuntimeValue, SecretAsEnv, SecretKeyToEnv, SecretNameParameter, Toleration,
 };
 use super::unsupported;
+use crate::yaml::SmallMap;
 use crate::{EngineError, RunSpec};
 use couler_ir::StepKind;
 use std::collections::BTreeMap;
@@ -18,23 +19,23 @@ const GPU: &str = "nvidia.com/gpu";
 /// interpreter (`$@`) on it, as KFP's own Python components do.
 const SCRIPT: &str = "program=\"$(mktemp -d)/script\"\nprintf '%s' \"$0\" > \"$program\"\nexec \"$@\" \"$program\"\n";
 
-/// The container for step `i`.
-pub fn container(a: &Analysis, i: usize, io: &StepIo) -> Result<Container, EngineError> {
+/// The container for step `i`; moves the rendered command, args and
+/// source out of `io`, which nothing reads after this.
+pub fn container(a: &Analysis, i: usize, io: &mut StepIo) -> Result<Container, EngineError> {
     let step = a.step(i);
     let (image, user) = match step.kind() {
         Some(StepKind::Container(c)) => (&c.image, None),
-        Some(StepKind::Script(s)) => (&s.image, Some(io.source.clone().unwrap_or_default())),
+        Some(StepKind::Script(s)) => (&s.image, Some(io.source.take().unwrap_or_default())),
         _ => unreachable!("jobs are refused before"),
     };
+    let rendered = std::mem::take(&mut io.command);
     // What the step itself runs: a container's command and args, or the
     // script runner with the source and the interpreter.
     let (command, args) = match user {
-        None => (io.command.clone(), io.args.clone()),
+        None => (rendered, std::mem::take(&mut io.args)),
         Some(source) => (
             vec!["sh".to_owned(), "-ec".to_owned(), SCRIPT.to_owned()],
-            std::iter::once(source)
-                .chain(io.command.iter().cloned())
-                .collect(),
+            std::iter::once(source).chain(rendered).collect(),
         ),
     };
     let wrapper = wrapper(a, i, io);
@@ -285,8 +286,11 @@ fn toleration(step: &str, t: &serde_json::Value) -> Result<Toleration, EngineErr
 /// Pod labels naming the run; an annotation keeps the exact value where a
 /// label had to be sanitized.
 pub fn run_metadata(workflow_labels: &BTreeMap<String, String>, run: &RunSpec) -> PodMetadata {
-    let mut labels = workflow_labels.clone();
-    let mut annotations = BTreeMap::new();
+    let mut labels: SmallMap<String> = workflow_labels
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut annotations = SmallMap::default();
     let mut set = |key: &str, value: &str| {
         let label = label_value(value);
         if label != value {

@@ -60,13 +60,16 @@ fn unsupported(feature: String) -> EngineError {
 
 pub fn compile(plan: &Plan, run: &RunSpec) -> Result<Manifest, EngineError> {
     let built = build_spec(plan, run)?;
+    // Sized up front (under 2 kB a step): a big pipeline would otherwise
+    // be copied many times, into freshly zeroed pages each time.
+    let mut content = String::with_capacity(1024 + 2048 * plan.steps.len());
     // The workflow name is a DNS label, safe in a comment; run ids go in labels.
-    let content = format!(
-        "# PIPELINE DEFINITION\n# Name: {}\n{}---\n{}",
-        plan.workflow.name,
-        yaml(&built.pipeline)?,
-        yaml(&built.platform)?
-    );
+    content.push_str("# PIPELINE DEFINITION\n# Name: ");
+    content.push_str(&plan.workflow.name);
+    content.push('\n');
+    yaml(&mut content, &built.pipeline)?;
+    content.push_str("---\n");
+    yaml(&mut content, &built.platform)?;
     Ok(Manifest {
         files: vec![ManifestFile {
             name: "pipeline.yaml".to_owned(),
@@ -96,8 +99,8 @@ fn build_spec(plan: &Plan, run: &RunSpec) -> Result<build::Built, EngineError> {
 
 /// One YAML document, ending in a newline (long lines are never folded;
 /// multi-line strings, scripts, are literal blocks).
-fn yaml<T: serde::Serialize>(value: &T) -> Result<String, EngineError> {
-    crate::yaml::to_string(value)
+fn yaml<T: serde::Serialize>(out: &mut String, value: &T) -> Result<(), EngineError> {
+    crate::yaml::write(out, value)
         .map_err(|e| EngineError::Other(format!("rendering the KFP pipeline: {e}")))
 }
 

@@ -3,6 +3,7 @@
 //! fields are declared in alphabetical order, so the YAML reads like the
 //! KFP SDK's own output (which sorts keys).
 
+use crate::yaml::SmallMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -133,10 +134,10 @@ pub struct ComponentSpec {
 /// `inputDefinitions` / `outputDefinitions`.
 #[derive(Debug, Default, Serialize)]
 pub struct Io {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub artifacts: BTreeMap<String, ArtifactSpec>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub parameters: BTreeMap<String, ParameterSpec>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub artifacts: SmallMap<ArtifactSpec>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub parameters: SmallMap<ParameterSpec>,
 }
 
 impl Io {
@@ -201,10 +202,10 @@ pub struct Dag {
 
 #[derive(Debug, Default, Serialize)]
 pub struct DagOutputs {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub artifacts: BTreeMap<String, ArtifactSelectors>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub parameters: BTreeMap<String, ParameterSelector>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub artifacts: SmallMap<ArtifactSelectors>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub parameters: SmallMap<ParameterSelector>,
 }
 
 impl DagOutputs {
@@ -296,10 +297,10 @@ pub struct TaskInfo {
 
 #[derive(Debug, Default, Serialize)]
 pub struct TaskInputs {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub artifacts: BTreeMap<String, ArtifactInput>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub parameters: BTreeMap<String, ParameterInput>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub artifacts: SmallMap<ArtifactInput>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub parameters: SmallMap<ParameterInput>,
 }
 
 impl TaskInputs {
@@ -444,9 +445,9 @@ pub struct NodeSelector {
 
 #[derive(Debug, Default, Serialize)]
 pub struct PodMetadata {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub annotations: BTreeMap<String, String>,
-    pub labels: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub annotations: SmallMap<String>,
+    pub labels: SmallMap<String>,
 }
 
 #[derive(Debug, Serialize)]

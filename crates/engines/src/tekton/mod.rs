@@ -41,7 +41,7 @@ pub use adapter::{TektonAdapter, TektonConfig};
 
 use crate::compile::{Manifest, ManifestFile};
 use crate::{EngineError, RunSpec};
-use couler_ir::{Graph, Limits};
+use couler_ir::Graph;
 use couler_optimizer::{Action, Plan, StepOutputs};
 use model::*;
 use names::{label_value, object_name};
@@ -226,10 +226,14 @@ fn is_result_name(s: &str) -> bool {
 
 pub fn compile(plan: &Plan, run: &RunSpec) -> Result<Manifest, EngineError> {
     let (pipeline, pipeline_run) = objects(plan, run)?;
+    // Sized up front (under 2 kB a task): a big pipeline would otherwise
+    // be copied many times, into freshly zeroed pages each time.
+    let tasks = pipeline.spec.tasks.len() + pipeline.spec.finally.len();
+    let runs = pipeline_run.spec.task_run_specs.len();
     Ok(Manifest {
         files: vec![
-            yaml_file("pipeline.yaml", &pipeline)?,
-            yaml_file("pipelinerun.yaml", &pipeline_run)?,
+            yaml_file("pipeline.yaml", &pipeline, 1024 + 2048 * tasks)?,
+            yaml_file("pipelinerun.yaml", &pipeline_run, 1024 + 256 * runs)?,
         ],
     })
 }
@@ -238,8 +242,7 @@ type Pipeline = Object<PipelineSpec>;
 type PipelineRun = Object<PipelineRunSpec>;
 
 fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), EngineError> {
-    let dag = couler_ir::validate(&plan.workflow, &Limits::default())
-        .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))?;
+    let dag = crate::compile::dag(plan)?;
     let mut ctx = Ctx::new(plan);
     let wf = &plan.workflow;
     let main = wf.steps.len();
@@ -253,8 +256,8 @@ fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), Engine
     }
 
     let mut flags = BTreeSet::new();
-    let mut tasks = Vec::new();
-    let mut exits = Vec::new();
+    let mut tasks = Vec::with_capacity(main);
+    let mut exits = Vec::with_capacity(wf.on_exit.len());
     let mut task_run_specs = Vec::new();
     let mut width = Some(0usize);
     let mut uses_workspace = false;
@@ -531,8 +534,13 @@ impl Names {
     }
 }
 
-fn yaml_file<T: serde::Serialize>(name: &str, value: &T) -> Result<ManifestFile, EngineError> {
-    let content = crate::yaml::to_string(value)
+fn yaml_file<T: serde::Serialize>(
+    name: &str,
+    value: &T,
+    capacity: usize,
+) -> Result<ManifestFile, EngineError> {
+    let mut content = String::with_capacity(capacity);
+    crate::yaml::write(&mut content, value)
         .map_err(|e| EngineError::Other(format!("could not write {name}: {e}")))?;
     Ok(ManifestFile {
         name: name.to_owned(),

@@ -2,6 +2,7 @@
 //! emits, as serde types. Field order is the order a person reads a task in;
 //! empty fields are left out.
 
+use crate::yaml::SmallMap;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -158,10 +159,10 @@ pub struct EmbeddedTask {
 
 #[derive(Debug, Default, Serialize)]
 pub struct TaskMetadata {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub annotations: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub labels: SmallMap<String>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub annotations: SmallMap<String>,
 }
 
 #[derive(Debug, PartialEq, Serialize)]
@@ -218,10 +219,10 @@ pub struct SecretKeySelector {
 
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct ResourceRequirements {
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub requests: BTreeMap<String, String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub limits: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub requests: SmallMap<String>,
+    #[serde(skip_serializing_if = "SmallMap::is_empty")]
+    pub limits: SmallMap<String>,
 }
 
 #[derive(Debug, Serialize)]

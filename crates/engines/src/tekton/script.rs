@@ -59,9 +59,13 @@ impl Wrap<'_> {
 
 /// The wrapper script.
 pub fn wrapper(wrap: &Wrap<'_>, program: &Program<'_>) -> String {
-    let mut s = String::from(
-        "#!/bin/sh\n# Couler step wrapper (see the tekton compiler's script module).\n",
-    );
+    // Most wrappers stay under 2 kB beside the program's source.
+    let source_len = match program {
+        Program::Argv => 0,
+        Program::Source { source, .. } => source.len(),
+    };
+    let mut s = String::with_capacity(2048 + source_len);
+    s.push_str("#!/bin/sh\n# Couler step wrapper (see the tekton compiler's script module).\n");
     let uses_workspace = !wrap.inputs.is_empty() || !wrap.artifacts.is_empty();
     if uses_workspace {
         let _ = writeln!(s, "ws='$(workspaces.{ARTIFACTS}.path)'");

@@ -5,10 +5,11 @@ use super::model::*;
 use super::names::go_duration;
 use super::script::{self, Program, Wrap};
 use super::text::{ARTIFACTS, Output, Problems, Translator};
+use crate::yaml::SmallMap;
 use couler_ir::refs::{Ref, sole_reference};
 use couler_ir::{Condition, EnvVar, Operator, RetryOn, Step as IrStep};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The result a step that may be skipped publishes once it succeeded, for
 /// the tasks below it (see `guard_below`).
@@ -99,7 +100,8 @@ pub fn compile(ctx: &Ctx<'_>, index: usize, problems: &mut Problems) -> Compiled
         })
         .collect();
     let uses_workspace = t.uses_workspace || !wrap.inputs.is_empty() || !wrap.artifacts.is_empty();
-    let mut labels = BTreeMap::from([("couler.dev/step".to_owned(), step.name.clone())]);
+    let mut labels = SmallMap::default();
+    labels.insert("couler.dev/step".to_owned(), step.name.clone());
     if let Some(group) = ctx.group_of(&step.name) {
         labels.insert("couler.dev/group".to_owned(), group.to_owned());
     }
@@ -126,7 +128,7 @@ pub fn compile(ctx: &Ctx<'_>, index: usize, problems: &mut Problems) -> Compiled
             task_spec: EmbeddedTask {
                 metadata: Some(TaskMetadata {
                     labels,
-                    annotations: BTreeMap::new(),
+                    annotations: SmallMap::default(),
                 }),
                 params: task_params,
                 results,

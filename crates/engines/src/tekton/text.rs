@@ -10,6 +10,7 @@ use super::Ctx;
 use couler_ir::Step;
 use couler_ir::refs::{Ref, Segment, segments};
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
 
 /// The workspace that carries artifacts between tasks.
 pub const ARTIFACTS: &str = "artifacts";
@@ -134,7 +135,8 @@ impl<'a, 'p> Translator<'a, 'p> {
                 Site::When => out.push_str("$(tasks.status)"),
                 // The wrapper puts Couler's word there (see `script`).
                 Site::Data => {
-                    self.param(STATUS_PARAM, "$(tasks.status)");
+                    self.params
+                        .insert(STATUS_PARAM.to_owned(), "$(tasks.status)".to_owned());
                     out.push_str(STATUS_TOKEN);
                 }
             },
@@ -157,7 +159,7 @@ impl<'a, 'p> Translator<'a, 'p> {
                     .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
                 {
                     self.item_fields.insert(field.to_owned());
-                    out.push_str(&format!("$(params.item_{field})"));
+                    let _ = write!(out, "$(params.item_{field})");
                 } else {
                     self.problems.unsupported(
                         name,
@@ -200,12 +202,6 @@ impl<'a, 'p> Translator<'a, 'p> {
                 format_args!("{r} names nothing the step declares"),
             ),
         }
-    }
-
-    /// Declares task parameter `name` with `value`; returns how the step reads it.
-    pub fn param(&mut self, name: &str, value: &str) -> String {
-        self.params.insert(name.to_owned(), value.to_owned());
-        format!("$(params.{name})")
     }
 
     fn output(&mut self, source: &str, output: Output<'_>, site: Site, out: &mut String) {
@@ -253,9 +249,11 @@ impl<'a, 'p> Translator<'a, 'p> {
         let reference = format!("$(tasks.{source}.results.{result})");
         match site {
             Site::When => out.push_str(&reference),
+            // A task parameter the step reads, fed the result.
             Site::Data => {
-                let read = self.param(&format!("step_{source}_{result}"), &reference);
-                out.push_str(&read);
+                let name = format!("step_{source}_{result}");
+                let _ = write!(out, "$(params.{name})");
+                self.params.insert(name, reference);
             }
         }
     }
@@ -281,7 +279,7 @@ impl<'a, 'p> Translator<'a, 'p> {
         match self.ctx.artifact_dir(j, artifact) {
             Some(dir) => {
                 self.uses_workspace = true;
-                out.push_str(&format!("$(workspaces.{ARTIFACTS}.path)/{dir}"));
+                let _ = write!(out, "$(workspaces.{ARTIFACTS}.path)/{dir}");
             }
             None => self.problems.unsupported(
                 me,

@@ -600,6 +600,7 @@ impl<'a> StageBuilder<'a> {
                 parts: Vec::new(),
                 tuning: BTreeMap::new(),
                 advice: Vec::new(),
+                validated: None,
             },
             runs: self.runs,
         }

@@ -98,7 +98,7 @@ pub async fn lookup_plan(
     tenant_shares: bool,
     index: &CacheIndex,
 ) -> Result<Vec<Lookup>, couler_ir::Problems> {
-    let dag = couler_ir::validate(&plan.workflow, &Default::default())?;
+    let dag = plan.dag()?;
     Ok(lookup_plan_with_dag(plan, &dag, tenant, tenant_shares, index).await)
 }
 

@@ -235,8 +235,7 @@ impl EngineAdapter for LocalEngine {
                 )));
             }
         }
-        let dag = couler_ir::validate(&plan.workflow, &couler_ir::Limits::default())
-            .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))?;
+        let dag = crate::compile::dag(&plan)?.into_owned();
         let searching = |(s, p): &(&couler_ir::Step, &couler_optimizer::PlannedStep)| {
             s.tune.is_some() && matches!(p.action, couler_optimizer::Action::Run)
         };

@@ -100,7 +100,7 @@ pub async fn cache_hits(
     index: &CacheIndex,
     for_run: bool,
 ) -> Result<BTreeMap<String, (StepOutputs, String)>, PlanError> {
-    let dag = couler_ir::validate(&plan.workflow, &Default::default())?;
+    let dag = plan.dag()?;
     let tenant = tenant.to_string();
     let lookups = couler_cache::plan::lookup_plan_with_dag(plan, &dag, &tenant, share, index)
         .instrument(tracing::info_span!("pass", pass = "cache-lookup"))

@@ -299,8 +299,7 @@ fn plan_of(ir: Ir, given: &BTreeMap<String, ParamValue>) -> ApiResult<(Plan, cou
     let plan = Pipeline::default()
         .plan(workflow, &facts, |_, apply| apply())
         .map_err(crate::plans::plan_error)?;
-    let dag =
-        couler_ir::validate(&plan.workflow, &Default::default()).map_err(ApiError::Invalid)?;
+    let dag = plan.dag().map_err(ApiError::Invalid)?.into_owned();
     Ok((plan, dag))
 }
 

@@ -29,7 +29,7 @@ impl Writer {
         shares: bool,
         default_ttl: Duration,
     ) -> Option<Writer> {
-        let dag = couler_ir::validate(&plan.workflow, &Default::default()).ok()?;
+        let dag = plan.dag().ok()?.into_owned();
         let position = plan
             .workflow
             .steps

@@ -41,7 +41,7 @@ pub async fn drive(
     control: &mut mpsc::UnboundedReceiver<Control>,
 ) -> anyhow::Result<()> {
     let (tenant, run) = (d.run.tenant_id, d.run.id);
-    let dag = match couler_ir::validate(&plan.workflow, &Default::default()) {
+    let dag = match plan.dag() {
         Ok(dag) => dag,
         Err(e) => {
             let message = format!("the run's plan is invalid: {e}");

@@ -1,7 +1,8 @@
 //! The cache index in Redis, shared by every scheduler and tenant.
 //!
 //! Layout under the configured prefix `P`:
-//! `P:cache:e:<key>` the entry (JSON, expiring with its TTL);
+//! `P:cache:e:<key>` the entry (MessagePack with field names, decoding
+//! about twice as fast as JSON; expiring with its TTL);
 //! `P:cache:z` importance scores; `P:cache:sz` sizes; `P:cache:bytes` the
 //! byte total; `P:cache:hits:<key>` reuse counts; `P:cache:stats:<tenant>`
 //! a tenant's hits, misses and savings; and sets of keys per producing
@@ -17,6 +18,7 @@ use crate::importance::{self, Weights};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Clone)]
@@ -69,9 +71,44 @@ pub struct Entry {
 
 impl Entry {
     pub fn score(&self, weights: &Weights, reuses: u64) -> f64 {
-        let reuse = (1.0 + self.downstream).ln() * (1.0 + reuses as f64).ln_1p();
-        importance::score(weights, self.reconstruction, reuse, self.size)
+        score(
+            weights,
+            self.reconstruction,
+            self.downstream,
+            self.size,
+            reuses,
+        )
     }
+}
+
+/// What a lookup reads of an entry: the outputs to reuse, what reusing
+/// them saves, and what re-scoring it on reuse needs. The producer and the
+/// fields kept for invalidation are skipped, not decoded.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Cached {
+    pub outputs: StepOutputs,
+    pub wall_ms: u64,
+    pub size: u64,
+    pub reconstruction: f64,
+    pub downstream: f64,
+}
+
+impl Cached {
+    pub fn score(&self, weights: &Weights, reuses: u64) -> f64 {
+        score(
+            weights,
+            self.reconstruction,
+            self.downstream,
+            self.size,
+            reuses,
+        )
+    }
+}
+
+/// `I(u)` of an entry reused `reuses` times.
+fn score(weights: &Weights, reconstruction: f64, downstream: f64, size: u64, reuses: u64) -> f64 {
+    let reuse = (1.0 + downstream).ln() * (1.0 + reuses as f64).ln_1p();
+    importance::score(weights, reconstruction, reuse, size)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,8 +202,8 @@ return removed
 pub struct CacheIndex {
     redis: SharedRedis,
     config: CacheConfig,
-    admit: std::sync::Arc<redis::Script>,
-    remove: std::sync::Arc<redis::Script>,
+    admit: Arc<redis::Script>,
+    remove: Arc<redis::Script>,
 }
 
 impl CacheIndex {
@@ -174,8 +211,8 @@ impl CacheIndex {
         CacheIndex {
             redis,
             config,
-            admit: std::sync::Arc::new(redis::Script::new(ADMIT)),
-            remove: std::sync::Arc::new(redis::Script::new(REMOVE)),
+            admit: Arc::new(redis::Script::new(ADMIT)),
+            remove: Arc::new(redis::Script::new(REMOVE)),
         }
     }
 
@@ -185,6 +222,16 @@ impl CacheIndex {
 
     fn k(&self, rest: &str) -> String {
         format!("{}:cache:{rest}", self.config.prefix)
+    }
+
+    /// `P:cache:e:<key>`, where an entry lives.
+    fn entry_name(&self, key: &CacheKey) -> String {
+        let prefix = &self.config.prefix;
+        let mut name = String::with_capacity(prefix.len() + 9 + key.0.len());
+        name.push_str(prefix);
+        name.push_str(":cache:e:");
+        name.push_str(&key.0);
+        name
     }
 
     /// Runs a Redis call under the timeout; `None` when Redis is away.
@@ -216,12 +263,12 @@ impl CacheIndex {
 
     /// Looks every key up in one pipelined round trip. An entry whose
     /// artifacts are gone from their store is a miss and is removed.
-    pub async fn lookup(&self, keys: &[CacheKey]) -> Vec<Option<Entry>> {
+    pub async fn lookup(&self, keys: &[CacheKey]) -> Vec<Option<Cached>> {
         if keys.is_empty() {
             return Vec::new();
         }
-        let names: Vec<String> = keys.iter().map(|k| self.k(&format!("e:{k}"))).collect();
-        let found: Option<Vec<Option<String>>> = self
+        let names: Vec<String> = keys.iter().map(|k| self.entry_name(k)).collect();
+        let found: Option<Vec<Option<Vec<u8>>>> = self
             .call("lookup", async |mut c| {
                 redis::cmd("MGET").arg(&names).query_async(&mut c).await
             })
@@ -232,9 +279,9 @@ impl CacheIndex {
         let mut out = Vec::with_capacity(keys.len());
         let mut stale = Vec::new();
         for (key, raw) in keys.iter().zip(found) {
-            let entry = raw.and_then(|r| serde_json::from_str::<Entry>(&r).ok());
+            let entry = raw.and_then(|r| rmp_serde::from_slice::<Cached>(&r).ok());
             match entry {
-                Some(e) if artifacts_exist(&e) => out.push(Some(e)),
+                Some(e) if artifacts_exist(&e.outputs) => out.push(Some(e)),
                 Some(_) => {
                     stale.push(key.clone());
                     out.push(None);
@@ -252,8 +299,27 @@ impl CacheIndex {
         out
     }
 
+    /// [`lookup`](Self::lookup) on a task of its own, so the caller can
+    /// compute the next keys while Redis answers and the entries are
+    /// decoded.
+    pub fn lookup_in_background(
+        &self,
+        keys: Arc<[CacheKey]>,
+    ) -> impl Future<Output = Vec<Option<Cached>>> + use<> {
+        let index = self.clone();
+        let n = keys.len();
+        let task = tokio::spawn(async move { index.lookup(&keys).await });
+        async move {
+            task.await.unwrap_or_else(|e| {
+                // Only a panic gets here: misses, as when Redis is away.
+                tracing::error!(error = %e, "a cache lookup failed");
+                vec![None; n]
+            })
+        }
+    }
+
     /// Counts reuses of hit entries and raises their importance.
-    pub async fn reused(&self, hits: &[(CacheKey, Entry)]) {
+    pub async fn reused(&self, hits: &[(CacheKey, Cached)]) {
         if hits.is_empty() {
             return;
         }
@@ -293,7 +359,7 @@ impl CacheIndex {
     pub async fn admit(&self, key: &CacheKey, entry: &Entry, tenant: &str) -> Admission {
         let ttl = entry.ttl_secs.clamp(1, self.config.max_ttl.as_secs());
         let score = entry.score(&self.config.weights, 0);
-        let payload = serde_json::to_string(entry).expect("entries serialize");
+        let payload = rmp_serde::to_vec_named(entry).expect("entries serialize");
         let mut sets = vec![
             self.k(&format!("tenant:{tenant}")),
             self.k(&format!("image:{}", entry.image)),
@@ -303,7 +369,7 @@ impl CacheIndex {
             sets.push(self.k(&format!("version:{v}")));
         }
         let keys = [
-            self.k(&format!("e:{key}")),
+            self.entry_name(key),
             self.k("z"),
             self.k("sz"),
             self.k("bytes"),
@@ -497,9 +563,8 @@ impl CacheIndex {
 }
 
 /// Whether every artifact of an entry is still in its store.
-fn artifacts_exist(entry: &Entry) -> bool {
-    entry
-        .outputs
+fn artifacts_exist(outputs: &StepOutputs) -> bool {
+    outputs
         .artifacts
         .values()
         .all(|a| match a.location.strip_prefix("file://") {

@@ -14,20 +14,67 @@ use couler_ir::{CachePolicy, CacheScope, Step};
 use couler_optimizer::StepOutputs;
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
 
-/// Feeds tagged, length-prefixed fields to a hasher.
-struct Encoder(blake3::Hasher);
+/// What a field of the encoding is.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum Tag {
+    /// Shared across tenants (no value) or kept inside one (its id): no
+    /// tenant id can pass for the shared scope.
+    Shared = 1,
+    Tenant,
+    Kind,
+    Framework,
+    Replica,
+    Count,
+    Image,
+    Command,
+    Arg,
+    Source,
+    Workdir,
+    Env,
+    Value,
+    Secret,
+    SecretKey,
+    Input,
+    InputPath,
+    InputDigest,
+    OutParam,
+    OutPath,
+    OutDefault,
+    OutArtifact,
+    Version,
+}
+
+/// Tagged, length-prefixed fields (a tag byte, the length as LEB128, the
+/// bytes), gathered and then hashed in one go: a step's fields are a few
+/// hundred bytes, and hashing them piecemeal cost more than hashing them.
+struct Encoder(Vec<u8>);
 
 impl Encoder {
-    fn field(&mut self, tag: &[u8], value: &[u8]) {
-        self.0.update(&(tag.len() as u32).to_le_bytes());
-        self.0.update(tag);
-        self.0.update(&(value.len() as u64).to_le_bytes());
-        self.0.update(value);
+    fn field(&mut self, tag: Tag, value: &[u8]) {
+        self.0.push(tag as u8);
+        let mut n = value.len();
+        while n >= 0x80 {
+            self.0.push((n & 0x7f) as u8 | 0x80);
+            n >>= 7;
+        }
+        self.0.push(n as u8);
+        self.0.extend_from_slice(value);
+    }
+
+    fn finish(self) -> CacheKey {
+        // Deriving the context's key is a hash of its own: done once.
+        static HASHER: LazyLock<blake3::Hasher> =
+            LazyLock::new(|| blake3::Hasher::new_derive_key(CONTEXT));
+        let mut h = HASHER.clone();
+        h.update(&self.0);
+        CacheKey(h.finalize().to_hex().to_string())
     }
 }
 
-const CONTEXT: &str = "couler.dev 2026 cache key v1";
+const CONTEXT: &str = "couler.dev 2026 cache key v2";
 
 /// A cache key (BLAKE3, hex).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,18 +148,18 @@ pub fn key<'a>(
     // A length-prefixed, tagged encoding straight into the hasher: no
     // intermediate tree, and no way for two different specs to collide by
     // concatenation.
-    let mut h = Encoder(blake3::Hasher::new_derive_key(CONTEXT));
+    let mut h = Encoder(Vec::with_capacity(1024));
     match scope {
-        Scope::Shared => h.field(b"scope", b"shared"),
-        Scope::Tenant(t) => h.field(b"scope", t.as_bytes()),
+        Scope::Shared => h.field(Tag::Shared, b""),
+        Scope::Tenant(t) => h.field(Tag::Tenant, t.as_bytes()),
     }
-    let text = |h: &mut Encoder, tag: &[u8], s: &str| -> Result<(), NoKey> {
+    let text = |h: &mut Encoder, tag: Tag, s: &str| -> Result<(), NoKey> {
         let resolved = resolve(s, &outputs_of)?;
         h.field(tag, resolved.as_bytes());
         Ok(())
     };
     let (image, command, args, env, working_dir, source) = if let Some(c) = &step.container {
-        h.field(b"kind", b"container");
+        h.field(Tag::Kind, b"container");
         (
             &c.image,
             &c.command,
@@ -122,7 +169,7 @@ pub fn key<'a>(
             None,
         )
     } else if let Some(s) = &step.script {
-        h.field(b"kind", b"script");
+        h.field(Tag::Kind, b"script");
         (
             &s.image,
             &s.command,
@@ -132,11 +179,11 @@ pub fn key<'a>(
             Some(&s.source),
         )
     } else if let Some(j) = &step.job {
-        h.field(b"kind", b"job");
-        h.field(b"framework", format!("{:?}", j.framework).as_bytes());
+        h.field(Tag::Kind, b"job");
+        h.field(Tag::Framework, format!("{:?}", j.framework).as_bytes());
         for (role, r) in &j.replicas {
-            h.field(b"replica", role.as_bytes());
-            h.field(b"count", &r.count.to_le_bytes());
+            h.field(Tag::Replica, role.as_bytes());
+            h.field(Tag::Count, &r.count.to_le_bytes());
         }
         (
             &j.image,
@@ -149,29 +196,41 @@ pub fn key<'a>(
     } else {
         return Err(NoKey::Unsupported("no body"));
     };
-    h.field(b"image", image.as_bytes());
+    h.field(Tag::Image, image.as_bytes());
     for c in command {
-        text(&mut h, b"command", c)?;
+        text(&mut h, Tag::Command, c)?;
     }
     for a in args {
-        text(&mut h, b"arg", a)?;
+        text(&mut h, Tag::Arg, a)?;
     }
     if let Some(src) = source {
-        text(&mut h, b"source", src)?;
+        text(&mut h, Tag::Source, src)?;
     }
     if let Some(dir) = working_dir {
-        text(&mut h, b"workdir", dir)?;
+        text(&mut h, Tag::Workdir, dir)?;
     }
-    let mut vars: Vec<&couler_ir::EnvVar> = env.iter().collect();
-    vars.sort_by(|a, b| a.name.cmp(&b.name));
+    // By name, so that reordering env vars keeps the key; most lists are
+    // short and already sorted.
+    let sorted: Vec<&couler_ir::EnvVar>;
+    let vars: &mut dyn Iterator<Item = &couler_ir::EnvVar> =
+        if env.is_sorted_by(|a, b| a.name <= b.name) {
+            &mut env.iter()
+        } else {
+            sorted = {
+                let mut v: Vec<_> = env.iter().collect();
+                v.sort_by(|a, b| a.name.cmp(&b.name));
+                v
+            };
+            &mut sorted.iter().copied()
+        };
     for e in vars {
-        h.field(b"env", e.name.as_bytes());
+        h.field(Tag::Env, e.name.as_bytes());
         match (&e.value, &e.secret) {
-            (Some(v), _) => text(&mut h, b"value", v)?,
+            (Some(v), _) => text(&mut h, Tag::Value, v)?,
             // The secret's name, never its value.
             (None, Some(secret)) => {
-                h.field(b"secret", secret.name.as_bytes());
-                h.field(b"secret-key", secret.key.as_bytes());
+                h.field(Tag::Secret, secret.name.as_bytes());
+                h.field(Tag::SecretKey, secret.key.as_bytes());
             }
             (None, None) => {}
         }
@@ -184,25 +243,25 @@ pub fn key<'a>(
         let digest = outputs_of(from)
             .and_then(|o| o.artifacts.get(name))
             .ok_or_else(|| NoKey::Pending(a.from.clone()))?;
-        h.field(b"input", a.name.as_bytes());
-        h.field(b"input-path", a.path.as_bytes());
-        h.field(b"input-digest", digest.digest.as_bytes());
+        h.field(Tag::Input, a.name.as_bytes());
+        h.field(Tag::InputPath, a.path.as_bytes());
+        h.field(Tag::InputDigest, digest.digest.as_bytes());
     }
     for p in step.outputs.iter().flat_map(|o| &o.parameters) {
-        h.field(b"out-param", p.name.as_bytes());
-        h.field(b"out-path", p.path.as_bytes());
+        h.field(Tag::OutParam, p.name.as_bytes());
+        h.field(Tag::OutPath, p.path.as_bytes());
         if let Some(d) = &p.default {
-            h.field(b"out-default", d.as_str().as_bytes());
+            h.field(Tag::OutDefault, d.as_str().as_bytes());
         }
     }
     for a in step.outputs.iter().flat_map(|o| &o.artifacts) {
-        h.field(b"out-artifact", a.name.as_bytes());
-        h.field(b"out-path", a.path.as_bytes());
+        h.field(Tag::OutArtifact, a.name.as_bytes());
+        h.field(Tag::OutPath, a.path.as_bytes());
     }
     if let Some(v) = step.cache.as_ref().and_then(|c| c.version.as_deref()) {
-        h.field(b"version", v.as_bytes());
+        h.field(Tag::Version, v.as_bytes());
     }
-    Ok(CacheKey(h.0.finalize().to_hex().to_string()))
+    Ok(h.finish())
 }
 
 /// Replaces references to upstream outputs with their values; path
@@ -211,7 +270,7 @@ fn resolve<'a, 's>(
     s: &'s str,
     outputs_of: &impl Fn(&str) -> Option<&'a StepOutputs>,
 ) -> Result<Cow<'s, str>, NoKey> {
-    if !s.contains("{{") {
+    if !couler_ir::refs::has_references(s) {
         return Ok(Cow::Borrowed(s));
     }
     let mut out = String::with_capacity(s.len());
@@ -307,6 +366,24 @@ mod tests {
         assert_ne!(
             key(&s, &Scope::Tenant("t".into()), |_| Some(&o)).unwrap(),
             k
+        );
+    }
+
+    #[test]
+    fn keys_stay_the_same_across_releases() {
+        // Entries outlive deployments: a changed encoding would turn every
+        // cached result into a miss. Change CONTEXT's version if it must.
+        let s = step(&format!(
+            "{}    cache: {{version: '2'}}\n",
+            STEP.replace(
+                "image: py,",
+                "image: py, env: [{name: B, value: '1'}, {name: A, value: '2'}],"
+            )
+        ));
+        let o = outputs("1", "aa");
+        assert_eq!(
+            key(&s, &Scope::Shared, |_| Some(&o)).unwrap().0,
+            "d95cb4641a47feb53869ea25c2043ab8cb8f80823bfa70b8c601ff76cd4ca42b"
         );
     }
 

@@ -2,22 +2,25 @@
 //!
 //! A step's key needs the concrete outputs of the steps it reads, and those
 //! are known before the run only when the upstream step is itself a hit (or
-//! was kept from an earlier attempt). So levels are walked in order: the
-//! keys of a level are computed from the hits of the levels above it and
-//! looked up together in one round trip. Used by the scheduler before a run
-//! starts and by the API's `explain`.
+//! was kept from an earlier attempt). So steps are keyed in depth order,
+//! each from the hits above it, and looked up in pipelined chunks: Redis
+//! answers one chunk, and a worker decodes it, while the next chunk is
+//! keyed; only a step whose upstream chunk is still out waits. Used by the
+//! scheduler before a run starts and by the API's `explain`.
 
-use crate::index::{CacheIndex, Entry};
+use crate::index::{CacheIndex, Cached};
 use crate::key::{self, CacheKey, NoKey, Scope};
 use couler_optimizer::{Action, Plan, StepOutputs};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
 
 /// What the index says about one planned step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// Computed before: the step need not run.
-    Hit { key: CacheKey, entry: Box<Entry> },
+    Hit { key: CacheKey, entry: Box<Cached> },
     /// The step has a key but nothing is cached under it.
     Miss { key: CacheKey },
     /// The step has no key before the run.
@@ -88,8 +91,9 @@ pub struct Lookup {
     pub outcome: Outcome,
 }
 
-/// Looks every step of `plan` up, one `lookup` call per DAG level that has
-/// keys; returns one [`Lookup`] per planned step, in `plan.steps` order.
+/// Looks every step of `plan` up, in depth order, in chunks of keys looked
+/// up while the next chunk is keyed; returns one [`Lookup`] per planned
+/// step, in `plan.steps` order.
 /// Redis being away makes every keyed step a miss (see [`CacheIndex`]).
 /// Nothing is counted as reused: the caller does that for hits it uses.
 pub async fn lookup_plan(
@@ -127,55 +131,60 @@ pub async fn lookup_plan_with_dag(
         *exit_handler = Some(Outcome::NotCacheable(NotCacheable::ExitHandler));
     }
 
-    for level in levels(&dag.steps) {
-        // Keys first, while the outcomes of the levels above are only read.
-        let mut keyed: Vec<(usize, CacheKey)> = Vec::with_capacity(level.len());
-        let mut decided: Vec<(usize, Outcome)> = Vec::new();
-        {
-            let outputs_of = |name: &str| -> Option<&StepOutputs> {
-                let &j = position.get(name)?;
-                match &outcomes[j] {
-                    Some(Outcome::Hit { entry, .. }) => Some(&entry.outputs),
-                    Some(Outcome::Kept) => match &plan.steps[j].action {
-                        Action::Reuse { outputs, .. } => Some(outputs),
-                        Action::Run => None,
-                    },
-                    _ => None,
-                }
-            };
-            for (n, &i) in level.iter().enumerate() {
-                // Keys cost microseconds each: let other tasks run now and
-                // then on a wide level.
-                if n % 1024 == 1023 {
-                    tokio::task::yield_now().await;
-                }
-                if matches!(plan.steps[i].action, Action::Reuse { .. }) {
-                    decided.push((i, Outcome::Kept));
-                    continue;
-                }
-                match key::key(plan.ir_step(i), &scopes[i], outputs_of) {
-                    Ok(k) => keyed.push((i, k)),
-                    Err(no) => decided.push((i, Outcome::NotCacheable(no.into()))),
-                }
-            }
+    // Steps in depth order, so what a step reads was keyed before it. Keys
+    // go out in chunks; a step whose upstream lookups have not come back
+    // waits for them, while everything else goes on being keyed.
+    let order = levels(&dag.steps).into_iter().flatten();
+    let mut chunk: Vec<(usize, CacheKey)> = Vec::with_capacity(CHUNK);
+    let mut in_flight: VecDeque<Pending> = VecDeque::new();
+    for (n, i) in order.enumerate() {
+        // Keys cost about a microsecond each: let other tasks run now and
+        // then on a big plan.
+        if n % 1024 == 1023 {
+            tokio::task::yield_now().await;
         }
-        for (i, outcome) in decided {
-            outcomes[i] = Some(outcome);
-        }
-        if keyed.is_empty() {
+        if matches!(plan.steps[i].action, Action::Reuse { .. }) {
+            outcomes[i] = Some(Outcome::Kept);
             continue;
         }
-        let keys: Vec<CacheKey> = keyed.iter().map(|(_, k)| k.clone()).collect();
-        let found = index.lookup(&keys).await;
-        for ((i, key), entry) in keyed.into_iter().zip(found) {
-            outcomes[i] = Some(match entry {
-                Some(entry) => Outcome::Hit {
-                    key,
-                    entry: Box::new(entry),
-                },
-                None => Outcome::Miss { key },
-            });
+        let upstream = dag.steps.upstream(i as u32);
+        let unresolved =
+            |outcomes: &[Option<Outcome>]| upstream.iter().any(|&u| outcomes[u as usize].is_none());
+        if unresolved(&outcomes) {
+            if chunk.iter().any(|(j, _)| upstream.contains(&(*j as u32))) {
+                in_flight.push_back(send(index, std::mem::take(&mut chunk)));
+            }
+            while unresolved(&outcomes) {
+                let pending = in_flight
+                    .pop_front()
+                    .expect("an unresolved upstream step is being looked up");
+                pending.land(&mut outcomes).await;
+            }
         }
+        let outputs_of = |name: &str| -> Option<&StepOutputs> {
+            let &j = position.get(name)?;
+            match &outcomes[j] {
+                Some(Outcome::Hit { entry, .. }) => Some(&entry.outputs),
+                Some(Outcome::Kept) => match &plan.steps[j].action {
+                    Action::Reuse { outputs, .. } => Some(outputs),
+                    Action::Run => None,
+                },
+                _ => None,
+            }
+        };
+        match key::key(plan.ir_step(i), &scopes[i], outputs_of) {
+            Ok(k) => chunk.push((i, k)),
+            Err(no) => outcomes[i] = Some(Outcome::NotCacheable(no.into())),
+        }
+        if chunk.len() == CHUNK {
+            in_flight.push_back(send(index, std::mem::take(&mut chunk)));
+        }
+    }
+    if !chunk.is_empty() {
+        in_flight.push_back(send(index, chunk));
+    }
+    for pending in in_flight {
+        pending.land(&mut outcomes).await;
     }
 
     outcomes
@@ -186,6 +195,43 @@ pub async fn lookup_plan_with_dag(
             outcome: outcome.expect("every step is on a level or an exit handler"),
         })
         .collect()
+}
+
+/// Keys looked up together: small enough that Redis answers one chunk,
+/// and a worker decodes it, while the next is keyed; large enough to keep
+/// round trips few.
+const CHUNK: usize = 128;
+
+/// A chunk of keyed steps being looked up.
+struct Pending {
+    steps: Vec<usize>,
+    keys: Arc<[CacheKey]>,
+    found: Pin<Box<dyn Future<Output = Vec<Option<Cached>>> + Send>>,
+}
+
+impl Pending {
+    /// Waits for the chunk and records what was found.
+    async fn land(self, outcomes: &mut [Option<Outcome>]) {
+        let found = self.found.await;
+        for ((i, key), entry) in self.steps.into_iter().zip(self.keys.iter()).zip(found) {
+            let key = key.clone();
+            outcomes[i] = Some(match entry {
+                Some(entry) => Outcome::Hit {
+                    key,
+                    entry: Box::new(entry),
+                },
+                None => Outcome::Miss { key },
+            });
+        }
+    }
+}
+
+/// Starts looking a chunk of keyed steps up.
+fn send(index: &CacheIndex, chunk: Vec<(usize, CacheKey)>) -> Pending {
+    let (steps, keys): (Vec<usize>, Vec<CacheKey>) = chunk.into_iter().unzip();
+    let keys: Arc<[CacheKey]> = keys.into();
+    let found = Box::pin(index.lookup_in_background(keys.clone()));
+    Pending { steps, keys, found }
 }
 
 /// Steps grouped by depth: a step's level is one more than the deepest of

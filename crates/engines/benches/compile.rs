@@ -3,6 +3,7 @@
 //! and serializing it to YAML, measured in the same run.
 //!
 //! Run: `cargo bench -p couler-engines --bench compile`
+//! (`COULER_BENCH_ENGINES=kfp` measures only the engines listed.)
 //! Targets: every engine compiles 10k steps in under 100 ms; Argo is at
 //! least 50x faster than hera.
 //!
@@ -475,7 +476,10 @@ fn main() {
         ENGINE_TARGET.as_millis()
     );
     let mut argo = None;
-    for &engine in ENGINES {
+    // `COULER_BENCH_ENGINES=kfp,tekton` measures only those (for profiling).
+    let only = std::env::var("COULER_BENCH_ENGINES").ok();
+    let chosen = |e: &str| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == e));
+    for &engine in ENGINES.iter().filter(|e| chosen(e)) {
         // Warm-up, and the output measured.
         let manifest = compile(engine, &plan, &run).unwrap_or_else(|e| panic!("{engine}: {e}"));
         let bytes: usize = manifest.files.iter().map(|f| f.content.len()).sum();

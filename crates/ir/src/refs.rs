@@ -96,9 +96,9 @@ impl<'a> Iterator for Segments<'a> {
         if self.rest.is_empty() {
             return None;
         }
-        match self.rest.find("{{") {
+        match find_double(self.rest, '{') {
             Some(0) => {
-                let Some(end) = self.rest.find("}}") else {
+                let Some(end) = find_double(self.rest, '}') else {
                     self.rest = "";
                     return Some(Err(RefError::Unterminated));
                 };
@@ -120,10 +120,29 @@ impl<'a> Iterator for Segments<'a> {
     }
 }
 
+/// Where `cc` (`{{` or `}}`) first occurs in `s`: a byte search for `c`,
+/// much cheaper than a substring search on the short strings of a step.
+fn find_double(s: &str, c: char) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = s[from..].find(c) {
+        let at = from + i;
+        if s.as_bytes().get(at + 1) == Some(&(c as u8)) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// Whether `s` holds a `{{`, that is, may hold references.
+pub fn has_references(s: &str) -> bool {
+    find_double(s, '{').is_some()
+}
+
 /// Every reference in `s`, with errors for malformed ones.
 pub fn references(s: &str) -> impl Iterator<Item = Result<Ref<'_>, RefError>> {
     // Fast path: most strings hold no reference at all.
-    let rest = if s.contains("{{") { s } else { "" };
+    let rest = if has_references(s) { s } else { "" };
     segments(rest).filter_map(|seg| match seg {
         Ok(Segment::Ref(r)) => Some(Ok(r)),
         Ok(Segment::Text(_)) => None,
@@ -143,8 +162,18 @@ pub fn sole_reference(s: &str) -> Option<Result<Ref<'_>, RefError>> {
 
 fn parse_expr(expr: &str) -> Result<Ref<'_>, RefError> {
     let unknown = || RefError::Unknown(expr.to_owned());
-    let parts: Vec<&str> = expr.split('.').collect();
-    let r = match parts.as_slice() {
+    // No reference has more than five parts: split into an array, not a Vec.
+    let mut parts = [""; 5];
+    let mut n = 0;
+    for part in expr.split('.') {
+        let Some(slot) = parts.get_mut(n) else {
+            return Err(unknown());
+        };
+        *slot = part;
+        n += 1;
+    }
+    let parts = &parts[..n];
+    let r = match parts {
         ["workflow", "parameters", p] => Ref::WorkflowParameter(p),
         ["workflow", "name"] => Ref::WorkflowName,
         ["workflow", "status"] => Ref::WorkflowStatus,
@@ -180,6 +209,27 @@ mod tests {
             refs,
             vec![Ref::WorkflowParameter("lr"), Ref::StepResult("prep")]
         );
+    }
+
+    #[test]
+    fn single_braces_are_text() {
+        let segs: Vec<_> = segments("a {b} {{workflow.name}}{ c}")
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            segs,
+            vec![
+                Segment::Text("a {b} "),
+                Segment::Ref(Ref::WorkflowName),
+                Segment::Text("{ c}")
+            ]
+        );
+        assert!(!has_references("{a} {b}"));
+        assert!(has_references("x{{"));
+        assert!(matches!(
+            references("{{steps.a.outputs.parameters.p.q}}").next(),
+            Some(Err(RefError::Unknown(_)))
+        ));
     }
 
     #[test]

@@ -30,7 +30,7 @@ impl Pass for ResolveParameters {
         }
         let name = plan.workflow.name.clone();
         let substitute = |s: &mut String| {
-            if !s.contains("{{") {
+            if !couler_ir::refs::has_references(s) {
                 return;
             }
             let mut out = String::with_capacity(s.len());

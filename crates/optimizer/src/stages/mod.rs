@@ -353,7 +353,7 @@ pub fn trial_step(step: &Step, trial: &tune::Trial) -> Step {
     s.tune = None;
     let budget = trial.budget.map(|b| b.to_string());
     crate::visit_text(&mut s, &|text: &mut String| {
-        if !text.contains("{{") {
+        if !couler_ir::refs::has_references(text) {
             return;
         }
         let mut out = String::with_capacity(text.len());
@@ -443,7 +443,7 @@ fn exit_stage(plan: &Plan, dag: &Dag, status: &str, steps: &BTreeMap<String, Pro
         let mut read = BTreeSet::new();
         let collect = std::cell::RefCell::new(&mut read);
         crate::visit_text(&mut handler, &|text: &mut String| {
-            if !text.contains("{{") {
+            if !couler_ir::refs::has_references(text) {
                 return;
             }
             let mut out = String::with_capacity(text.len());

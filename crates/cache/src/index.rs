@@ -69,18 +69,6 @@ pub struct Entry {
     pub step: String,
 }
 
-impl Entry {
-    pub fn score(&self, weights: &Weights, reuses: u64) -> f64 {
-        score(
-            weights,
-            self.reconstruction,
-            self.downstream,
-            self.size,
-            reuses,
-        )
-    }
-}
-
 /// What a lookup reads of an entry: the outputs to reuse, what reusing
 /// them saves, and what re-scoring it on reuse needs. The producer and the
 /// fields kept for invalidation are skipped, not decoded.
@@ -93,19 +81,7 @@ pub struct Cached {
     pub downstream: f64,
 }
 
-impl Cached {
-    pub fn score(&self, weights: &Weights, reuses: u64) -> f64 {
-        score(
-            weights,
-            self.reconstruction,
-            self.downstream,
-            self.size,
-            reuses,
-        )
-    }
-}
-
-/// `I(u)` of an entry reused `reuses` times.
+/// `I(u)` of an entry reused `reuses` times, from what the entry keeps.
 fn score(weights: &Weights, reconstruction: f64, downstream: f64, size: u64, reuses: u64) -> f64 {
     let reuse = (1.0 + downstream).ln() * (1.0 + reuses as f64).ln_1p();
     importance::score(weights, reconstruction, reuse, size)
@@ -346,7 +322,13 @@ impl CacheIndex {
                     p.cmd("ZADD")
                         .arg(&z)
                         .arg("XX")
-                        .arg(entry.score(&weights, n))
+                        .arg(score(
+                            &weights,
+                            entry.reconstruction,
+                            entry.downstream,
+                            entry.size,
+                            n,
+                        ))
                         .arg(&key.0)
                         .ignore();
                 }
@@ -358,7 +340,13 @@ impl CacheIndex {
     /// Offers a computed step's result to the cache (Algorithm 2).
     pub async fn admit(&self, key: &CacheKey, entry: &Entry, tenant: &str) -> Admission {
         let ttl = entry.ttl_secs.clamp(1, self.config.max_ttl.as_secs());
-        let score = entry.score(&self.config.weights, 0);
+        let score = score(
+            &self.config.weights,
+            entry.reconstruction,
+            entry.downstream,
+            entry.size,
+            0,
+        );
         let payload = rmp_serde::to_vec_named(entry).expect("entries serialize");
         let mut sets = vec![
             self.k(&format!("tenant:{tenant}")),

@@ -17,7 +17,7 @@ use std::fmt::{self, Write};
 mod scalar;
 mod small_map;
 
-use scalar::{write_key, write_string};
+use scalar::{quote_key_written, write_key, write_string};
 pub use small_map::SmallMap;
 
 #[derive(Debug)]
@@ -240,16 +240,15 @@ impl<'o> ser::Serializer for Emitter<'o> {
         self.serialize_f64(v.into())
     }
     fn serialize_f64(self, v: f64) -> Result<(), Error> {
-        let text = if v.is_nan() {
-            ".nan".to_owned()
+        if v.is_nan() {
+            self.scalar(".nan")
         } else if v.is_infinite() {
-            if v > 0.0 { ".inf" } else { "-.inf" }.to_owned()
+            self.scalar(if v > 0.0 { ".inf" } else { "-.inf" })
         } else if v.fract() == 0.0 && v.abs() < 1e15 {
-            format!("{v:.1}")
+            self.display(format_args!("{v:.1}"))
         } else {
-            format!("{v:?}")
-        };
-        self.scalar(&text)
+            self.display(format_args!("{v:?}"))
+        }
     }
     fn serialize_char(self, v: char) -> Result<(), Error> {
         self.string(v.encode_utf8(&mut [0; 4]))
@@ -320,10 +319,7 @@ impl<'o> ser::Serializer for Emitter<'o> {
         Variant::open(self, variant, true)
     }
     fn serialize_map(self, _: Option<usize>) -> Result<MapCompound<'o>, Error> {
-        Ok(MapCompound {
-            inner: self.map(),
-            key: String::new(),
-        })
+        Ok(MapCompound { inner: self.map() })
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Compound<'o>, Error> {
         Ok(self.map())
@@ -393,23 +389,24 @@ impl ser::SerializeStruct for Compound<'_> {
     }
 }
 
-/// A map: keys are written once their value is known to follow.
+/// A map; its keys are written in place (as they come, then quoted if
+/// they must be), which spares a buffer per map.
 struct MapCompound<'o> {
     inner: Compound<'o>,
-    key: String,
 }
 
 impl ser::SerializeMap for MapCompound<'_> {
     type Ok = ();
     type Error = Error;
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<(), Error> {
-        self.key.clear();
-        key.serialize(KeyWriter(&mut self.key))
+        self.inner.next_entry();
+        let start = self.inner.out.len();
+        key.serialize(KeyWriter(self.inner.out))?;
+        quote_key_written(self.inner.out, start);
+        self.inner.out.push(':');
+        Ok(())
     }
     fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
-        let key = std::mem::take(&mut self.key);
-        self.inner.key(&key);
-        self.key = key;
         let at = At::Value(self.inner.indent);
         value.serialize(Emitter {
             out: self.inner.out,
@@ -505,7 +502,7 @@ fn not_scalar<T>() -> Result<T, Error> {
     Err(Error("a map key must be a scalar".into()))
 }
 
-/// Map keys: scalars only, written to a string.
+/// Map keys: scalars only, written as they are to the end of a string.
 struct KeyWriter<'k>(&'k mut String);
 
 impl KeyWriter<'_> {
@@ -540,6 +537,11 @@ impl ser::Serializer for KeyWriter<'_> {
 
     fn serialize_str(self, v: &str) -> Result<(), Error> {
         self.text(v)
+    }
+    /// Written straight into the key buffer (no string in between).
+    fn collect_str<T: ?Sized + fmt::Display>(self, value: &T) -> Result<(), Error> {
+        let _ = write!(self.0, "{value}");
+        Ok(())
     }
     fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
         not_scalar()

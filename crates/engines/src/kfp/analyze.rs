@@ -56,12 +56,12 @@ pub struct ParamUse {
 
 /// An environment variable as the container gets it.
 #[derive(Debug, Clone)]
-pub enum Env {
-    Value(String),
+pub enum Env<'a> {
+    Value(Cow<'a, str>),
     /// Holds placeholders, which KFP fills only in command and args: the
     /// wrapper exports it from an argument.
-    FromArg(String),
-    Secret(SecretRef),
+    FromArg(Cow<'a, str>),
+    Secret(&'a SecretRef),
 }
 
 #[derive(Debug, Clone)]
@@ -70,15 +70,16 @@ pub enum Items {
     From(String),
 }
 
-/// One step that runs, rendered.
+/// One step that runs, rendered. Text without references is borrowed
+/// from the plan (most of it: a 10,000-step pipeline is mostly text).
 #[derive(Debug)]
-pub struct StepIo {
+pub struct StepIo<'a> {
     /// Command and args (containers); for scripts, the interpreter.
-    pub command: Vec<String>,
-    pub args: Vec<String>,
-    pub source: Option<String>,
-    pub env: Vec<(String, Env)>,
-    pub working_dir: Option<String>,
+    pub command: Vec<Cow<'a, str>>,
+    pub args: Vec<Cow<'a, str>>,
+    pub source: Option<Cow<'a, str>>,
+    pub env: Vec<(&'a str, Env<'a>)>,
+    pub working_dir: Option<Cow<'a, str>>,
     /// `when` outside the fan-out (or on a plain step), and per item.
     pub outer_cond: Option<String>,
     pub inner_cond: Option<String>,
@@ -151,7 +152,7 @@ pub struct Analysis<'a> {
     /// The stdout output key of each step.
     pub result_keys: Vec<String>,
     /// Rendered steps (`None` for reused ones).
-    pub io: Vec<Option<StepIo>>,
+    pub io: Vec<Option<StepIo<'a>>>,
     /// Outputs other steps read, by producer and container output key.
     pub exports: Vec<BTreeMap<String, Export>>,
     /// Container outputs typed `LIST` because a `map` reads them.
@@ -268,7 +269,7 @@ impl<'a> Analysis<'a> {
         name
     }
 
-    fn scan_step(&mut self, c: usize) -> Result<StepIo, EngineError> {
+    fn scan_step(&mut self, c: usize) -> Result<StepIo<'a>, EngineError> {
         let step = self.step(c);
         let map = step.map.as_ref();
         let per_item_when = map.is_some() && reads_item(&step.when);
@@ -354,7 +355,7 @@ struct Scan<'s, 'a> {
     a: &'s mut Analysis<'a>,
     c: usize,
     step: &'a Step,
-    io: StepIo,
+    io: StepIo<'a>,
 }
 
 /// A reference resolved for one use.
@@ -370,14 +371,15 @@ impl<'a> Scan<'_, 'a> {
         &self.step.name
     }
 
-    fn texts(&mut self, list: &'a [String]) -> Result<Vec<String>, EngineError> {
+    fn texts(&mut self, list: &'a [String]) -> Result<Vec<Cow<'a, str>>, EngineError> {
         list.iter().map(|s| self.text(s, TEXT)).collect()
     }
 
-    /// `s` with every reference replaced by a KFP placeholder or a literal.
-    fn text(&mut self, s: &'a str, at: u8) -> Result<String, EngineError> {
+    /// `s` with every reference replaced by a KFP placeholder or a literal;
+    /// borrowed when it has none.
+    fn text(&mut self, s: &'a str, at: u8) -> Result<Cow<'a, str>, EngineError> {
         if !s.contains("{{") {
-            return Ok(s.to_owned());
+            return Ok(Cow::Borrowed(s));
         }
         let mut out = String::with_capacity(s.len() + 32);
         for seg in segments(s) {
@@ -394,14 +396,14 @@ impl<'a> Scan<'_, 'a> {
                 },
             }
         }
-        Ok(out)
+        Ok(Cow::Owned(out))
     }
 
-    fn env(&mut self, env: &'a [EnvVar]) -> Result<Vec<(String, Env)>, EngineError> {
+    fn env(&mut self, env: &'a [EnvVar]) -> Result<Vec<(&'a str, Env<'a>)>, EngineError> {
         let mut out = Vec::with_capacity(env.len());
         for var in env {
             let value = match (&var.value, &var.secret) {
-                (_, Some(secret)) => Env::Secret(secret.clone()),
+                (_, Some(secret)) => Env::Secret(secret),
                 (Some(v), None) => {
                     let rendered = self.text(v, TEXT)?;
                     if rendered.contains("{{$.") {
@@ -410,9 +412,9 @@ impl<'a> Scan<'_, 'a> {
                         Env::Value(rendered)
                     }
                 }
-                (None, None) => Env::Value(String::new()),
+                (None, None) => Env::Value(Cow::Borrowed("")),
             };
-            out.push((var.name.clone(), value));
+            out.push((var.name.as_str(), value));
         }
         Ok(out)
     }

@@ -12,7 +12,9 @@ use super::executor;
 use super::spec::*;
 use crate::{EngineError, RunSpec};
 use couler_ir::RetryOn;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// The wrapper levels of a step, outermost first; the last is the container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,52 +40,56 @@ fn levels(io: &StepIo) -> Vec<Level> {
     out
 }
 
-pub struct Built {
-    pub pipeline: PipelineSpec,
-    pub platform: PlatformSpec,
+pub struct Built<'a> {
+    pub pipeline: PipelineSpec<'a>,
+    pub platform: PlatformSpec<'a>,
 }
 
 struct Builder<'b, 'a> {
     a: &'b mut Analysis<'a>,
-    components: BTreeMap<String, ComponentSpec>,
-    executors: BTreeMap<String, Executor>,
-    platform: BTreeMap<String, KubernetesExecutorConfig>,
+    components: Prefixed<'a, ComponentSpec<'a>>,
+    executors: Prefixed<'a, Executor<'a>>,
+    platform: Prefixed<'a, KubernetesExecutorConfig<'a>>,
     levels: Vec<Vec<Level>>,
 }
 
-pub fn build(a: &mut Analysis<'_>, run: &RunSpec) -> Result<Built, EngineError> {
-    let levels =
+pub fn build<'a>(a: &mut Analysis<'a>, run: &RunSpec) -> Result<Built<'a>, EngineError> {
+    let levels: Vec<Vec<Level>> =
         a.io.iter()
             .map(|io| io.as_ref().map(levels).unwrap_or_default())
             .collect();
+    let steps = levels.len();
     let mut b = Builder {
         a,
-        components: BTreeMap::new(),
-        executors: BTreeMap::new(),
-        platform: BTreeMap::new(),
+        components: Prefixed::new("comp-", steps),
+        executors: Prefixed::new("exec-", steps),
+        platform: Prefixed::new("exec-", steps),
         levels,
     };
-    let metadata = executor::run_metadata(&b.a.plan.workflow.labels, run);
+    let metadata = Rc::new(executor::run_metadata(&b.a.plan.workflow.labels, run));
     for i in 0..b.a.plan.steps.len() {
         // Taken for the borrow checker's sake; put back below.
         let Some(mut io) = b.a.io[i].take() else {
             continue;
         };
-        let name = &b.a.step(i).name;
+        let name = b.a.step(i).name.as_str();
         let container = executor::container(b.a, i, &mut io)?;
         let config = executor::platform(b.a, i, &io, &metadata)?;
-        b.executors.insert(
-            format!("exec-{name}"),
+        b.executors.push(
+            name,
             Executor {
                 container: Some(container),
                 importer: None,
             },
         );
-        b.platform.insert(format!("exec-{name}"), config);
+        b.platform.push(name, config);
         b.a.io[i] = Some(io);
     }
     b.importers();
     let root = b.root();
+    b.components.sort();
+    b.executors.sort();
+    b.platform.sort();
     let plan = b.a.plan;
     Ok(Built {
         pipeline: PipelineSpec {
@@ -111,10 +117,10 @@ pub fn build(a: &mut Analysis<'_>, run: &RunSpec) -> Result<Built, EngineError> 
     })
 }
 
-impl Builder<'_, '_> {
+impl<'a> Builder<'_, 'a> {
     /// The root DAG: the main steps, or with exit handlers the main DAG
     /// (`exit-handler-1`) and the exit DAG that runs after it.
-    fn root(&mut self) -> ComponentSpec {
+    fn root(&mut self) -> ComponentSpec<'a> {
         if !self.a.exit_handler {
             let exit = !self
                 .a
@@ -139,7 +145,7 @@ impl Builder<'_, '_> {
         // The main DAG hands exit handlers what they read of main steps.
         let mut main = self.scope(false);
         let mut main_outputs = Io::default();
-        let mut exit_task = Task::new(&exit_name, &format!("comp-{exit_name}"));
+        let mut exit_task = Task::new(exit_name.clone(), exit_name.clone());
         let mut exit_inputs = Io::default();
         for p in 0..self.a.plan.steps.len() {
             if self.a.is_exit(p) || !self.a.runs(p) {
@@ -184,7 +190,7 @@ impl Builder<'_, '_> {
                         .insert(e.channel.clone(), ParameterSpec::of(kind));
                     exit_task.inputs.parameters.insert(
                         e.channel.clone(),
-                        task_output_parameter(&main_name, &e.channel),
+                        task_output_parameter(main_name.clone().into(), &e.channel),
                     );
                 }
             }
@@ -207,22 +213,22 @@ impl Builder<'_, '_> {
                 },
             );
         }
-        exit_task.dependent_tasks = vec![main_name.clone()];
+        exit_task.dependent_tasks = vec![main_name.clone().into()];
         exit_task.trigger_policy = Some(TriggerPolicy {
             condition: None,
             strategy: Some("ALL_UPSTREAM_TASKS_COMPLETED"),
         });
         let exit = self.scope(true);
-        self.components.insert(
-            format!("comp-{main_name}"),
+        self.components.push(
+            main_name.clone(),
             ComponentSpec {
                 dag: Some(main),
                 output_definitions: main_outputs,
                 ..Default::default()
             },
         );
-        self.components.insert(
-            format!("comp-{exit_name}"),
+        self.components.push(
+            exit_name.clone(),
             ComponentSpec {
                 dag: Some(exit),
                 input_definitions: exit_inputs,
@@ -231,10 +237,10 @@ impl Builder<'_, '_> {
         );
         let mut tasks = BTreeMap::new();
         tasks.insert(
-            main_name.clone(),
-            Task::new(&main_name, &format!("comp-{main_name}")),
+            main_name.clone().into(),
+            Task::new(main_name.clone(), main_name.clone()),
         );
-        tasks.insert(exit_name, exit_task);
+        tasks.insert(exit_name.into(), exit_task);
         ComponentSpec {
             dag: Some(Dag {
                 outputs: DagOutputs::default(),
@@ -245,14 +251,14 @@ impl Builder<'_, '_> {
     }
 
     /// The DAG of the main steps (`exit == false`) or of the exit handlers.
-    fn scope(&mut self, exit: bool) -> Dag {
+    fn scope(&mut self, exit: bool) -> Dag<'a> {
         let mut tasks = BTreeMap::new();
         for i in 0..self.a.plan.steps.len() {
             if self.a.is_exit(i) != exit || !self.a.runs(i) {
                 continue;
             }
             let task = self.step(i);
-            tasks.insert(self.a.step(i).name.clone(), task);
+            tasks.insert(Cow::Borrowed(self.a.step(i).name.as_str()), task);
         }
         // With exit handlers, each DAG imports what its own steps read.
         let exit_handler = self.a.exit_handler;
@@ -265,7 +271,7 @@ impl Builder<'_, '_> {
             if !in_scope(spec) {
                 continue;
             }
-            let mut task = Task::new(name, &format!("comp-{name}"));
+            let mut task = Task::new(name.clone(), name.clone());
             task.caching_options = Some(CachingOptions {});
             task.inputs.parameters.insert(
                 "uri".to_owned(),
@@ -276,7 +282,7 @@ impl Builder<'_, '_> {
                     ..Default::default()
                 },
             );
-            tasks.insert(name.clone(), task);
+            tasks.insert(Cow::Owned(name.clone()), task);
         }
         Dag {
             outputs: DagOutputs::default(),
@@ -295,17 +301,17 @@ impl Builder<'_, '_> {
             outputs
                 .artifacts
                 .insert("artifact".to_owned(), ArtifactSpec::artifact());
-            self.components.insert(
-                format!("comp-{name}"),
+            self.components.push(
+                name.clone(),
                 ComponentSpec {
-                    executor_label: Some(format!("exec-{name}")),
+                    executor_label: Some(Key("exec-", name.clone().into())),
                     input_definitions: inputs,
                     output_definitions: outputs,
                     ..Default::default()
                 },
             );
-            self.executors.insert(
-                format!("exec-{name}"),
+            self.executors.push(
+                name.clone(),
                 Executor {
                     container: None,
                     importer: Some(Importer {
@@ -340,28 +346,25 @@ impl Builder<'_, '_> {
     }
 
     /// Step `i`'s components, and its outermost task.
-    fn step(&mut self, i: usize) -> Task {
+    fn step(&mut self, i: usize) -> Task<'a> {
         let levels = std::mem::take(&mut self.levels[i]);
         // Taken for the borrow checker's sake; put back below.
         let io = self.a.io[i].take().expect("a step that runs is rendered");
-        let name = self.a.step(i).name.clone();
-        let components: Vec<String> = levels
+        let name: &'a str = &self.a.step(i).name;
+        // Component names, without the `comp-` prefix.
+        let components: Vec<Cow<'a, str>> = levels
             .iter()
             .map(|level| match level {
-                Level::Container => format!("comp-{name}"),
-                Level::Loop => format!("comp-{}", self.a.bases.unique(format!("for-loop-{name}"))),
+                Level::Container => Cow::Borrowed(name),
+                Level::Loop => Cow::Owned(self.a.bases.unique(format!("for-loop-{name}"))),
                 Level::OuterCond | Level::InnerCond => {
-                    format!("comp-{}", self.a.bases.unique(format!("condition-{name}")))
+                    Cow::Owned(self.a.bases.unique(format!("condition-{name}")))
                 }
             })
             .collect();
         let loop_at = levels.iter().position(|l| *l == Level::Loop);
-        // Only what other steps read is exported; most steps export nothing.
-        let exports = if self.a.exports[i].is_empty() {
-            BTreeMap::new()
-        } else {
-            self.a.exports[i].clone()
-        };
+        // Only what other steps read is exported.
+        let exports = &self.a.exports[i];
 
         // Innermost first: each level's component, and the task that runs it
         // in the level above.
@@ -395,7 +398,7 @@ impl Builder<'_, '_> {
             }
             match level {
                 Level::Container => {
-                    component.executor_label = Some(format!("exec-{name}"));
+                    component.executor_label = Some(Key("exec-", Cow::Borrowed(name)));
                     let step = self.a.step(i);
                     for p in step.outputs.iter().flat_map(|o| &o.parameters) {
                         let kind = self.output_type(i, &p.name);
@@ -422,7 +425,7 @@ impl Builder<'_, '_> {
                 _ => {
                     let below = levels[depth + 1];
                     let mut dag = Dag::default();
-                    for (key, e) in &exports {
+                    for (key, e) in exports {
                         let inner_key = if below == Level::Container {
                             key.clone()
                         } else {
@@ -431,7 +434,7 @@ impl Builder<'_, '_> {
                         if e.artifact {
                             dag.outputs
                                 .artifacts
-                                .insert(e.channel.clone(), artifact_selector(&name, &inner_key));
+                                .insert(e.channel.clone(), artifact_selector(name, &inner_key));
                             component
                                 .output_definitions
                                 .artifacts
@@ -446,7 +449,7 @@ impl Builder<'_, '_> {
                             };
                             dag.outputs
                                 .parameters
-                                .insert(e.channel.clone(), parameter_selector(&name, &inner_key));
+                                .insert(e.channel.clone(), parameter_selector(name, &inner_key));
                             component
                                 .output_definitions
                                 .parameters
@@ -454,14 +457,14 @@ impl Builder<'_, '_> {
                         }
                     }
                     let task = inner.take().expect("a wrapper wraps a task");
-                    dag.tasks.insert(name.clone(), task);
+                    dag.tasks.insert(Cow::Borrowed(name), task);
                     component.dag = Some(dag);
                 }
             }
-            self.components.insert(components[depth].clone(), component);
+            self.components.push(components[depth].clone(), component);
 
             // The task running this level, bound to the level above.
-            let mut task = Task::new(&name, &components[depth]);
+            let mut task = Task::new(name, components[depth].clone());
             let parent_is_loop = depth > 0 && levels[depth - 1] == Level::Loop;
             for (ch, u) in io.params.iter().filter(|(_, u)| needed(*level, u)) {
                 let input = if depth == 0 {
@@ -545,15 +548,18 @@ impl Builder<'_, '_> {
         i: usize,
         channel: &str,
         u: &ParamUse,
-        deps: &mut Vec<String>,
-    ) -> ParameterInput {
+        deps: &mut Vec<Cow<'a, str>>,
+    ) -> ParameterInput<'a> {
         match &u.source {
             ParamSource::Output { producer, key }
                 if self.a.is_exit(*producer) == self.a.is_exit(i) =>
             {
-                let producer_name = self.a.step(*producer).name.clone();
-                deps.push(producer_name.clone());
-                task_output_parameter(&producer_name, &self.exported_key(*producer, key))
+                let producer_name = self.a.step(*producer).name.as_str();
+                deps.push(Cow::Borrowed(producer_name));
+                task_output_parameter(
+                    Cow::Borrowed(producer_name),
+                    &self.exported_key(*producer, key),
+                )
             }
             ParamSource::Output { .. } => component_input(channel),
             ParamSource::Status => ParameterInput {
@@ -569,34 +575,34 @@ impl Builder<'_, '_> {
         &self,
         i: usize,
         source: &ArtifactSource,
-        deps: &mut Vec<String>,
+        deps: &mut Vec<Cow<'a, str>>,
     ) -> ArtifactInput {
         match source {
             ArtifactSource::Output { producer, key }
                 if self.a.is_exit(*producer) == self.a.is_exit(i) =>
             {
-                let producer_name = self.a.step(*producer).name.clone();
-                deps.push(producer_name.clone());
-                task_output_artifact(&producer_name, &self.exported_key(*producer, key))
+                let producer_name = self.a.step(*producer).name.as_str();
+                deps.push(Cow::Borrowed(producer_name));
+                task_output_artifact(producer_name, &self.exported_key(*producer, key))
             }
             ArtifactSource::Output { producer, key } => ArtifactInput {
                 component_input_artifact: Some(self.a.exports[*producer][key].channel.clone()),
                 task_output_artifact: None,
             },
             ArtifactSource::Import { importer } => {
-                deps.push(importer.clone());
+                deps.push(Cow::Owned(importer.clone()));
                 task_output_artifact(importer, "artifact")
             }
         }
     }
 
     /// `dependentTasks`: the DAG's edges to steps that run, plus producers.
-    fn dependencies(&self, i: usize, deps: &mut Vec<String>) {
+    fn dependencies(&self, i: usize, deps: &mut Vec<Cow<'a, str>>) {
         let (graph, offset) = self.a.graph_of(i);
         for &u in graph.upstream((i - offset) as u32) {
             let u = u as usize + offset;
             if self.a.runs(u) {
-                deps.push(self.a.step(u).name.clone());
+                deps.push(Cow::Borrowed(self.a.step(u).name.as_str()));
             }
         }
         deps.sort_unstable();
@@ -616,18 +622,18 @@ fn needed(level: Level, u: &ParamUse) -> bool {
     }
 }
 
-fn component_input(name: &str) -> ParameterInput {
+fn component_input(name: &str) -> ParameterInput<'static> {
     ParameterInput {
         component_input_parameter: Some(name.to_owned()),
         ..Default::default()
     }
 }
 
-fn task_output_parameter(task: &str, key: &str) -> ParameterInput {
+fn task_output_parameter<'a>(task: Cow<'a, str>, key: &str) -> ParameterInput<'a> {
     ParameterInput {
         task_output_parameter: Some(TaskOutputParameter {
             output_parameter_key: key.to_owned(),
-            producer_task: task.to_owned(),
+            producer_task: task,
         }),
         ..Default::default()
     }

@@ -5,13 +5,15 @@
 use super::analyze::{Analysis, Env, StepIo};
 use super::spec::{
     Accelerator, Container, EnvVar, KubernetesExecutorConfig, NodeSelector, PodMetadata, Resources,
-    RuntimeValue, SecretAsEnv, SecretKeyToEnv, SecretNameParameter, Toleration,
+    RuntimeValue, SecretAsEnv, SecretKeyToEnv, SecretNameParameter, StepPodMetadata, Toleration,
 };
 use super::unsupported;
 use crate::yaml::SmallMap;
 use crate::{EngineError, RunSpec};
 use couler_ir::StepKind;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 const GPU: &str = "nvidia.com/gpu";
 
@@ -21,7 +23,11 @@ const SCRIPT: &str = "program=\"$(mktemp -d)/script\"\nprintf '%s' \"$0\" > \"$p
 
 /// The container for step `i`; moves the rendered command, args and
 /// source out of `io`, which nothing reads after this.
-pub fn container(a: &Analysis, i: usize, io: &mut StepIo) -> Result<Container, EngineError> {
+pub fn container<'a>(
+    a: &Analysis<'a>,
+    i: usize,
+    io: &mut StepIo<'a>,
+) -> Result<Container<'a>, EngineError> {
     let step = a.step(i);
     let (image, user) = match step.kind() {
         Some(StepKind::Container(c)) => (&c.image, None),
@@ -34,7 +40,11 @@ pub fn container(a: &Analysis, i: usize, io: &mut StepIo) -> Result<Container, E
     let (command, args) = match user {
         None => (rendered, std::mem::take(&mut io.args)),
         Some(source) => (
-            vec!["sh".to_owned(), "-ec".to_owned(), SCRIPT.to_owned()],
+            vec![
+                Cow::Borrowed("sh"),
+                Cow::Borrowed("-ec"),
+                Cow::Borrowed(SCRIPT),
+            ],
             std::iter::once(source).chain(rendered).collect(),
         ),
     };
@@ -48,7 +58,7 @@ pub fn container(a: &Analysis, i: usize, io: &mut StepIo) -> Result<Container, E
                     step.name
                 )));
             }
-            let mut wrapped_args: Vec<String> = io
+            let mut wrapped_args: Vec<Cow<'a, str>> = io
                 .env
                 .iter()
                 .filter_map(|(_, e)| match e {
@@ -61,10 +71,10 @@ pub fn container(a: &Analysis, i: usize, io: &mut StepIo) -> Result<Container, E
             wrapped_args.extend(args);
             (
                 vec![
-                    "sh".to_owned(),
-                    "-c".to_owned(),
-                    script,
-                    "couler-step".to_owned(),
+                    Cow::Borrowed("sh"),
+                    Cow::Borrowed("-c"),
+                    Cow::Owned(script),
+                    Cow::Borrowed("couler-step"),
                 ],
                 wrapped_args,
             )
@@ -75,7 +85,7 @@ pub fn container(a: &Analysis, i: usize, io: &mut StepIo) -> Result<Container, E
         .iter()
         .filter_map(|(name, e)| match e {
             Env::Value(v) => Some(EnvVar {
-                name: name.clone(),
+                name,
                 value: v.clone(),
             }),
             _ => None,
@@ -85,7 +95,7 @@ pub fn container(a: &Analysis, i: usize, io: &mut StepIo) -> Result<Container, E
         args,
         command,
         env,
-        image: image.clone(),
+        image,
         resources: step.resources.as_ref().and_then(resources),
     })
 }
@@ -93,7 +103,7 @@ pub fn container(a: &Analysis, i: usize, io: &mut StepIo) -> Result<Container, E
 /// The `sh -c` script around a step that needs one: KFP fills placeholders
 /// only in command and args and has no working directory, no stdout
 /// output and no output defaults. `None` when the step runs as written.
-fn wrapper(a: &Analysis, i: usize, io: &StepIo) -> Option<String> {
+fn wrapper(a: &Analysis, i: usize, io: &StepIo<'_>) -> Option<String> {
     let step = a.step(i);
     let result_key = &a.result_keys[i];
     let result = a.exports[i].contains_key(result_key);
@@ -107,7 +117,7 @@ fn wrapper(a: &Analysis, i: usize, io: &StepIo) -> Option<String> {
         .env
         .iter()
         .filter(|(_, e)| matches!(e, Env::FromArg(_)))
-        .map(|(n, _)| n.as_str())
+        .map(|(n, _)| *n)
         .collect();
     if !result && defaults.is_empty() && env_args.is_empty() && io.working_dir.is_none() {
         return None;
@@ -184,27 +194,24 @@ fn resources(r: &couler_ir::Resources) -> Option<Resources> {
 }
 
 /// The Kubernetes settings of step `i`'s pods.
-pub fn platform(
-    a: &Analysis,
+pub fn platform<'a>(
+    a: &Analysis<'a>,
     i: usize,
-    io: &StepIo,
-    labels: &PodMetadata,
-) -> Result<KubernetesExecutorConfig, EngineError> {
+    io: &StepIo<'a>,
+    run: &Rc<PodMetadata>,
+) -> Result<KubernetesExecutorConfig<'a>, EngineError> {
     let step = a.step(i);
-    let mut pod_metadata = PodMetadata {
-        annotations: labels.annotations.clone(),
-        labels: labels.labels.clone(),
+    let pod_metadata = StepPodMetadata {
+        run: Rc::clone(run),
+        step: &step.name,
     };
-    pod_metadata
-        .labels
-        .insert("couler.dev/step".to_owned(), step.name.clone());
     let secret_as_env = io
         .env
         .iter()
         .filter_map(|(name, e)| match e {
             Env::Secret(s) => Some(SecretAsEnv {
                 key_to_env: vec![SecretKeyToEnv {
-                    env_var: name.clone(),
+                    env_var: (*name).to_owned(),
                     secret_key: s.key.clone(),
                 }],
                 optional: false,

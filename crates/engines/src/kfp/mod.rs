@@ -80,7 +80,7 @@ pub fn compile(plan: &Plan, run: &RunSpec) -> Result<Manifest, EngineError> {
 }
 
 /// The pipeline and platform specs of a plan (what [`compile`] renders).
-fn build_spec(plan: &Plan, run: &RunSpec) -> Result<build::Built, EngineError> {
+fn build_spec<'a>(plan: &'a Plan, run: &RunSpec) -> Result<build::Built<'a>, EngineError> {
     check_workflow(plan)?;
     for (i, planned) in plan.steps.iter().enumerate() {
         if matches!(planned.action, Action::Run) {

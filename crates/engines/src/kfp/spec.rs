@@ -5,7 +5,11 @@
 
 use crate::yaml::SmallMap;
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
+use std::rc::Rc;
 
 pub const SCHEMA_VERSION: &str = "2.1.0";
 pub const ARTIFACT_TITLE: &str = "system.Artifact";
@@ -18,11 +22,11 @@ pub const TASK_FINAL_STATUS: &str = "TASK_FINAL_STATUS";
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PipelineSpec {
-    pub components: BTreeMap<String, ComponentSpec>,
-    pub deployment_spec: DeploymentSpec,
+pub struct PipelineSpec<'a> {
+    pub components: Prefixed<'a, ComponentSpec<'a>>,
+    pub deployment_spec: DeploymentSpec<'a>,
     pub pipeline_info: PipelineInfo,
-    pub root: ComponentSpec,
+    pub root: ComponentSpec<'a>,
     pub schema_version: &'static str,
     pub sdk_version: String,
 }
@@ -35,36 +39,94 @@ pub struct PipelineInfo {
     pub name: String,
 }
 
-#[derive(Debug, Default, Serialize)]
-pub struct DeploymentSpec {
-    pub executors: BTreeMap<String, Executor>,
+#[derive(Debug, Serialize)]
+pub struct DeploymentSpec<'a> {
+    pub executors: Prefixed<'a, Executor<'a>>,
+}
+
+/// A map whose keys are one prefix and a name (`comp-train`,
+/// `exec-train`), sorted by key as the KFP SDK writes them. The prefix is
+/// written, not stored, and the entries are sorted once, when complete
+/// ([`Prefixed::sort`]): a pipeline has one entry per step, and a
+/// `BTreeMap` of formatted keys cost a 10,000-step compile dearly.
+#[derive(Debug)]
+pub struct Prefixed<'a, V> {
+    prefix: &'static str,
+    entries: Vec<(Cow<'a, str>, V)>,
+}
+
+impl<'a, V> Prefixed<'a, V> {
+    pub fn new(prefix: &'static str, capacity: usize) -> Self {
+        Prefixed {
+            prefix,
+            entries: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Adds the entry keyed prefix + `name`; names are unique.
+    pub fn push(&mut self, name: impl Into<Cow<'a, str>>, value: V) {
+        self.entries.push((name.into(), value));
+    }
+
+    /// Puts the entries in key order (one prefix: the names' order).
+    pub fn sort(&mut self) {
+        self.entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+        debug_assert!(self.entries.windows(2).all(|w| w[0].0 != w[1].0));
+    }
+}
+
+impl<V: Serialize> Serialize for Prefixed<'_, V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
+        for (name, value) in &self.entries {
+            map.serialize_entry(&Key(self.prefix, Cow::Borrowed(name)), value)?;
+        }
+        map.end()
+    }
+}
+
+/// A prefixed name (`comp-train`) as one string, without building it.
+#[derive(Debug, Clone)]
+pub struct Key<'a>(pub &'static str, pub Cow<'a, str>);
+
+impl fmt::Display for Key<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)?;
+        f.write_str(&self.1)
+    }
+}
+
+impl Serialize for Key<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 #[derive(Debug, Default, Serialize)]
-pub struct Executor {
+pub struct Executor<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub container: Option<Container>,
+    pub container: Option<Container<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub importer: Option<Importer>,
 }
 
 #[derive(Debug, Default, Serialize)]
-pub struct Container {
+pub struct Container<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
+    pub args: Vec<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub command: Vec<String>,
+    pub command: Vec<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub env: Vec<EnvVar>,
-    pub image: String,
+    pub env: Vec<EnvVar<'a>>,
+    pub image: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct EnvVar {
-    pub name: String,
-    pub value: String,
+pub struct EnvVar<'a> {
+    pub name: &'a str,
+    pub value: Cow<'a, str>,
 }
 
 /// Requests and limits: the legacy numeric fields (cores, GB) and the
@@ -120,11 +182,12 @@ pub struct RuntimeParameter {
 
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ComponentSpec {
+pub struct ComponentSpec<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dag: Option<Dag>,
+    pub dag: Option<Dag<'a>>,
+    /// `exec-NAME`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub executor_label: Option<String>,
+    pub executor_label: Option<Key<'a>>,
     #[serde(skip_serializing_if = "Io::is_empty")]
     pub input_definitions: Io,
     #[serde(skip_serializing_if = "Io::is_empty")]
@@ -194,10 +257,10 @@ impl ParameterSpec {
 }
 
 #[derive(Debug, Default, Serialize)]
-pub struct Dag {
+pub struct Dag<'a> {
     #[serde(skip_serializing_if = "DagOutputs::is_empty")]
     pub outputs: DagOutputs,
-    pub tasks: BTreeMap<String, Task>,
+    pub tasks: BTreeMap<Cow<'a, str>, Task<'a>>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -242,40 +305,39 @@ pub struct ValueFromParameter {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Task {
+pub struct Task<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub caching_options: Option<CachingOptions>,
-    pub component_ref: ComponentRef,
+    pub component_ref: ComponentRef<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub dependent_tasks: Vec<String>,
+    pub dependent_tasks: Vec<Cow<'a, str>>,
     #[serde(skip_serializing_if = "TaskInputs::is_empty")]
-    pub inputs: TaskInputs,
+    pub inputs: TaskInputs<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iterator_policy: Option<IteratorPolicy>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parameter_iterator: Option<ParameterIterator>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_policy: Option<RetryPolicy>,
-    pub task_info: TaskInfo,
+    pub task_info: TaskInfo<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger_policy: Option<TriggerPolicy>,
 }
 
-impl Task {
-    pub fn new(name: &str, component: &str) -> Task {
+impl<'a> Task<'a> {
+    /// The task `name` running component `comp-COMPONENT`.
+    pub fn new(name: impl Into<Cow<'a, str>>, component: impl Into<Cow<'a, str>>) -> Task<'a> {
         Task {
             caching_options: None,
             component_ref: ComponentRef {
-                name: component.to_owned(),
+                name: Key("comp-", component.into()),
             },
             dependent_tasks: Vec::new(),
             inputs: TaskInputs::default(),
             iterator_policy: None,
             parameter_iterator: None,
             retry_policy: None,
-            task_info: TaskInfo {
-                name: name.to_owned(),
-            },
+            task_info: TaskInfo { name: name.into() },
             trigger_policy: None,
         }
     }
@@ -286,24 +348,24 @@ impl Task {
 pub struct CachingOptions {}
 
 #[derive(Debug, Serialize)]
-pub struct ComponentRef {
-    pub name: String,
+pub struct ComponentRef<'a> {
+    pub name: Key<'a>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct TaskInfo {
-    pub name: String,
+pub struct TaskInfo<'a> {
+    pub name: Cow<'a, str>,
 }
 
 #[derive(Debug, Default, Serialize)]
-pub struct TaskInputs {
+pub struct TaskInputs<'a> {
     #[serde(skip_serializing_if = "SmallMap::is_empty")]
     pub artifacts: SmallMap<ArtifactInput>,
     #[serde(skip_serializing_if = "SmallMap::is_empty")]
-    pub parameters: SmallMap<ParameterInput>,
+    pub parameters: SmallMap<ParameterInput<'a>>,
 }
 
-impl TaskInputs {
+impl TaskInputs<'_> {
     pub fn is_empty(&self) -> bool {
         self.artifacts.is_empty() && self.parameters.is_empty()
     }
@@ -311,7 +373,7 @@ impl TaskInputs {
 
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ParameterInput {
+pub struct ParameterInput<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub component_input_parameter: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -321,7 +383,7 @@ pub struct ParameterInput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_final_status: Option<ProducerTask>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub task_output_parameter: Option<TaskOutputParameter>,
+    pub task_output_parameter: Option<TaskOutputParameter<'a>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -337,9 +399,9 @@ pub struct ProducerTask {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TaskOutputParameter {
+pub struct TaskOutputParameter<'a> {
     pub output_parameter_key: String,
-    pub producer_task: String,
+    pub producer_task: Cow<'a, str>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -402,36 +464,36 @@ pub struct TriggerPolicy {
 
 /// The second YAML document: Kubernetes settings per executor.
 #[derive(Debug, Serialize)]
-pub struct PlatformSpec {
-    pub platforms: Platforms,
+pub struct PlatformSpec<'a> {
+    pub platforms: Platforms<'a>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct Platforms {
-    pub kubernetes: KubernetesPlatform,
+pub struct Platforms<'a> {
+    pub kubernetes: KubernetesPlatform<'a>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct KubernetesPlatform {
-    pub deployment_spec: KubernetesDeployment,
+pub struct KubernetesPlatform<'a> {
+    pub deployment_spec: KubernetesDeployment<'a>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct KubernetesDeployment {
-    pub executors: BTreeMap<String, KubernetesExecutorConfig>,
+pub struct KubernetesDeployment<'a> {
+    pub executors: Prefixed<'a, KubernetesExecutorConfig<'a>>,
 }
 
 /// `kfp_kubernetes.KubernetesExecutorConfig`.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct KubernetesExecutorConfig {
+pub struct KubernetesExecutorConfig<'a> {
     /// int64, a string in proto JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active_deadline_seconds: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<NodeSelector>,
-    pub pod_metadata: PodMetadata,
+    pub pod_metadata: StepPodMetadata<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub secret_as_env: Vec<SecretAsEnv>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -448,6 +510,51 @@ pub struct PodMetadata {
     #[serde(skip_serializing_if = "SmallMap::is_empty")]
     pub annotations: SmallMap<String>,
     pub labels: SmallMap<String>,
+}
+
+/// The label naming a step's pods.
+pub const STEP_LABEL: &str = "couler.dev/step";
+
+/// A step's pod metadata: the run's, shared by every step, and the
+/// [`STEP_LABEL`] label, put in key order when written.
+#[derive(Debug)]
+pub struct StepPodMetadata<'a> {
+    pub run: Rc<PodMetadata>,
+    pub step: &'a str,
+}
+
+impl Serialize for StepPodMetadata<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = if self.run.annotations.is_empty() {
+            1
+        } else {
+            2
+        };
+        let mut map = serializer.serialize_map(Some(fields))?;
+        if !self.run.annotations.is_empty() {
+            map.serialize_entry("annotations", &self.run.annotations)?;
+        }
+        map.serialize_entry("labels", &StepLabels(self))?;
+        map.end()
+    }
+}
+
+struct StepLabels<'m, 'a>(&'m StepPodMetadata<'a>);
+
+impl Serialize for StepLabels<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let run = || {
+            self.0
+                .run
+                .labels
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+        };
+        let before = run().filter(|(k, _)| *k < STEP_LABEL);
+        let after = run().filter(|(k, _)| *k > STEP_LABEL);
+        let step = std::iter::once((STEP_LABEL, self.0.step));
+        serializer.collect_map(before.chain(step).chain(after))
+    }
 }
 
 #[derive(Debug, Serialize)]

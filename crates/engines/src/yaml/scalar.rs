@@ -16,6 +16,15 @@ pub(super) fn write_key(out: &mut String, key: &str) {
     }
 }
 
+/// Quotes the key written as it is from `start` to the end of `out`, if it
+/// must be (see [`write_key`]).
+pub(super) fn quote_key_written(out: &mut String, start: usize) {
+    if !is_plain(&out[start..]) {
+        let key = out.split_off(start);
+        write_key(out, &key);
+    }
+}
+
 /// Characters only a double-quoted scalar can hold as they are (YAML 1.1
 /// also breaks lines at U+2028 and U+2029).
 fn needs_escape(c: char) -> bool {

@@ -1,5 +1,6 @@
 //! What the REST adapters (Airflow, KFP) share: the HTTP client and
-//! retrying calls that failed for a passing reason.
+//! retrying calls that failed for a passing reason (which the Tekton
+//! tracker uses for the Kubernetes API too).
 
 use crate::EngineError;
 use std::fmt::Debug;

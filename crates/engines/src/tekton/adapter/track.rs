@@ -188,15 +188,17 @@ impl Tracker {
             let ended = finished(current).is_some();
             let all = if ended {
                 // The final word: list afresh, the TaskRun watch may lag.
-                match self
-                    .api(Kind::TaskRun)
-                    .list(&ListParams::default().labels(&self.selector()))
-                    .await
-                {
+                // Retried (about 3 s in all); if the API server stays away,
+                // what the watch saw is the best there is: waiting for the
+                // next event could take a whole watch timeout.
+                let api = self.api(Kind::TaskRun);
+                let params = ListParams::default().labels(&self.selector());
+                let listed = crate::rest::retrying(|| api.list(&params), |_| true).await;
+                match listed {
                     Ok(list) => list.items.into_iter().map(whole).collect(),
                     Err(e) => {
-                        tracing::warn!(error = %e, "cannot list taskruns");
-                        continue;
+                        tracing::warn!(error = %e, "cannot list taskruns; using the watched ones");
+                        trs.values().cloned().collect()
                     }
                 }
             } else {

@@ -13,10 +13,10 @@
 
 use couler_cache::plan::{Lookup, Outcome, lookup_plan, lookup_plan_with_dag};
 use couler_cache::{Admission, CacheConfig, CacheIndex, CacheKey, Entry, SharedRedis};
-use couler_optimizer::{ArtifactRef, Plan, StepOutputs};
+use couler_optimizer::{ArtifactRef, Named, Plan, StepOutputs};
 use futures::StreamExt;
 use serde_json::json;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -65,8 +65,8 @@ fn plan() -> Plan {
 fn entry(step: &str, n: usize) -> Entry {
     let outputs = StepOutputs {
         result: None,
-        parameters: BTreeMap::from([("out".into(), format!("value-{n}"))]),
-        artifacts: BTreeMap::from([(
+        parameters: Named::from_iter([("out".into(), format!("value-{n}"))]),
+        artifacts: Named::from_iter([(
             "model".into(),
             ArtifactRef {
                 digest: blake3::hash(step.as_bytes()).to_hex().to_string(),

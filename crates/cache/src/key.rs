@@ -314,7 +314,7 @@ fn resolve<'a, 's>(
 mod tests {
     use super::*;
     use couler_optimizer::ArtifactRef;
-    use std::collections::BTreeMap;
+    use couler_optimizer::Named;
 
     fn step(yaml: &str) -> Step {
         let doc = format!(
@@ -330,8 +330,8 @@ mod tests {
     fn outputs(p: &str, digest: &str) -> StepOutputs {
         StepOutputs {
             result: Some("hello".into()),
-            parameters: BTreeMap::from([("p".into(), p.into())]),
-            artifacts: BTreeMap::from([(
+            parameters: Named::from_iter([("p".into(), p.into())]),
+            artifacts: Named::from_iter([(
                 "data".into(),
                 ArtifactRef {
                     digest: digest.into(),

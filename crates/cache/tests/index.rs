@@ -2,8 +2,7 @@
 //! its own key prefix.
 
 use couler_cache::{Admission, CacheConfig, CacheIndex, CacheKey, Entry, Invalidate, SharedRedis};
-use couler_optimizer::{ArtifactRef, StepOutputs};
-use std::collections::BTreeMap;
+use couler_optimizer::{ArtifactRef, Named, StepOutputs};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -48,7 +47,7 @@ fn entry(size: u64, cost_s: f64, file: Option<&std::path::Path>) -> Entry {
         ..Default::default()
     };
     if let Some(f) = file {
-        outputs.artifacts = BTreeMap::from([(
+        outputs.artifacts = Named::from_iter([(
             "model".into(),
             ArtifactRef {
                 digest: "d".into(),

@@ -350,7 +350,7 @@ mod tests {
         assert_eq!(map_state([(0, Skipped), (1, Succeeded)]).phase, Succeeded);
         let a = StepOutputs {
             result: Some("x".into()),
-            parameters: [("p".to_owned(), "1".to_owned())].into(),
+            parameters: [("p".to_owned(), "1".to_owned())].into_iter().collect(),
             ..StepOutputs::default()
         };
         let b = StepOutputs {
@@ -359,7 +359,7 @@ mod tests {
         };
         let gathered = gather([&a, &b]);
         assert_eq!(gathered.result.as_deref(), Some(r#"["x",[1]]"#));
-        assert_eq!(gathered.parameters["p"], r#"["1",""]"#);
+        assert_eq!(gathered.parameters.get("p").unwrap(), r#"["1",""]"#);
     }
 
     #[test]

@@ -156,7 +156,15 @@ steps:
     );
     let r = run(&*(h.engine)(), &h.run_spec("dirs"), plan, vec![]).await;
     assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
-    assert_eq!(r.last("produce").outputs.artifacts["model"].size, 4);
+    assert_eq!(
+        r.last("produce")
+            .outputs
+            .artifacts
+            .get("model")
+            .unwrap()
+            .size,
+        4
+    );
     assert_eq!(r.result("consume"), "A\nB");
 }
 
@@ -313,7 +321,10 @@ steps:
 "#,
     );
     let r = run(&*(h.engine)(), &h.run_spec("defaults"), plan, vec![]).await;
-    assert_eq!(r.last("lazy").outputs.parameters["p"], "fallback");
+    assert_eq!(
+        r.last("lazy").outputs.parameters.get("p").unwrap(),
+        "fallback"
+    );
     let forgetful = r.last("forgetful");
     assert_eq!(forgetful.phase, StepPhase::Failed);
     assert!(

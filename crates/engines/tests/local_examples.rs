@@ -87,7 +87,7 @@ async fn example_artifact_passing() {
     let r = run_example(&h, "artifact-passing").await;
     assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
     let content: String = (1..=100).map(|i| format!("{i}\n")).collect();
-    let stored = &r.last("produce").outputs.artifacts["dataset"];
+    let stored = &r.last("produce").outputs.artifacts.get("dataset").unwrap();
     assert_eq!(
         stored.digest,
         blake3::hash(content.as_bytes()).to_hex().to_string()
@@ -105,7 +105,14 @@ async fn example_automl() {
     for step in ["load-data", "xgboost", "lightgbm", "select-best"] {
         assert_eq!(r.phase(step), StepPhase::Succeeded, "{step}");
     }
-    assert_eq!(r.last("xgboost").outputs.parameters["accuracy"], "0.901");
+    assert_eq!(
+        r.last("xgboost")
+            .outputs
+            .parameters
+            .get("accuracy")
+            .unwrap(),
+        "0.901"
+    );
     assert_eq!(r.result("select-best"), "lightgbm");
 }
 
@@ -127,7 +134,7 @@ async fn example_map_batch_sizes() {
         assert_eq!(r.phase(step), StepPhase::Succeeded, "{step}");
     }
     let models: serde_json::Value =
-        serde_json::from_str(&r.last("train").outputs.parameters["model"]).unwrap();
+        serde_json::from_str(r.last("train").outputs.parameters.get("model").unwrap()).unwrap();
     assert_eq!(models[2]["batch"], 300);
     assert!(
         r.result("evaluate[0]").starts_with("batch=100 accuracy="),

@@ -13,7 +13,8 @@ mod passes;
 
 pub use passes::{AdviseResources, ExpandTuning, SplitPlan, Usage, recommend};
 pub use plan::{
-    Action, Advice, ArtifactRef, Decision, Plan, PlanPart, PlannedStep, ReuseStatus, StepOutputs,
+    Action, Advice, ArtifactRef, Decision, Named, Plan, PlanPart, PlannedStep, ReuseStatus,
+    StepOutputs,
 };
 pub use resolve::{
     ResolveParameters, ReuseEarlierResults, UseCacheHits, visit_runnable_text, visit_text,

@@ -87,16 +87,21 @@ pub enum ReuseStatus {
     Cached,
 }
 
+/// Outputs by name, in name order. A sorted vector: a step has a handful,
+/// and a `BTreeMap` node alone takes up to a kilobyte — the cache decodes
+/// thousands of these per plan.
+pub type Named<V> = litemap::LiteMap<String, V>;
+
 /// What a finished step produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepOutputs {
     /// Standard output, trimmed (`{{steps.S.outputs.result}}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub parameters: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub artifacts: BTreeMap<String, ArtifactRef>,
+    #[serde(default, skip_serializing_if = "Named::is_empty")]
+    pub parameters: Named<String>,
+    #[serde(default, skip_serializing_if = "Named::is_empty")]
+    pub artifacts: Named<ArtifactRef>,
 }
 
 /// A stored artifact, addressed by its content.

@@ -345,7 +345,7 @@ mod tests {
         let v = json!({"result": "aGVsbG8K", "parameters": {"n": "Mw=="}});
         let o = decode_outputs(&v).unwrap();
         assert_eq!(o.result.as_deref(), Some("hello"));
-        assert_eq!(o.parameters["n"], "3");
+        assert_eq!(o.parameters.get("n").unwrap(), "3");
         let text = Value::String(v.to_string());
         assert_eq!(decode_outputs(&text), Some(o));
         assert_eq!(decode_outputs(&json!(null)), None);

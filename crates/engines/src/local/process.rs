@@ -31,9 +31,8 @@ use super::cas::Cas;
 use super::memory::{MEMORY_SAMPLE, Oom, over_limit, read_oom_file};
 use super::template::{output_artifact_path, output_parameter_path};
 use crate::StepMetrics;
-use couler_optimizer::{ArtifactRef, StepOutputs};
+use couler_optimizer::{ArtifactRef, Named, StepOutputs};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
@@ -491,7 +490,7 @@ fn unix_ms(t: SystemTime) -> u64 {
 
 /// Reads a step's outputs after it exited 0.
 fn collect(dir: &Path, spec: &Collect, cas: &Cas, stdout: &[u8]) -> Result<StepOutputs, String> {
-    let mut parameters = BTreeMap::new();
+    let mut parameters = Named::new();
     for (name, default) in &spec.parameters {
         let path = output_parameter_path(dir, name);
         let value = match File::open(&path) {
@@ -521,7 +520,7 @@ fn collect(dir: &Path, spec: &Collect, cas: &Cas, stdout: &[u8]) -> Result<StepO
         };
         parameters.insert(name.clone(), value);
     }
-    let mut artifacts = BTreeMap::new();
+    let mut artifacts = Named::new();
     for name in &spec.artifacts {
         let path = output_artifact_path(dir, name);
         match cas.store(&path) {

@@ -236,6 +236,7 @@ pub(super) fn reads_item(conditions: &[Condition]) -> bool {
 mod tests {
     use super::*;
     use couler_ir::scalar::ParamValue;
+    use couler_optimizer::Named;
 
     fn scope<'a>(
         outputs: &'a HashMap<String, Arc<StepOutputs>>,
@@ -259,7 +260,7 @@ mod tests {
             "a".to_owned(),
             Arc::new(StepOutputs {
                 result: Some("hi".into()),
-                parameters: BTreeMap::from([("p".into(), "7".into())]),
+                parameters: Named::from_iter([("p".into(), "7".into())]),
                 ..Default::default()
             }),
         )]);

@@ -9,7 +9,7 @@ mod compile_support;
 use compile_support::{example, examples, feature, features, plan, repo_root};
 use couler_engines::compile::{Manifest, compile};
 use couler_engines::{EngineError, RunSpec};
-use couler_optimizer::{ArtifactRef, Facts, Pipeline, Plan, ReuseStatus, StepOutputs};
+use couler_optimizer::{ArtifactRef, Facts, Named, Pipeline, Plan, ReuseStatus, StepOutputs};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -138,7 +138,7 @@ fn cached_diamond() -> Plan {
 fn cached_artifact(location: &str) -> Plan {
     let text = std::fs::read_to_string(repo_root().join("examples/artifact-passing.yaml")).unwrap();
     let outputs = StepOutputs {
-        artifacts: BTreeMap::from([(
+        artifacts: Named::from_iter([(
             "dataset".to_owned(),
             ArtifactRef {
                 digest: "abcd".into(),

@@ -9,7 +9,7 @@ use compile_support::{example, feature};
 
 use couler_engines::compile::{Manifest, compile};
 use couler_engines::{EngineError, RunSpec};
-use couler_optimizer::{Action, ArtifactRef, Plan, ReuseStatus, StepOutputs};
+use couler_optimizer::{Action, ArtifactRef, Named, Plan, ReuseStatus, StepOutputs};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -125,8 +125,8 @@ fn kitchen_sink_with_gen_reused() -> Plan {
         ReuseStatus::Cached,
         StepOutputs {
             result: Some("4".into()),
-            parameters: BTreeMap::new(),
-            artifacts: BTreeMap::from([("report".into(), stored)]),
+            parameters: Named::new(),
+            artifacts: Named::from_iter([("report".into(), stored)]),
         },
     );
     plan

@@ -11,8 +11,8 @@ fn reused_steps_are_omitted_and_their_outputs_injected() {
         ReuseStatus::Cached,
         StepOutputs {
             result: Some("done".into()),
-            parameters: BTreeMap::from([("n".into(), "7".into())]),
-            artifacts: BTreeMap::from([(
+            parameters: Named::from_iter([("n".into(), "7".into())]),
+            artifacts: Named::from_iter([(
                 "data".into(),
                 ArtifactRef {
                     digest: "ab".repeat(32),

@@ -70,8 +70,8 @@ fn kfp_sdk_and_protos_accept_every_manifest() {
         ReuseStatus::Cached,
         StepOutputs {
             result: Some("x".into()),
-            parameters: BTreeMap::from([("n".into(), "1".into())]),
-            artifacts: BTreeMap::from([("data".into(), stored)]),
+            parameters: Named::from_iter([("n".into(), "1".into())]),
+            artifacts: Named::from_iter([("data".into(), stored)]),
         },
     );
     plans.push(("script-outputs-cached".into(), cached));

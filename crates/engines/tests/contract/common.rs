@@ -187,12 +187,15 @@ steps:
     for (i, value) in ["10", "20", "30"].iter().enumerate() {
         let instance = r.last(&format!("double[{i}]"));
         assert_eq!(instance.phase, StepPhase::Succeeded);
-        assert_eq!(instance.outputs.parameters["value"], *value);
+        assert_eq!(instance.outputs.parameters.get("value").unwrap(), *value);
         assert_eq!(r.result(&format!("show[{i}]")), format!("got {value}"));
     }
     let double = r.last("double");
     assert_eq!(double.phase, StepPhase::Succeeded);
-    assert_eq!(double.outputs.parameters["value"], r#"["10","20","30"]"#);
+    assert_eq!(
+        double.outputs.parameters.get("value").unwrap(),
+        r#"["10","20","30"]"#
+    );
     assert_eq!(
         double.outputs.result.as_deref(),
         Some(r#"["item 1","item 2","item 3"]"#)

@@ -363,7 +363,7 @@ steps:
     );
     let r = run(&*engine, &h.run_spec("artifacts"), plan, vec![]).await;
     assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
-    let stored = &r.last("produce").outputs.artifacts["data"];
+    let stored = &r.last("produce").outputs.artifacts.get("data").unwrap();
     assert_eq!(
         stored.digest,
         blake3::hash(b"hello artifact\n").to_hex().to_string()

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::split::Budget;
-use crate::{Facts, Pipeline};
+use crate::{Facts, Named, Pipeline};
 
 fn plan(yaml: &str, budget: Budget) -> (Plan, Dag) {
     let workflow = couler_ir::load(yaml, couler_ir::Format::Yaml).unwrap();
@@ -35,7 +35,7 @@ fn done(outputs: StepOutputs) -> Progress {
 
 fn n(value: &str) -> StepOutputs {
     StepOutputs {
-        parameters: BTreeMap::from([("n".into(), value.into())]),
+        parameters: Named::from_iter([("n".into(), value.into())]),
         ..Default::default()
     }
 }
@@ -213,7 +213,7 @@ fn loss(v: &str) -> Progress {
     Progress::Done(
         ReuseStatus::Succeeded,
         StepOutputs {
-            parameters: BTreeMap::from([("loss".into(), v.into())]),
+            parameters: Named::from_iter([("loss".into(), v.into())]),
             ..Default::default()
         },
     )
@@ -272,7 +272,7 @@ fn a_search_runs_its_trials_in_batches_and_the_step_takes_the_best_trial() {
         panic!("{:?}", done_search.settle);
     };
     assert_eq!(name, "train");
-    assert_eq!(outputs.parameters["loss"], "0.2");
+    assert_eq!(outputs.parameters.get("loss").unwrap(), "0.2");
     assert!(message.contains("t1"), "{message}");
     let (_, summary) = &done_search.tuned[0];
     assert_eq!(summary.best, "t1");
@@ -284,6 +284,6 @@ fn a_search_runs_its_trials_in_batches_and_the_step_takes_the_best_trial() {
     assert_eq!(stage.runs, BTreeSet::from(["report".into()]));
     assert!(matches!(
         &stage.plan.steps.iter().find(|s| s.name == "train").unwrap().action,
-        Action::Reuse { outputs, .. } if outputs.parameters["loss"] == "0.2"
+        Action::Reuse { outputs, .. } if outputs.parameters.get("loss").unwrap() == "0.2"
     ));
 }

@@ -134,10 +134,10 @@ pub async fn lookup_plan_with_dag(
     // Steps in depth order, so what a step reads was keyed before it. Keys
     // go out in chunks; a step whose upstream lookups have not come back
     // waits for them, while everything else goes on being keyed.
-    let order = levels(&dag.steps).into_iter().flatten();
+    let order = schedule(&dag.steps);
     let mut chunk: Vec<(usize, CacheKey)> = Vec::with_capacity(CHUNK);
     let mut in_flight: VecDeque<Pending> = VecDeque::new();
-    for (n, i) in order.enumerate() {
+    for (n, i) in order.into_iter().enumerate() {
         // Keys cost about a microsecond each: let other tasks run now and
         // then on a big plan.
         if n % 1024 == 1023 {
@@ -234,6 +234,29 @@ fn send(index: &CacheIndex, chunk: Vec<(usize, CacheKey)>) -> Pending {
     Pending { steps, keys, found }
 }
 
+/// The order steps are keyed in: by depth, and within a depth by when what
+/// they read was sent (the latest position of an upstream step), so that a
+/// step's upstream chunk has most likely come back by its turn.
+fn schedule(graph: &couler_ir::graph::Graph) -> Vec<usize> {
+    let mut position = vec![0usize; graph.len()];
+    let mut order = Vec::with_capacity(graph.len());
+    for mut level in levels(graph) {
+        // Stable: steps reading the same chunk keep their order.
+        level.sort_by_key(|&i| {
+            graph
+                .upstream(i as u32)
+                .iter()
+                .map(|&u| position[u as usize])
+                .max()
+        });
+        for i in level {
+            position[i] = order.len();
+            order.push(i);
+        }
+    }
+    order
+}
+
 /// Steps grouped by depth: a step's level is one more than the deepest of
 /// its upstream steps, so everything it reads sits on an earlier level.
 fn levels(graph: &couler_ir::graph::Graph) -> Vec<Vec<usize>> {
@@ -273,6 +296,16 @@ mod tests {
         );
         let dag = couler_ir::validate(&p.workflow, &Default::default()).unwrap();
         assert_eq!(levels(&dag.steps), vec![vec![0, 2], vec![1], vec![3]]);
+    }
+
+    #[test]
+    fn steps_reading_earlier_steps_are_keyed_first() {
+        let p = plan(
+            "apiVersion: couler.dev/v1alpha1\nname: w\nsteps:\n  - {name: a, container: {image: x}}\n  - {name: b, container: {image: x}}\n  - {name: c, depends: [b], container: {image: x}}\n  - {name: d, depends: [a], container: {image: x}}\n  - {name: e, depends: [c], container: {image: x}}\n",
+        );
+        let dag = couler_ir::validate(&p.workflow, &Default::default()).unwrap();
+        // d reads a, sent before b (which c reads): d goes first.
+        assert_eq!(schedule(&dag.steps), vec![0, 1, 3, 2, 4]);
     }
 
     #[tokio::test]

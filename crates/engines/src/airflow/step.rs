@@ -436,7 +436,7 @@ fn pod(
     }
     let mut pod_spec_dir = None;
     if let Some(dir) = r.working_dir {
-        if dir.contains("{{") {
+        if couler_ir::refs::has_references(dir) {
             lines.push_str("cd \"$1\" || exit 1; shift\n");
             leading.push(scope.render(dir)?);
         } else {

@@ -139,7 +139,7 @@ impl<'a> Analysis<'a> {
         text: &'a str,
         body: &mut Body<'a>,
     ) -> Result<String, EngineError> {
-        if !text.contains("{{") {
+        if !couler_ir::refs::has_references(text) {
             return Ok(text.to_owned());
         }
         let mut out = String::with_capacity(text.len());

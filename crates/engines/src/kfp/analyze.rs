@@ -378,7 +378,7 @@ impl<'a> Scan<'_, 'a> {
     /// `s` with every reference replaced by a KFP placeholder or a literal;
     /// borrowed when it has none.
     fn text(&mut self, s: &'a str, at: u8) -> Result<Cow<'a, str>, EngineError> {
-        if !s.contains("{{") {
+        if !couler_ir::refs::has_references(s) {
             return Ok(Cow::Borrowed(s));
         }
         let mut out = String::with_capacity(s.len() + 32);

@@ -41,7 +41,7 @@ pub(super) fn output_artifact_path(dir: &Path, name: &str) -> std::path::PathBuf
 impl Scope<'_> {
     /// Replaces every reference in `text`.
     pub(super) fn render(&self, text: &str) -> Result<String, String> {
-        if !text.contains("{{") {
+        if !couler_ir::refs::has_references(text) {
             return Ok(text.to_owned());
         }
         let mut out = String::with_capacity(text.len());
@@ -60,7 +60,7 @@ impl Scope<'_> {
     pub(super) fn render_step(&self, step: &mut Step) -> Result<(), String> {
         let error = RefCell::new(None);
         couler_optimizer::visit_runnable_text(step, &|s: &mut String| {
-            if error.borrow().is_some() || !s.contains("{{") {
+            if error.borrow().is_some() || !couler_ir::refs::has_references(s) {
                 return;
             }
             match self.render(s) {

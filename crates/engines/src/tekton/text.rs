@@ -106,7 +106,7 @@ impl<'a, 'p> Translator<'a, 'p> {
     }
 
     fn translate(&mut self, s: &str, site: Site) -> String {
-        if !s.contains("{{") {
+        if !couler_ir::refs::has_references(s) {
             return s.to_owned();
         }
         let mut out = String::with_capacity(s.len() + 16);

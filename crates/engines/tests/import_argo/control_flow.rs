@@ -31,12 +31,10 @@ fn when_expressions_become_conditions() {
     assert_eq!(big, [Operator::Gt, Operator::Ne]);
     // Without its condition it could run where Argo would not.
     assert!(!wf.steps.iter().any(|s| s.name == "regex"));
-    let u = imported
-        .unsupported
-        .iter()
-        .find(|u| u.feature == "when")
-        .unwrap();
-    assert_eq!(u.path, "/spec/templates/0/steps/1/3/when");
+    assert_eq!(
+        reported_at(&imported, "when"),
+        "/spec/templates/0/steps/1/3/when"
+    );
 }
 
 #[test]
@@ -143,12 +141,10 @@ fn a_step_after_a_skippable_step_waits_for_its_upstream_instead() {
     // Argo runs `after` whichever branch ran; Couler would skip it behind
     // the skipped branch.
     assert_eq!(step(&imported.workflow, "after").depends, ["flip"]);
-    let u = imported
-        .unsupported
-        .iter()
-        .find(|u| u.feature == "skipped dependency")
-        .unwrap();
-    assert_eq!(u.path, "/spec/templates/0/steps/2/0");
+    assert_eq!(
+        reported_at(&imported, "skipped dependency"),
+        "/spec/templates/0/steps/2/0"
+    );
 }
 
 #[test]

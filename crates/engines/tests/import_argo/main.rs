@@ -43,6 +43,14 @@ fn reported(imported: &Imported, feature: &str) -> bool {
     imported.unsupported.iter().any(|u| u.feature == feature)
 }
 
+/// Where the import reported `feature` as unsupported.
+fn reported_at<'a>(imported: &'a Imported, feature: &str) -> &'a str {
+    let found = imported.unsupported.iter().find(|u| u.feature == feature);
+    &found
+        .unwrap_or_else(|| panic!("{feature} was not reported"))
+        .path
+}
+
 fn args(s: &Step) -> &[String] {
     &s.container.as_ref().expect("a container step").args
 }

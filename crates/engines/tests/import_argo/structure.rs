@@ -68,12 +68,10 @@ fn richer_depends_expressions_are_reported() {
   - {name: t, container: {image: alpine}}
 "#,
     ));
-    let u = imported
-        .unsupported
-        .iter()
-        .find(|u| u.feature == "depends expression")
-        .unwrap();
-    assert_eq!(u.path, "/spec/templates/0/dag/tasks/2/depends");
+    assert_eq!(
+        reported_at(&imported, "depends expression"),
+        "/spec/templates/0/dag/tasks/2/depends"
+    );
     assert_eq!(step(&imported.workflow, "d").depends, ["a", "c"]);
 }
 

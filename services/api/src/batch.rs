@@ -1,23 +1,84 @@
 //! Run creation, batched. Concurrent create requests are queued here and a
-//! few writer tasks commit them in groups (per tenant, one transaction and
-//! one NOTIFY per group): NOTIFY serializes commits database-wide, so
-//! per-request transactions cap creates at about one per fsync. Each run is
-//! still created and queued atomically; a failing group is retried one run
-//! at a time so one bad request cannot fail its neighbours.
+//! few writer tasks handle them in groups (per tenant, one transaction and
+//! one NOTIFY per group): the stored workflows the group names are looked
+//! up once, every run's parameters are checked, and the runs are inserted in
+//! one statement. NOTIFY serializes commits database-wide, so per-request
+//! transactions cap creates at about one per fsync. Each run is still
+//! created and queued atomically; a group failing in the database is retried
+//! one run at a time so one bad request cannot fail its neighbours.
 
-use couler_store::runs::{self, Created, NewRun};
-use couler_store::{Store, TenantId};
+use crate::error::{ApiError, ApiResult};
+use crate::runs::resolve_parameters;
+use couler_ir::Parameter;
+use couler_ir::scalar::ParamValue;
+use couler_store::runs::{self, Created, NewRun, Source};
+use couler_store::{Store, TenantId, Tx};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-type Reply = oneshot::Sender<Result<Created, sqlx::Error>>;
+/// A create request, before its workflow is looked up.
+#[derive(Debug, Clone)]
+pub struct CreateRun {
+    pub target: Target,
+    /// Parameter values as given; checked against the workflow's declarations.
+    pub parameters: BTreeMap<String, ParamValue>,
+    pub labels: BTreeMap<String, String>,
+    pub priority: i32,
+    pub idempotency_key: Option<String>,
+    pub request_hash: Option<String>,
+    pub trace_context: BTreeMap<String, String>,
+    pub created_by: String,
+}
+
+/// The workflow a run executes.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A stored workflow by `wf_…` id or name; the latest version when none is given.
+    Stored {
+        reference: String,
+        version: Option<i32>,
+    },
+    /// A validated inline document.
+    Inline(Workflow),
+}
+
+/// A workflow ready to run.
+#[derive(Debug, Clone)]
+pub struct Workflow {
+    pub source: Source,
+    pub name: String,
+    pub ir_hash: String,
+    pub declared: Vec<Parameter>,
+}
+
+impl CreateRun {
+    fn new_run(&self, workflow: &Workflow) -> ApiResult<NewRun> {
+        Ok(NewRun {
+            source: workflow.source.clone(),
+            workflow_name: workflow.name.clone(),
+            ir_hash: workflow.ir_hash.clone(),
+            parameters: resolve_parameters(&workflow.declared, &self.parameters)?,
+            labels: self.labels.clone(),
+            priority: self.priority,
+            idempotency_key: self.idempotency_key.clone(),
+            request_hash: self.request_hash.clone(),
+            trace_context: self.trace_context.clone(),
+            created_by: self.created_by.clone(),
+        })
+    }
+}
+
+type Outcome = ApiResult<Created>;
+
+/// A stored workflow's reference and the version asked for.
+type StoredRef<'a> = (&'a str, Option<i32>);
 
 struct Job {
     tenant: TenantId,
-    run: NewRun,
-    reply: Reply,
+    create: CreateRun,
+    reply: oneshot::Sender<Outcome>,
 }
 
 pub struct RunBatcher {
@@ -39,13 +100,18 @@ impl RunBatcher {
     }
 
     /// Creates and queues one run.
-    pub async fn create(&self, tenant: TenantId, run: NewRun) -> Result<Created, sqlx::Error> {
+    pub async fn create(&self, tenant: TenantId, create: CreateRun) -> Outcome {
         let (reply, answer) = oneshot::channel();
+        let stopping = || ApiError::Unavailable("the service is shutting down".into());
         self.jobs
-            .send(Job { tenant, run, reply })
+            .send(Job {
+                tenant,
+                create,
+                reply,
+            })
             .await
-            .map_err(|_| sqlx::Error::PoolClosed)?;
-        answer.await.map_err(|_| sqlx::Error::PoolClosed)?
+            .map_err(|_| stopping())?;
+        answer.await.map_err(|_| stopping())?
     }
 }
 
@@ -82,36 +148,108 @@ async fn writer(store: Store, jobs: Arc<Mutex<mpsc::Receiver<Job>>>, stop: Cance
 
 async fn commit_group(store: &Store, tenant: TenantId, group: Vec<Job>) {
     metrics::histogram!("couler_run_create_batch_size").record(group.len() as f64);
-    let runs: Vec<NewRun> = group.iter().map(|j| j.run.clone()).collect();
-    let together = async {
-        let mut tx = store.tenant(tenant).await?;
-        let created = runs::create_many(&mut tx, tenant, &runs).await?;
-        tx.commit().await?;
-        Ok::<_, sqlx::Error>(created)
-    }
-    .await;
-    match together {
-        Ok(created) => {
-            for (job, outcome) in group.into_iter().zip(created) {
-                let _ = job.reply.send(Ok(outcome));
+    let creates: Vec<&CreateRun> = group.iter().map(|j| &j.create).collect();
+    match create_group(store, tenant, &creates).await {
+        Ok(outcomes) => {
+            for (job, outcome) in group.into_iter().zip(outcomes) {
+                let _ = job.reply.send(outcome);
             }
         }
         Err(e) if group.len() == 1 => {
             let job = group.into_iter().next().expect("one job");
-            let _ = job.reply.send(Err(e));
+            let _ = job.reply.send(Err(e.into()));
         }
         Err(e) => {
             tracing::warn!(error = %e, runs = group.len(), "a batch of run creates failed; retrying them one by one");
             for job in group {
-                let alone = async {
-                    let mut tx = store.tenant(tenant).await?;
-                    let created = runs::create(&mut tx, tenant, &job.run).await?;
-                    tx.commit().await?;
-                    Ok(created)
-                }
-                .await;
+                let alone = match create_group(store, tenant, &[&job.create]).await {
+                    Ok(mut outcomes) => outcomes.pop().expect("one outcome per create"),
+                    Err(e) => Err(e.into()),
+                };
                 let _ = job.reply.send(alone);
             }
         }
+    }
+}
+
+/// Creates what it can of one tenant's group in one transaction: one outcome
+/// per create, in order. Fails as a whole only on a database error.
+async fn create_group(
+    store: &Store,
+    tenant: TenantId,
+    creates: &[&CreateRun],
+) -> Result<Vec<Outcome>, sqlx::Error> {
+    let mut tx = store.tenant(tenant).await?;
+    // The stored workflows this group names (usually one), looked up once each.
+    let mut stored: Vec<(StoredRef, Option<Workflow>)> = Vec::new();
+    let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(creates.len());
+    let mut runs = Vec::with_capacity(creates.len());
+    for create in creates {
+        let workflow = match &create.target {
+            Target::Inline(workflow) => Ok(workflow),
+            Target::Stored { reference, version } => {
+                let key = (reference.as_str(), *version);
+                let at = match stored.iter().position(|(k, _)| *k == key) {
+                    Some(at) => at,
+                    None => {
+                        let found = lookup(&mut tx, tenant, reference, *version).await?;
+                        stored.push((key, found));
+                        stored.len() - 1
+                    }
+                };
+                match &stored[at].1 {
+                    Some(workflow) => Ok(workflow),
+                    None => Err(missing(&mut tx, tenant, reference, *version).await),
+                }
+            }
+        };
+        match workflow.and_then(|w| create.new_run(w)) {
+            Ok(run) => {
+                runs.push(run);
+                outcomes.push(None);
+            }
+            Err(e) => outcomes.push(Some(Err(e))),
+        }
+    }
+    let mut created = runs::create_many(&mut tx, tenant, &runs).await?.into_iter();
+    tx.commit().await?;
+    Ok(outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| Ok(created.next().expect("one outcome per run"))))
+        .collect())
+}
+
+async fn lookup(
+    tx: &mut Tx,
+    tenant: TenantId,
+    reference: &str,
+    version: Option<i32>,
+) -> Result<Option<Workflow>, sqlx::Error> {
+    let Some(target) = couler_store::workflows::for_run(tx, tenant, reference, version).await?
+    else {
+        return Ok(None);
+    };
+    // Stored versions passed validation, so their parameters read back.
+    let declared = serde_json::from_value(target.parameters.0)
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    Ok(Some(Workflow {
+        source: Source::Version {
+            workflow_id: target.workflow_id,
+            version: target.version,
+        },
+        name: target.name,
+        ir_hash: target.ir_hash,
+        declared,
+    }))
+}
+
+/// Says which is missing: the workflow or the version.
+async fn missing(tx: &mut Tx, tenant: TenantId, reference: &str, version: Option<i32>) -> ApiError {
+    match crate::workflows::resolve(tx, tenant, reference).await {
+        Err(e) => e,
+        Ok(_) => ApiError::not_found(format!(
+            "version {} of workflow {reference:?}",
+            version.unwrap_or_default()
+        )),
     }
 }

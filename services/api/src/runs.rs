@@ -2,6 +2,7 @@
 //! `Idempotency-Key`), list, read with steps, cancel, retry.
 
 use crate::auth::{Auth, Role, tenant_by_id};
+use crate::batch::{self, Target};
 use crate::body::{Body, workflow_from_value};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -12,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Utc};
 use couler_ir::Parameter;
 use couler_ir::scalar::ParamValue;
-use couler_store::runs::{self, ChangeError, Created, Filter, NewRun, Run, Source, Step};
+use couler_store::runs::{self, ChangeError, Created, Filter, Run, Source, Step};
 use couler_store::{RunId, RunStatus, StepStatus, TenantId, WorkflowId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -273,32 +274,15 @@ async fn create_run(
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?
         .quotas;
-    // Before taking a connection: the quota check may need one of its own.
     state
         .queue
         .check(&state.store, tenant, quotas.max_queued_runs)
         .await?;
-    let mut tx = state.store.tenant(tenant).await?;
-    let (source, name, ir_hash, declared) = match (&req.workflow, &req.ir) {
-        (Some(reference), None) => {
-            let Some(target) =
-                couler_store::workflows::for_run(&mut tx, tenant, reference, req.version).await?
-            else {
-                // Say which is missing: the workflow or the version.
-                crate::workflows::resolve(&mut tx, tenant, reference).await?;
-                let version = req.version.unwrap_or_default();
-                return Err(ApiError::not_found(format!(
-                    "version {version} of workflow {reference:?}"
-                )));
-            };
-            let declared: Vec<Parameter> =
-                serde_json::from_value(target.parameters.0).map_err(anyhow::Error::from)?;
-            let source = Source::Version {
-                workflow_id: target.workflow_id,
-                version: target.version,
-            };
-            (source, target.name, target.ir_hash, declared)
-        }
+    let target = match (req.workflow, req.ir) {
+        (Some(reference), None) => Target::Stored {
+            reference,
+            version: req.version,
+        },
         (None, Some(ir)) => {
             if req.version.is_some() {
                 return Err(ApiError::bad_request(
@@ -307,15 +291,15 @@ async fn create_run(
                     "/version",
                 ));
             }
-            let workflow = workflow_from_value(ir.clone()).await?;
-            let hash = couler_ir::hash::workflow_digest(&workflow).to_hex();
-            let canonical = serde_json::to_value(&workflow).map_err(anyhow::Error::from)?;
-            (
-                Source::Inline(canonical),
-                workflow.name,
-                hash,
-                workflow.parameters,
-            )
+            let workflow = workflow_from_value(ir).await?;
+            Target::Inline(batch::Workflow {
+                ir_hash: couler_ir::hash::workflow_digest(&workflow).to_hex(),
+                source: Source::Inline(
+                    serde_json::to_value(&workflow).map_err(anyhow::Error::from)?,
+                ),
+                name: workflow.name,
+                declared: workflow.parameters,
+            })
         }
         _ => {
             return Err(ApiError::bad_request(
@@ -325,12 +309,10 @@ async fn create_run(
             ));
         }
     };
-    let parameters = resolve_parameters(&declared, &req.parameters)?;
-    let new = NewRun {
-        source,
-        workflow_name: name,
-        ir_hash,
-        parameters,
+    // The workflow is looked up, and the parameters checked, in the batch.
+    let create = batch::CreateRun {
+        target,
+        parameters: req.parameters,
         labels: req.labels,
         priority,
         idempotency_key,
@@ -338,9 +320,7 @@ async fn create_run(
         trace_context: couler_telemetry::current_trace_context(),
         created_by: principal.subject.clone(),
     };
-    // The reads are done: free the connection before queueing the create.
-    tx.commit().await?;
-    let created = state.batcher.create(tenant, new).await?;
+    let created = state.batcher.create(tenant, create).await?;
     match created {
         Created::New(run) => {
             state.queue.created(tenant);

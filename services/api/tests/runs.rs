@@ -74,6 +74,67 @@ async fn parameters_are_checked_and_defaulted() {
     api.stop().await;
 }
 
+/// Creates arriving together are looked up and inserted in one batch; a bad
+/// one (unknown workflow or version, bad parameters) fails alone.
+#[tokio::test]
+async fn concurrent_creates_each_get_their_own_answer() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    create_workflow(
+        &api,
+        &editor,
+        include_str!("../../../examples/market-trend.yaml"),
+    )
+    .await;
+    let requests = [
+        (
+            json!({"workflow": "market-trend", "parameters": {"days": 7}}),
+            StatusCode::CREATED,
+        ),
+        (json!({"workflow": "nope"}), StatusCode::NOT_FOUND),
+        (
+            json!({"workflow": "market-trend", "version": 9}),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            json!({"workflow": "market-trend", "parameters": {"colour": "red"}}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            json!({"workflow": "market-trend", "version": 1}),
+            StatusCode::CREATED,
+        ),
+    ];
+    let answers = futures::future::join_all((0..8).flat_map(|_| {
+        requests
+            .iter()
+            .map(|(body, _)| api.call(Method::POST, "/v1/runs", &editor, Some(body.clone())))
+    }))
+    .await;
+    for (i, (status, body)) in answers.iter().enumerate() {
+        let (request, expected) = &requests[i % requests.len()];
+        assert_eq!(*status, *expected, "{request} -> {body}");
+    }
+    let (_, body) = &answers[2];
+    assert!(
+        body["detail"].as_str().unwrap().contains("version 9"),
+        "{body}"
+    );
+    let (_, body) = &answers[1];
+    assert!(
+        body["detail"].as_str().unwrap().contains("\"nope\""),
+        "{body}"
+    );
+    let (_, body) = &answers[3];
+    assert_eq!(body["problems"][0]["path"], "/parameters/colour", "{body}");
+    let (_, list) = api
+        .call(Method::GET, "/v1/runs?limit=100", &editor, None)
+        .await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 16, "{list}");
+    api.stop().await;
+}
+
 #[tokio::test]
 async fn inline_ir_runs_and_bad_requests() {
     let api = TestApi::start().await;

@@ -4,7 +4,11 @@
 //! `P:cache:e:<key>` the entry (MessagePack with field names, decoding
 //! about twice as fast as JSON; expiring with its TTL);
 //! `P:cache:z` importance scores; `P:cache:sz` sizes; `P:cache:bytes` the
-//! byte total; `P:cache:hits:<key>` reuse counts; `P:cache:stats:<tenant>`
+//! byte total; `P:cache:hits:<key>` reuse counts; `P:cache:fam:<family>`
+//! decaying reuse events of a step family and `P:cache:famof` each entry's
+//! family (a digest of workflow and step names, no tenant id);
+//! `P:cache:seen:<key>` marks keys computed before, so recomputing one
+//! counts as a reuse the cache missed; `P:cache:stats:<tenant>`
 //! a tenant's hits, misses and savings; and sets of keys per producing
 //! tenant, per workflow step, per image and per cache version, for
 //! invalidation. Admission and eviction run as one Lua script, so scores
@@ -14,7 +18,7 @@
 //! miss, writes are skipped, and a metric counts it.
 
 use crate::SharedRedis;
-use crate::importance::{self, Weights};
+use crate::importance::{self, ReuseStats, Weights};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
 use serde::{Deserialize, Serialize};
@@ -31,6 +35,10 @@ pub struct CacheConfig {
     /// No entry lives longer.
     pub max_ttl: Duration,
     pub weights: Weights,
+    /// Importance an entry loses per hour nobody reuses it.
+    pub aging_per_hour: f64,
+    /// Half-life of a step family's reuse events.
+    pub family_half_life: Duration,
     pub timeout: Duration,
 }
 
@@ -42,6 +50,8 @@ impl Default for CacheConfig {
             default_ttl: Duration::from_secs(7 * 24 * 3600),
             max_ttl: Duration::from_secs(90 * 24 * 3600),
             weights: Weights::default(),
+            aging_per_hour: 1.0 / 24.0,
+            family_half_life: Duration::from_secs(7 * 24 * 3600),
             timeout: Duration::from_millis(250),
         }
     }
@@ -59,8 +69,9 @@ pub struct Entry {
     pub created_at: i64,
     pub ttl_secs: u64,
     pub size: u64,
-    /// `L(u)` and the downstream cost behind `F(u)`, to re-score on reuse.
+    /// `L(u)`, to re-score on reuse.
     pub reconstruction: f64,
+    /// The successors' cost; shown, not scored (see [`importance`]).
     pub downstream: f64,
     pub image: String,
     pub version: Option<String>,
@@ -81,10 +92,36 @@ pub struct Cached {
     pub downstream: f64,
 }
 
-/// `I(u)` of an entry reused `reuses` times, from what the entry keeps.
-fn score(weights: &Weights, reconstruction: f64, downstream: f64, size: u64, reuses: u64) -> f64 {
-    let reuse = (1.0 + downstream).ln() * (1.0 + reuses as f64).ln_1p();
-    importance::score(weights, reconstruction, reuse, size)
+/// The stored (aged) score of an entry with `requests` so far, its family
+/// as `family`, at `now` (hours since the Unix epoch).
+fn score(
+    config: &CacheConfig,
+    reconstruction: f64,
+    size: u64,
+    family: &ReuseStats,
+    requests: u64,
+    now: f64,
+) -> f64 {
+    let reuse = importance::reuse_value(importance::reuse_chance(family, requests));
+    let score = importance::score(&config.weights, reconstruction, reuse, size);
+    importance::aged(score, now, config.aging_per_hour)
+}
+
+/// A step family's id: the same step of the same workflow, whatever its
+/// configuration. A digest of the names, so no tenant id is stored; two
+/// tenants' steps of the same names share their reuse statistics.
+pub fn family_of(workflow: &str, step: &str) -> String {
+    let mut h = blake3::Hasher::new_derive_key("couler.dev 2026 cache family v1");
+    h.update(&(workflow.len() as u64).to_le_bytes());
+    h.update(workflow.as_bytes());
+    h.update(step.as_bytes());
+    h.finalize().to_hex()[..32].to_owned()
+}
+
+fn now_hours() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() / 3600.0)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,11 +157,12 @@ pub struct Stats {
 }
 
 /// Admits a newcomer under the budget (Couler Algorithm 2). KEYS: entry,
-/// z, sz, bytes. ARGV: key, size, score, budget, ttl, payload, prefix.
+/// z, sz, bytes, famof. ARGV: key, size, score, budget, ttl, payload,
+/// prefix, family, then the invalidation sets to join.
 /// Victims are chosen lowest score first; if any would score at least the
 /// newcomer, nothing is evicted and the newcomer is rejected.
 const ADMIT: &str = r#"
-local entry, z, sz, bytes = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local entry, z, sz, bytes, famof = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local key, size, score, budget, ttl, payload, prefix =
   ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7]
 if redis.call('EXISTS', entry) == 1 then return 'exists' end
@@ -145,19 +183,21 @@ for _, k in ipairs(victims) do
   redis.call('DEL', prefix .. ':cache:e:' .. k, prefix .. ':cache:hits:' .. k)
   redis.call('ZREM', z, k)
   redis.call('HDEL', sz, k)
+  redis.call('HDEL', famof, k)
 end
 if freed > 0 then redis.call('DECRBY', bytes, freed) end
 redis.call('SET', entry, payload, 'EX', ttl)
 redis.call('ZADD', z, score, key)
 redis.call('HSET', sz, key, size)
 redis.call('INCRBY', bytes, size)
-for i = 8, #ARGV do redis.call('SADD', ARGV[i], key) end
+redis.call('HSET', famof, key, ARGV[8])
+for i = 9, #ARGV do redis.call('SADD', ARGV[i], key) end
 return 'admitted'
 "#;
 
-/// Removes entries. KEYS: z, sz, bytes. ARGV: prefix, keys…
+/// Removes entries. KEYS: z, sz, bytes, famof. ARGV: prefix, keys…
 const REMOVE: &str = r#"
-local z, sz, bytes, prefix = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
+local z, sz, bytes, famof, prefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1]
 local removed, freed = 0, 0
 for i = 2, #ARGV do
   local k = ARGV[i]
@@ -168,10 +208,35 @@ for i = 2, #ARGV do
     removed = removed + 1
   end
   redis.call('ZREM', z, k)
+  redis.call('HDEL', famof, k)
   redis.call('DEL', prefix .. ':cache:e:' .. k, prefix .. ':cache:hits:' .. k)
 end
 if freed > 0 then redis.call('DECRBY', bytes, freed) end
 return removed
+"#;
+
+/// Records reuse events of step families, atomically, and returns each
+/// family's decayed counts after its event (as `ReuseStats::decayed` and
+/// `record_*` compute them). KEYS: family hashes (repeats allowed).
+/// ARGV: now (hours), half-life (hours), expiry (seconds), then one event
+/// per key: `produced` or `reused`.
+const FAMILY: &str = r#"
+local now, half_life, expiry = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local out = {}
+for i, k in ipairs(KEYS) do
+  local s = redis.call('HMGET', k, 'produced', 'reused', 'at')
+  local produced, reused, at = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or now
+  if half_life > 0 and now > at then
+    local keep = 2 ^ (-(now - at) / half_life)
+    produced, reused = produced * keep, reused * keep
+  end
+  if ARGV[3 + i] == 'produced' then produced = produced + 1 else reused = reused + 1 end
+  at = math.max(now, at)
+  redis.call('HSET', k, 'produced', tostring(produced), 'reused', tostring(reused), 'at', tostring(at))
+  redis.call('EXPIRE', k, expiry)
+  out[i] = {tostring(produced), tostring(reused), tostring(at)}
+end
+return out
 "#;
 
 #[derive(Clone)]
@@ -180,6 +245,7 @@ pub struct CacheIndex {
     config: CacheConfig,
     admit: Arc<redis::Script>,
     remove: Arc<redis::Script>,
+    family: Arc<redis::Script>,
 }
 
 impl CacheIndex {
@@ -189,6 +255,7 @@ impl CacheIndex {
             config,
             admit: Arc::new(redis::Script::new(ADMIT)),
             remove: Arc::new(redis::Script::new(REMOVE)),
+            family: Arc::new(redis::Script::new(FAMILY)),
         }
     }
 
@@ -294,58 +361,145 @@ impl CacheIndex {
         }
     }
 
-    /// Counts reuses of hit entries and raises their importance.
+    /// Records one event per family (`true`: an output produced, `false`:
+    /// a reuse) and returns each family's counts after its event.
+    async fn family_events(&self, events: &[(&str, bool)], now: f64) -> Option<Vec<ReuseStats>> {
+        if events.is_empty() {
+            return Some(Vec::new());
+        }
+        let half_life = self.config.family_half_life.as_secs_f64() / 3600.0;
+        // Events decayed to nothing are not worth keeping.
+        let expiry = 8 * self.config.family_half_life.as_secs().max(1);
+        let counts: Vec<(f64, f64, f64)> = self
+            .call("family", async |mut c| {
+                let mut inv = self.family.prepare_invoke();
+                for (family, _) in events {
+                    inv.key(self.k(&format!("fam:{family}")));
+                }
+                inv.arg(now).arg(half_life).arg(expiry);
+                for &(_, produced) in events {
+                    inv.arg(if produced { "produced" } else { "reused" });
+                }
+                inv.invoke_async(&mut c).await
+            })
+            .await?;
+        Some(
+            counts
+                .into_iter()
+                .map(|(produced, reused, at)| ReuseStats {
+                    produced,
+                    reused,
+                    at,
+                })
+                .collect(),
+        )
+    }
+
+    /// Counts reuses of hit entries, in their families too, and re-scores
+    /// them.
     pub async fn reused(&self, hits: &[(CacheKey, Cached)]) {
         if hits.is_empty() {
             return;
         }
-        let weights = self.config.weights;
+        let now = now_hours();
         let z = self.k("z");
+        let famof = self.k("famof");
         let counters: Vec<String> = hits
             .iter()
             .map(|(k, _)| self.k(&format!("hits:{k}")))
             .collect();
-        let counts: Option<Vec<u64>> = self
+        let keys: Vec<&str> = hits.iter().map(|(k, _)| k.0.as_str()).collect();
+        let counted: Option<(Vec<u64>, Vec<Option<String>>)> = self
             .call("reuse", async |mut c| {
                 let mut p = redis::pipe();
                 for name in &counters {
                     p.incr(name, 1u64);
                 }
-                p.query_async(&mut c).await
+                let counts: Vec<u64> = p.query_async(&mut c).await?;
+                let families: Vec<Option<String>> = redis::cmd("HMGET")
+                    .arg(&famof)
+                    .arg(&keys)
+                    .query_async(&mut c)
+                    .await?;
+                Ok((counts, families))
             })
             .await;
-        let Some(counts) = counts else { return };
+        let Some((counts, families)) = counted else {
+            return;
+        };
+        let events: Vec<(&str, bool)> = families
+            .iter()
+            .flatten()
+            .map(|f| (f.as_str(), false))
+            .collect();
+        let Some(mut after) = self.family_events(&events, now).await.map(Vec::into_iter) else {
+            return;
+        };
+        let mut p = redis::pipe();
+        for (((key, entry), reuses), family) in hits.iter().zip(counts).zip(&families) {
+            // Each hit's family as its reuse left it; none for an entry
+            // admitted before families were kept.
+            let family = match family {
+                Some(_) => after.next().unwrap_or_default(),
+                None => ReuseStats::default(),
+            };
+            let score = score(
+                &self.config,
+                entry.reconstruction,
+                entry.size,
+                &family,
+                reuses + 1,
+                now,
+            );
+            p.cmd("ZADD")
+                .arg(&z)
+                .arg("XX")
+                .arg(score)
+                .arg(&key.0)
+                .ignore();
+        }
         let _: Option<()> = self
-            .call("rescore", async |mut c| {
-                let mut p = redis::pipe();
-                for ((key, entry), n) in hits.iter().zip(counts) {
-                    p.cmd("ZADD")
-                        .arg(&z)
-                        .arg("XX")
-                        .arg(score(
-                            &weights,
-                            entry.reconstruction,
-                            entry.downstream,
-                            entry.size,
-                            n,
-                        ))
-                        .arg(&key.0)
-                        .ignore();
-                }
-                p.query_async(&mut c).await
-            })
+            .call("rescore", async |mut c| p.query_async(&mut c).await)
             .await;
     }
 
     /// Offers a computed step's result to the cache (Algorithm 2).
     pub async fn admit(&self, key: &CacheKey, entry: &Entry, tenant: &str) -> Admission {
         let ttl = entry.ttl_secs.clamp(1, self.config.max_ttl.as_secs());
+        let now = now_hours();
+        let family = family_of(&entry.workflow, &entry.step);
+        // A key computed before is a reuse the cache missed; a new one is
+        // an output its family produced. Marks last two half-lives: older
+        // events weigh a quarter at most.
+        let seen = self.k(&format!("seen:{key}"));
+        let remembered = 2 * self.config.family_half_life.as_secs().max(1);
+        let first: Option<bool> = self
+            .call("admit", async |mut c| {
+                redis::cmd("SET")
+                    .arg(&seen)
+                    .arg(1)
+                    .arg("NX")
+                    .arg("EX")
+                    .arg(remembered)
+                    .query_async::<Option<String>>(&mut c)
+                    .await
+                    .map(|ok| ok.is_some())
+            })
+            .await;
+        let Some(first) = first else {
+            return Admission::Unavailable;
+        };
+        let Some(stats) = self.family_events(&[(family.as_str(), first)], now).await else {
+            return Admission::Unavailable;
+        };
+        let stats = &stats[0];
         let score = score(
-            &self.config.weights,
+            &self.config,
             entry.reconstruction,
-            entry.downstream,
             entry.size,
-            0,
+            stats,
+            1,
+            now,
         );
         let payload = rmp_serde::to_vec_named(entry).expect("entries serialize");
         let mut sets = vec![
@@ -361,6 +515,7 @@ impl CacheIndex {
             self.k("z"),
             self.k("sz"),
             self.k("bytes"),
+            self.k("famof"),
         ];
         let prefix = self.config.prefix.clone();
         let budget = self.config.budget_bytes;
@@ -376,7 +531,8 @@ impl CacheIndex {
                     .arg(budget)
                     .arg(ttl)
                     .arg(&payload)
-                    .arg(&prefix);
+                    .arg(&prefix)
+                    .arg(&family);
                 for s in &sets {
                     inv.arg(s);
                 }
@@ -395,7 +551,7 @@ impl CacheIndex {
     }
 
     async fn remove_keys(&self, keys: &[CacheKey]) -> u64 {
-        let names = [self.k("z"), self.k("sz"), self.k("bytes")];
+        let names = [self.k("z"), self.k("sz"), self.k("bytes"), self.k("famof")];
         let prefix = self.config.prefix.clone();
         self.call("remove", async |mut c| {
             let mut inv = self.remove.prepare_invoke();
@@ -532,6 +688,19 @@ impl CacheIndex {
                 }
                 cursor = next;
             }
+        })
+        .await
+    }
+
+    /// The stored scores of `keys` (`None` for an entry not held).
+    pub async fn scores(&self, keys: &[CacheKey]) -> Option<Vec<Option<f64>>> {
+        let z = self.k("z");
+        self.call("scores", async |mut c| {
+            let mut p = redis::pipe();
+            for k in keys {
+                p.zscore(&z, &k.0);
+            }
+            p.query_async(&mut c).await
         })
         .await
     }

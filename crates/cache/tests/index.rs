@@ -6,7 +6,8 @@ use couler_optimizer::{ArtifactRef, Named, StepOutputs};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-async fn index(budget: u64) -> CacheIndex {
+/// A connection to the local Redis, once it is up.
+async fn redis() -> SharedRedis {
     let redis = SharedRedis::connect(
         "redis://127.0.0.1:6379",
         Duration::from_millis(500),
@@ -18,6 +19,11 @@ async fn index(budget: u64) -> CacheIndex {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    redis
+}
+
+async fn index(budget: u64) -> CacheIndex {
+    let redis = redis().await;
     let config = CacheConfig {
         prefix: format!("couler-test-{}", uuid_like()),
         budget_bytes: budget,
@@ -231,4 +237,68 @@ async fn without_redis_everything_misses_and_nothing_fails() {
         Admission::Unavailable
     );
     assert_eq!(index.stats("tnt_a").await, None);
+}
+
+#[tokio::test]
+async fn a_newcomer_from_a_reused_family_outscores_one_from_an_unreused_family() {
+    let index = index(1 << 30).await;
+    let in_family = |step: &str| {
+        let mut e = entry(10, 60.0, None);
+        e.step = step.into();
+        e
+    };
+    // Family "train": one output, reused three times (hits) and recomputed
+    // once after being dropped. Family "report": three outputs, none reused.
+    index.admit(&key(1), &in_family("train"), "tnt_a").await;
+    for _ in 0..3 {
+        let hits: Vec<(CacheKey, couler_cache::Cached)> = index
+            .lookup(&[key(1)])
+            .await
+            .into_iter()
+            .map(|c| (key(1), c.unwrap()))
+            .collect();
+        index.reused(&hits).await;
+    }
+    for n in 10..13 {
+        index.admit(&key(n), &in_family("report"), "tnt_a").await;
+    }
+    index.admit(&key(20), &in_family("train"), "tnt_a").await;
+    index.admit(&key(21), &in_family("report"), "tnt_a").await;
+    let scores = index.scores(&[key(20), key(21), key(1)]).await.unwrap();
+    assert!(scores[0] > scores[1], "{scores:?}");
+    assert!(
+        scores[2] > scores[0],
+        "the reused entry itself scores highest"
+    );
+}
+
+#[tokio::test]
+async fn concurrent_schedulers_lose_no_family_event() {
+    let first = index(1 << 40).await;
+    // A second scheduler: its own connection, the same index.
+    let second = CacheIndex::new(redis().await, first.config().clone());
+    let offers = (0..40u32).map(|n| {
+        let index = if n % 2 == 0 { &first } else { &second };
+        async move { index.admit(&key(n), &entry(10, 1.0, None), "tnt_a").await }
+    });
+    for outcome in futures::future::join_all(offers).await {
+        assert_eq!(outcome, Admission::Admitted);
+    }
+    let family = couler_cache::index::family_of("wf", "train");
+    let name = format!("{}:cache:fam:{family}", first.config().prefix);
+    let mut c = redis::Client::open("redis://127.0.0.1:6379")
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let (produced, reused): (f64, f64) = redis::cmd("HMGET")
+        .arg(&name)
+        .arg("produced")
+        .arg("reused")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    // Forty outputs within a second of a week's half-life: no decay to speak of.
+    assert!((produced - 40.0).abs() < 1e-3, "{produced}");
+    assert_eq!(reused, 0.0);
 }

@@ -325,3 +325,35 @@ fn couler_time_never_grows_with_the_budget() {
         }
     }
 }
+
+#[test]
+fn couler_takes_less_time_than_fifo_and_lru_on_generated_traces() {
+    for seed in [21, 22] {
+        let trace = short(seed, 300);
+        for budget in [10 * GB, 20 * GB] {
+            let couler = run(&trace, PolicyKind::Couler, budget).total_time;
+            for kind in [PolicyKind::Fifo, PolicyKind::Lru] {
+                let other = run(&trace, kind, budget).total_time;
+                assert!(
+                    couler < other,
+                    "seed {seed}, {budget} B: Couler {couler:.0} s, {kind:?} {other:.0} s"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn couler_lets_an_idle_entry_go_for_a_fresh_one() {
+    // A reused expensive output, then a long run of other requests: a
+    // cheaper newcomer eventually displaces it, as the idle entry ages.
+    let mut outputs = vec![("old", 5000.0, 60), ("old", 5000.0, 60)];
+    let fillers: Vec<String> = (0..2000).map(|i| format!("tiny-{i}")).collect();
+    outputs.extend(fillers.iter().map(|f| (f.as_str(), 1.0, 0)));
+    outputs.push(("new", 500.0, 60));
+    let trace = solo_trace(&outputs);
+    let mut couler = Couler::new(100, Weights::default());
+    replay(&trace, &mut couler);
+    assert!(couler.store().contains(&key("new")));
+    assert!(!couler.store().contains(&key("old")));
+}

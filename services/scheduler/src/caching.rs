@@ -86,35 +86,17 @@ impl Writer {
                     m.wall_ms as f64 / 1000.0
                 })
         };
-        let nodes: Vec<couler_cache::importance::Node> = plan
-            .workflow
+        // L(u) is the step's own cost: its key needs its ancestors' outputs,
+        // so they hit or ran already and none is recomputed for its sake
+        // (see `couler_cache::importance`).
+        let reconstruction = metrics.wall_ms as f64 / 1000.0;
+        let downstream: f64 = self
+            .dag
             .steps
+            .downstream(index as u32)
             .iter()
-            .enumerate()
-            .map(|(i, s)| couler_cache::importance::Node {
-                cost: cost(&s.name),
-                size: 0,
-                cached: matches!(plan.steps[i].action, couler_optimizer::Action::Reuse { .. }),
-                reuses: 0,
-                upstream: self
-                    .dag
-                    .steps
-                    .upstream(i as u32)
-                    .iter()
-                    .map(|&u| u as usize)
-                    .collect(),
-                downstream: self
-                    .dag
-                    .steps
-                    .downstream(i as u32)
-                    .iter()
-                    .map(|&d| d as usize)
-                    .collect(),
-            })
-            .collect();
-        let layers = self.index.config().weights.layers;
-        let reconstruction = couler_cache::importance::reconstruction_cost(&nodes, index, layers);
-        let downstream: f64 = nodes[index].downstream.iter().map(|&d| nodes[d].cost).sum();
+            .map(|&d| cost(&plan.workflow.steps[d as usize].name))
+            .sum();
         let ttl = step
             .cache
             .as_ref()

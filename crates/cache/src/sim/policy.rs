@@ -3,7 +3,7 @@
 //! eviction (paper Algorithm 2).
 
 use super::{Dag, Key, StepRun};
-use crate::importance::{self, Node, Weights};
+use crate::importance::{self, Node, ReuseStats, Weights};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
@@ -308,24 +308,38 @@ impl Ord for Score {
 
 /// Couler's policy: each entry carries its caching importance `I(u)`,
 /// computed on the DAG of the execution that produced or last reused it,
-/// with that moment's cached flags and observed reuse counts. Admission
-/// and eviction per Algorithm 2: admit while under budget; otherwise evict
-/// the lowest-importance entries, but only if every one of them scores
-/// below the newcomer — else the newcomer is not admitted.
+/// with that moment's reuse estimates, and aged by the time since
+/// ([`importance::aged`]; the clock counts requests). Admission and
+/// eviction per Algorithm 2: admit while under budget; otherwise evict the
+/// lowest-importance entries, but only if every one of them scores below
+/// the newcomer — else the newcomer is not admitted.
 #[derive(Debug)]
 pub struct Couler {
     budget: u64,
     weights: Weights,
     store: Store,
-    /// Entry → (score, insertion sequence); ties evict the older entry.
+    /// Entry → (aged score, insertion sequence); ties evict the older entry.
     scores: HashMap<Key, (Score, u64)>,
     by_score: BTreeSet<(Score, u64, Key)>,
     sequence: u64,
+    /// Requests so far; the policy's clock.
+    clock: u64,
     /// Requests per key (hits and misses alike) since it first ran; the
     /// reuse count is one less. Kept for evicted keys too: a recomputation
     /// is a reuse the cache missed.
     requests: HashMap<Key, u64>,
+    /// Reuse events per step family (workflow and step name).
+    families: HashMap<Key, ReuseStats>,
 }
+
+/// Importance an idle entry loses per request the cache serves: a user's
+/// workflow comes back about every 150 requests in the generated traces,
+/// so an entry untouched for one round loses a point (measured: 1/50 and
+/// 1/400 do worse, by up to a fifth of the total time).
+pub const AGING_PER_REQUEST: f64 = 1.0 / 150.0;
+
+/// Half-life of a family's reuse events, in requests (some 80 executions).
+pub const FAMILY_HALF_LIFE: f64 = 2000.0;
 
 impl Couler {
     pub fn new(budget: u64, weights: Weights) -> Couler {
@@ -336,17 +350,24 @@ impl Couler {
             scores: HashMap::new(),
             by_score: BTreeSet::new(),
             sequence: 0,
+            clock: 0,
             requests: HashMap::new(),
+            families: HashMap::new(),
         }
     }
 
-    /// The importance the policy holds for a cached key.
+    /// The (aged) score the policy holds for a cached key.
     pub fn score_of(&self, key: &Key) -> Option<f64> {
         self.scores.get(key).map(|(s, _)| s.0)
     }
 
     /// `I(u)` of the context's step, on its execution's DAG as of now.
     pub fn importance(&self, ctx: &StepContext<'_>) -> f64 {
+        let family = self
+            .families
+            .get(&family(ctx))
+            .map(|f| f.decayed(self.clock as f64, FAMILY_HALF_LIFE))
+            .unwrap_or_default();
         let nodes: Vec<Node> = ctx
             .runs
             .iter()
@@ -354,20 +375,30 @@ impl Couler {
             .map(|(i, run)| Node {
                 cost: run.cost,
                 size: run.size,
-                cached: self.store.contains(&run.key),
-                reuses: self.reuses(&run.key),
+                // Replay looks every step of an execution up, and runs it on
+                // a miss, whether or not its descendants are cached.
+                available: true,
+                reuse_chance: if i == ctx.step {
+                    importance::reuse_chance(&family, self.requests(&run.key))
+                } else {
+                    0.0
+                },
                 upstream: ctx.dag.steps()[i].upstream.clone(),
-                downstream: ctx.dag.downstream(i).to_vec(),
             })
             .collect();
         importance::importance(&nodes, ctx.step, &self.weights)
     }
 
-    fn reuses(&self, key: &Key) -> u64 {
-        self.requests.get(key).map_or(0, |n| n.saturating_sub(1))
+    fn requests(&self, key: &Key) -> u64 {
+        self.requests.get(key).copied().unwrap_or(0)
     }
 
-    fn set_score(&mut self, key: Key, score: Score) {
+    fn set_score(&mut self, key: Key, score: f64) {
+        let score = Score(importance::aged(
+            score,
+            self.clock as f64,
+            AGING_PER_REQUEST,
+        ));
         let sequence = match self.scores.get(&key) {
             Some(&(old, sequence)) => {
                 self.by_score.remove(&(old, sequence, key));
@@ -383,6 +414,15 @@ impl Couler {
     }
 }
 
+/// The step's family: the same step of the same workflow, whatever its
+/// configuration.
+fn family(ctx: &StepContext<'_>) -> Key {
+    Key::digest(
+        ctx.dag.name(),
+        [&Key::digest(&ctx.dag.steps()[ctx.step].name, [])],
+    )
+}
+
 impl Policy for Couler {
     fn name(&self) -> &'static str {
         "Couler"
@@ -394,32 +434,48 @@ impl Policy for Couler {
         &self.store
     }
     fn lookup(&mut self, ctx: &StepContext<'_>) -> bool {
+        self.clock += 1;
         let key = ctx.run().key;
         let hit = self.store.contains(&key);
-        if hit || self.requests.contains_key(&key) {
-            *self.requests.entry(key).or_default() += 1;
+        if let Some(requests) = self.requests.get_mut(&key) {
+            *requests += 1;
+            self.families
+                .entry(family(ctx))
+                .or_default()
+                .record_reuse(self.clock as f64, FAMILY_HALF_LIFE);
         }
         if hit {
-            let score = Score(self.importance(ctx));
+            let score = self.importance(ctx);
             self.set_score(key, score);
         }
         hit
     }
     fn offer(&mut self, ctx: &StepContext<'_>) {
         let run = *ctx.run();
-        // The first run of a key: it has been requested once, reused never.
-        self.requests.entry(run.key).or_insert(1);
+        if let std::collections::hash_map::Entry::Vacant(first) = self.requests.entry(run.key) {
+            // The first run of a key: requested once, reused never.
+            first.insert(1);
+            self.families
+                .entry(family(ctx))
+                .or_default()
+                .record_produced(self.clock as f64, FAMILY_HALF_LIFE);
+        }
         if run.size > self.budget {
             return self.store.reject();
         }
-        let score = Score(self.importance(ctx));
+        let score = self.importance(ctx);
+        let aged = Score(importance::aged(
+            score,
+            self.clock as f64,
+            AGING_PER_REQUEST,
+        ));
         let mut freed = 0;
         let mut victims = Vec::new();
         for &(victim_score, _, victim) in &self.by_score {
             if self.store.used() - freed + run.size <= self.budget {
                 break;
             }
-            if victim_score >= score {
+            if victim_score >= aged {
                 return self.store.reject();
             }
             freed += self.store.sizes[&victim];

@@ -1,6 +1,12 @@
 //! Per-tenant request rate limits: a token bucket shared by every API
-//! replica through Redis (one Lua call per request, using Redis' clock),
-//! degrading to a per-replica bucket while Redis is unreachable or slow.
+//! replica through Redis (a Lua script, using Redis' clock), degrading to a
+//! per-replica bucket while Redis is unreachable or slow.
+//!
+//! A replica takes tokens in leases of a twentieth of the tenant's rate
+//! (one token below 40 requests per second), so a busy tenant costs one
+//! Redis call per lease rather than per request. A lease not used up
+//! within [`LEASE_FOR`] lapses: idle replicas make the shared limit
+//! stricter by at most a lease each, never looser.
 
 use crate::error::ApiError;
 use couler_cache::SharedRedis;
@@ -8,39 +14,63 @@ use couler_store::TenantId;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter as Governor};
 use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Tokens refill at `rate` per second up to a burst of `rate` (at least 1);
-/// returns `{allowed, retry_after_ms}`.
+/// takes up to `want` of them and returns `{granted, retry_after_ms}`.
 const BUCKET: &str = r#"
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(state[1]) or burst
 local at = tonumber(state[2]) or now
 tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
-local allowed = 0
+local granted = math.min(want, math.floor(tokens))
 local wait = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
+if granted >= 1 then
+  tokens = tokens - granted
 else
+  granted = 0
   wait = math.ceil((1 - tokens) * 1000 / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
-return {allowed, wait}
+return {granted, wait}
 "#;
+
+/// How long leased tokens stay usable.
+pub const LEASE_FOR: Duration = Duration::from_millis(100);
+
+/// After a failed or slow Redis call, a tenant's requests use the local
+/// bucket for this long before Redis is tried again.
+const RETRY_REDIS_AFTER: Duration = Duration::from_secs(1);
+
+/// Tokens taken from the shared bucket at once.
+fn lease_size(rate: u32) -> u32 {
+    (rate / 20).max(1)
+}
+
+/// What this replica holds of a tenant's shared bucket.
+#[derive(Default)]
+struct Lease {
+    tokens: u32,
+    until: Option<Instant>,
+    /// Redis failed: the local bucket decides until then.
+    local_until: Option<Instant>,
+}
 
 pub struct RateLimiter {
     redis: SharedRedis,
     script: redis::Script,
     timeout: Duration,
     prefix: String,
+    /// One lease per tenant; its lock makes one request at a time refill it.
+    leases: Mutex<HashMap<TenantId, Arc<tokio::sync::Mutex<Lease>>>>,
     local: Mutex<HashMap<TenantId, (u32, DefaultDirectRateLimiter)>>,
     degraded: AtomicBool,
 }
@@ -53,6 +83,7 @@ impl RateLimiter {
             script: redis::Script::new(BUCKET),
             timeout,
             prefix: prefix.to_owned(),
+            leases: Mutex::new(HashMap::new()),
             local: Mutex::new(HashMap::new()),
         }
     }
@@ -65,19 +96,44 @@ impl RateLimiter {
     /// Takes one token from the tenant's bucket, or says how long to wait.
     pub async fn acquire(&self, tenant: TenantId, per_second: i32) -> Result<(), ApiError> {
         let rate = per_second.max(1) as u32;
-        let wait = match self.shared(tenant, rate).await {
-            Some(wait) => {
-                self.degraded.store(false, Ordering::Relaxed);
-                wait
-            }
-            None => {
-                if !self.degraded.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(
-                        "redis unavailable; rate limits are per replica until it returns"
-                    );
+        let lease = self
+            .leases
+            .lock()
+            .expect("limiter lock")
+            .entry(tenant)
+            .or_default()
+            .clone();
+        let mut lease = lease.lock().await;
+        let now = Instant::now();
+        let wait = if lease.tokens > 0 && lease.until.is_some_and(|t| t > now) {
+            lease.tokens -= 1;
+            None
+        } else if lease.local_until.is_some_and(|t| t > now) {
+            self.local_bucket(tenant, rate)
+        } else {
+            match self.shared(tenant, rate, lease_size(rate)).await {
+                Some(granted) => {
+                    self.degraded.store(false, Ordering::Relaxed);
+                    lease.local_until = None;
+                    match granted {
+                        Ok(n) => {
+                            lease.tokens = n - 1;
+                            lease.until = Some(now + LEASE_FOR);
+                            None
+                        }
+                        Err(wait) => Some(wait),
+                    }
                 }
-                metrics::counter!("couler_ratelimit_degraded_total").increment(1);
-                self.local_bucket(tenant, rate)
+                None => {
+                    if !self.degraded.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(
+                            "redis unavailable; rate limits are per replica until it returns"
+                        );
+                    }
+                    metrics::counter!("couler_ratelimit_degraded_total").increment(1);
+                    lease.local_until = Some(now + RETRY_REDIS_AFTER);
+                    self.local_bucket(tenant, rate)
+                }
             }
         };
         match wait {
@@ -93,16 +149,22 @@ impl RateLimiter {
         }
     }
 
-    /// `Some(None)`: allowed; `Some(Some(wait))`: refused; `None`: Redis unusable.
-    async fn shared(&self, tenant: TenantId, rate: u32) -> Option<Option<Duration>> {
+    /// Takes up to `want` tokens from the shared bucket: `Some(Ok(n))`, n ≥ 1
+    /// granted; `Some(Err(wait))`: none left; `None`: Redis unusable.
+    async fn shared(
+        &self,
+        tenant: TenantId,
+        rate: u32,
+        want: u32,
+    ) -> Option<Result<u32, Duration>> {
         let mut conn = self.redis.get()?;
         let key = format!("{}:ratelimit:{tenant}", self.prefix);
         let mut invocation = self.script.key(key);
-        invocation.arg(rate).arg(rate);
+        invocation.arg(rate).arg(rate).arg(want);
         let call = invocation.invoke_async::<(i64, i64)>(&mut conn);
         match tokio::time::timeout(self.timeout, call).await {
-            Ok(Ok((1, _))) => Some(None),
-            Ok(Ok((_, wait_ms))) => Some(Some(Duration::from_millis(wait_ms.max(1) as u64))),
+            Ok(Ok((granted, _))) if granted >= 1 => Some(Ok(granted as u32)),
+            Ok(Ok((_, wait_ms))) => Some(Err(Duration::from_millis(wait_ms.max(1) as u64))),
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, "rate limit call failed");
                 None

@@ -156,15 +156,11 @@ struct Timings {
 async fn main() {
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
     let redis = SharedRedis::connect(&url, Duration::from_secs(2), CancellationToken::new());
-    let mut conn = None;
-    for _ in 0..200 {
-        conn = redis.get();
-        if conn.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let mut conn = conn.unwrap_or_else(|| panic!("no redis at {url}"));
+    assert!(
+        redis.connected(Duration::from_secs(2)).await,
+        "no redis at {url}"
+    );
+    let mut conn = redis.get().expect("connected");
     let prefix = format!("couler-bench-{}", std::process::id());
     let index = CacheIndex::new(
         redis,

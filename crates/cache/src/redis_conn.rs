@@ -53,6 +53,18 @@ impl SharedRedis {
         shared
     }
 
+    /// Waits up to `within` for the first connection; whether there is one.
+    pub async fn connected(&self, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        while self.get().is_none() {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        true
+    }
+
     /// The connection, once established (it reconnects by itself afterwards).
     pub fn get(&self) -> Option<ConnectionManager> {
         self.conn.read().expect("redis slot").clone()

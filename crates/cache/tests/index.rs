@@ -13,12 +13,10 @@ async fn redis() -> SharedRedis {
         Duration::from_millis(500),
         CancellationToken::new(),
     );
-    for _ in 0..100 {
-        if redis.get().is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    assert!(
+        redis.connected(Duration::from_secs(2)).await,
+        "no Redis on 127.0.0.1:6379"
+    );
     redis
 }
 

@@ -21,13 +21,10 @@ async fn start() -> (TestApi, CacheIndex) {
         Duration::from_secs(1),
         CancellationToken::new(),
     );
-    for _ in 0..250 {
-        if redis.get().is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(redis.get().is_some(), "no Redis on 127.0.0.1:6379");
+    assert!(
+        redis.connected(Duration::from_secs(5)).await,
+        "no Redis on 127.0.0.1:6379"
+    );
     let config = CacheConfig {
         prefix,
         ..Default::default()

@@ -13,7 +13,7 @@
 use couler_cache::importance::Weights;
 use couler_cache::sim::replay::IDLE_AFTER;
 use couler_cache::sim::{
-    Couler, Outcome, PolicyKind, Scenario, StepKind, Trace, TraceConfig, generate, replay,
+    Couler, Oracle, Outcome, PolicyKind, Scenario, StepKind, Trace, TraceConfig, generate, replay,
 };
 
 const GB: u64 = 1_000_000_000;
@@ -171,6 +171,18 @@ fn main() {
             "    {budget_gb:>2} GB: {:.1}% — {}",
             100.0 * couler.hit_ratio(),
             verdict(couler.hit_ratio() >= TARGET_HIT_RATIO)
+        );
+    }
+
+    println!(
+        "\nreference, not a policy a cache can run: an offline oracle that knows the trace's future (Belady: evict what is needed furthest ahead)"
+    );
+    for budget_gb in BUDGETS_GB {
+        let o = replay(&trace, &mut Oracle::new(budget_gb * GB, &trace));
+        println!(
+            "  {budget_gb:>2} GB: hit ratio {:.1}%, total time {:.1} h",
+            100.0 * o.hit_ratio(),
+            o.total_time / 3600.0
         );
     }
 

@@ -18,7 +18,9 @@ pub mod policy;
 pub mod replay;
 pub mod trace;
 
-pub use policy::{CacheAll, Couler, Fifo, Lru, NoCache, Policy, PolicyKind, StepContext, Store};
+pub use policy::{
+    CacheAll, Couler, Fifo, Lru, NoCache, Oracle, Policy, PolicyKind, StepContext, Store,
+};
 pub use replay::{Outcome, replay};
 pub use trace::{ChangeMix, Scenario, TraceConfig, generate};
 

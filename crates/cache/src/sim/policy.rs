@@ -490,3 +490,104 @@ impl Policy for Couler {
         self.set_score(run.key, score);
     }
 }
+
+/// An offline reference, not a policy a cache could run: it knows the
+/// trace's future and, over budget, evicts the outputs needed furthest
+/// ahead (Belady's rule; sizes do not change the order), refusing an output
+/// that is needed later than everything it would evict, or never again. It
+/// shows roughly what hit ratio a budget allows on a trace.
+#[derive(Debug)]
+pub struct Oracle {
+    budget: u64,
+    store: Store,
+    /// For each request of the replay, in order: when its key is requested
+    /// next (`usize::MAX`: never).
+    next_use: Vec<usize>,
+    /// Requests seen so far.
+    clock: usize,
+    /// Cached keys by their next request.
+    next_of: HashMap<Key, usize>,
+    by_next: BTreeSet<(usize, Key)>,
+}
+
+impl Oracle {
+    /// An oracle for replaying `trace` (and only that trace) under `budget`.
+    pub fn new(budget: u64, trace: &super::Trace) -> Oracle {
+        let keys: Vec<Key> = trace
+            .executions
+            .iter()
+            .flat_map(|e| e.steps.iter().map(|s| s.key))
+            .collect();
+        let mut next_use = vec![usize::MAX; keys.len()];
+        let mut later: HashMap<Key, usize> = HashMap::new();
+        for (i, key) in keys.iter().enumerate().rev() {
+            if let Some(next) = later.insert(*key, i) {
+                next_use[i] = next;
+            }
+        }
+        Oracle {
+            budget,
+            store: Store::default(),
+            next_use,
+            clock: 0,
+            next_of: HashMap::new(),
+            by_next: BTreeSet::new(),
+        }
+    }
+
+    fn set_next(&mut self, key: Key, next: usize) {
+        if let Some(old) = self.next_of.insert(key, next) {
+            self.by_next.remove(&(old, key));
+        }
+        self.by_next.insert((next, key));
+    }
+}
+
+impl Policy for Oracle {
+    fn name(&self) -> &'static str {
+        "Oracle"
+    }
+    fn budget(&self) -> Option<u64> {
+        Some(self.budget)
+    }
+    fn store(&self) -> &Store {
+        &self.store
+    }
+    fn lookup(&mut self, ctx: &StepContext<'_>) -> bool {
+        let now = self.clock;
+        self.clock += 1;
+        let key = ctx.run().key;
+        let hit = self.store.contains(&key);
+        if hit {
+            self.set_next(key, self.next_use[now]);
+        }
+        hit
+    }
+    fn offer(&mut self, ctx: &StepContext<'_>) {
+        let run = *ctx.run();
+        // The request this output answers was the last one looked up.
+        let next = self.next_use[self.clock - 1];
+        if next == usize::MAX || run.size > self.budget {
+            return self.store.reject();
+        }
+        let mut freed = 0;
+        let mut victims = Vec::new();
+        for &(victim_next, victim) in self.by_next.iter().rev() {
+            if self.store.used() - freed + run.size <= self.budget {
+                break;
+            }
+            if victim_next <= next {
+                return self.store.reject();
+            }
+            freed += self.store.sizes[&victim];
+            victims.push((victim_next, victim));
+        }
+        for (victim_next, victim) in victims {
+            self.by_next.remove(&(victim_next, victim));
+            self.next_of.remove(&victim);
+            self.store.evict(&victim);
+        }
+        self.store.insert(run.key, run.size);
+        self.set_next(run.key, next);
+    }
+}

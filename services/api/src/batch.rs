@@ -211,7 +211,13 @@ async fn create_group(
             Err(e) => outcomes.push(Some(Err(e))),
         }
     }
-    let mut created = runs::create_many(&mut tx, tenant, &runs).await?.into_iter();
+    // A group of bad requests inserts nothing: no statement for it.
+    let created = if runs.is_empty() {
+        Vec::new()
+    } else {
+        runs::create_many(&mut tx, tenant, &runs).await?
+    };
+    let mut created = created.into_iter();
     tx.commit().await?;
     Ok(outcomes
         .into_iter()

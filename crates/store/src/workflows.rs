@@ -275,23 +275,41 @@ pub async fn for_run(
     reference: &str,
     version: Option<i32>,
 ) -> Result<Option<RunTarget>, sqlx::Error> {
-    let id = reference.parse::<WorkflowId>().ok().map(|w| w.0);
-    sqlx::query_as!(
-        RunTarget,
-        r#"SELECT w.id AS "workflow_id: WorkflowId", w.name, v.version,
-                  coalesce(v.ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", v.ir_hash
-           FROM workflows w
-           JOIN workflow_versions v
-             ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = coalesce($4, w.latest_version)
-           WHERE w.tenant_id = $1 AND w.deleted_at IS NULL
-             AND CASE WHEN $2::uuid IS NULL THEN w.name = $3 ELSE w.id = $2 END"#,
-        tenant as TenantId,
-        id,
-        reference,
-        version,
-    )
-    .fetch_optional(&mut **tx)
-    .await
+    // One query per kind of reference, so that each plans to its own index.
+    match reference.parse::<WorkflowId>() {
+        Ok(id) => {
+            sqlx::query_as!(
+                RunTarget,
+                r#"SELECT w.id AS "workflow_id: WorkflowId", w.name, v.version,
+                          coalesce(v.ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", v.ir_hash
+                   FROM workflows w
+                   JOIN workflow_versions v
+                     ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = coalesce($3, w.latest_version)
+                   WHERE w.tenant_id = $1 AND w.id = $2 AND w.deleted_at IS NULL"#,
+                tenant as TenantId,
+                id as WorkflowId,
+                version,
+            )
+            .fetch_optional(&mut **tx)
+            .await
+        }
+        Err(_) => {
+            sqlx::query_as!(
+                RunTarget,
+                r#"SELECT w.id AS "workflow_id: WorkflowId", w.name, v.version,
+                          coalesce(v.ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", v.ir_hash
+                   FROM workflows w
+                   JOIN workflow_versions v
+                     ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = coalesce($3, w.latest_version)
+                   WHERE w.tenant_id = $1 AND w.name = $2 AND w.deleted_at IS NULL"#,
+                tenant as TenantId,
+                reference,
+                version,
+            )
+            .fetch_optional(&mut **tx)
+            .await
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -73,10 +73,6 @@ pub enum StoreError {
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
-/// How long a pooled connection may sit idle before it is pinged on acquire
-/// (HikariCP's window is half a second).
-const PING_IF_IDLE_FOR: Duration = Duration::from_secs(1);
-
 impl Store {
     /// Connects, creating the database if needed, and applies migrations.
     pub async fn connect(config: &StoreConfig) -> Result<Store, StoreError> {
@@ -89,18 +85,6 @@ impl Store {
         let pool = PgPoolOptions::new()
             .max_connections(config.max_connections)
             .acquire_timeout(config.acquire_timeout)
-            // A connection in use a moment ago is known good: ping only one
-            // that sat idle (the server or a proxy may have dropped it), not
-            // every one, which cost a round trip per transaction under load.
-            .test_before_acquire(false)
-            .before_acquire(|conn, meta| {
-                Box::pin(async move {
-                    if meta.idle_for >= PING_IF_IDLE_FOR {
-                        conn.ping().await?;
-                    }
-                    Ok(true)
-                })
-            })
             .connect_with(options)
             .await
             .map_err(StoreError::Connect)?;

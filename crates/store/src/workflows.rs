@@ -275,41 +275,27 @@ pub async fn for_run(
     reference: &str,
     version: Option<i32>,
 ) -> Result<Option<RunTarget>, sqlx::Error> {
-    // One query per kind of reference, so that each plans to its own index.
-    match reference.parse::<WorkflowId>() {
-        Ok(id) => {
-            sqlx::query_as!(
-                RunTarget,
-                r#"SELECT w.id AS "workflow_id: WorkflowId", w.name, v.version,
-                          coalesce(v.ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", v.ir_hash
-                   FROM workflows w
-                   JOIN workflow_versions v
-                     ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = coalesce($3, w.latest_version)
-                   WHERE w.tenant_id = $1 AND w.id = $2 AND w.deleted_at IS NULL"#,
-                tenant as TenantId,
-                id as WorkflowId,
-                version,
-            )
-            .fetch_optional(&mut **tx)
-            .await
-        }
-        Err(_) => {
-            sqlx::query_as!(
-                RunTarget,
-                r#"SELECT w.id AS "workflow_id: WorkflowId", w.name, v.version,
-                          coalesce(v.ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", v.ir_hash
-                   FROM workflows w
-                   JOIN workflow_versions v
-                     ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = coalesce($3, w.latest_version)
-                   WHERE w.tenant_id = $1 AND w.name = $2 AND w.deleted_at IS NULL"#,
-                tenant as TenantId,
-                reference,
-                version,
-            )
-            .fetch_optional(&mut **tx)
-            .await
-        }
-    }
+    // Exactly one of id and name is set; a generic plan still reaches
+    // either through a BitmapOr of the primary key and `workflows_live_name`.
+    let (id, name) = match reference.parse::<WorkflowId>() {
+        Ok(id) => (Some(id), None),
+        Err(_) => (None, Some(reference)),
+    };
+    sqlx::query_as!(
+        RunTarget,
+        r#"SELECT w.id AS "workflow_id: WorkflowId", w.name, v.version,
+                  coalesce(v.ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", v.ir_hash
+           FROM workflows w
+           JOIN workflow_versions v
+             ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = coalesce($4, w.latest_version)
+           WHERE w.tenant_id = $1 AND (w.id = $2 OR w.name = $3) AND w.deleted_at IS NULL"#,
+        tenant as TenantId,
+        id as Option<WorkflowId>,
+        name,
+        version,
+    )
+    .fetch_optional(&mut **tx)
+    .await
 }
 
 #[derive(Debug, Clone)]

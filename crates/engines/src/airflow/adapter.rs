@@ -31,7 +31,7 @@
 //! - Failed API calls are retried (5 tries, from 200 ms): a SQLite-backed
 //!   Airflow answers 500 while its database is locked.
 //! - `Reuse` steps are not in the DAG and are reported once at start.
-//! - Cancel marks the DAG run failed with a note; Airflow then fails the
+//! - Cancel notes the DAG run, then marks it failed; Airflow then fails the
 //!   running tasks and skips the rest, which are reported cancelled, and
 //!   the run finishes `Cancelled`. Exit handlers do not run after a cancel
 //!   (Airflow stops the whole run).
@@ -276,8 +276,15 @@ impl EngineAdapter for AirflowAdapter {
         if matches!(dag_run["state"].as_str(), Some("success" | "failed")) {
             return Ok(());
         }
-        let body = json!({"state": "failed", "note": CANCEL_NOTE});
-        self.api.json(Method::PATCH, &path, &[], Some(body)).await?;
+        // The note first: Airflow commits a new state (and stops the tasks)
+        // before it writes a note sent with it, and a poller must never see
+        // a task stopped by the cancel without the note that explains it.
+        let note = json!({"note": CANCEL_NOTE});
+        self.api.json(Method::PATCH, &path, &[], Some(note)).await?;
+        let state = json!({"state": "failed"});
+        self.api
+            .json(Method::PATCH, &path, &[], Some(state))
+            .await?;
         Ok(())
     }
 

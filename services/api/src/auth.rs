@@ -5,6 +5,7 @@
 
 use crate::config::JwtConfig;
 use crate::error::{ApiError, ApiResult};
+use crate::fresh::Fresh;
 use crate::state::AppState;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -14,7 +15,7 @@ use rand::RngExt;
 use secrecy::ExposeSecret;
 use serde::Deserialize;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Tenant roles, each including the ones below it.
@@ -138,8 +139,8 @@ pub struct Authenticator {
     audience: Option<String>,
     leeway: u64,
     api_keys: Mutex<HashMap<String, CachedKey>>,
-    tenants: Mutex<HashMap<TenantId, (Tenant, Instant)>>,
-    tenant_names: Mutex<HashMap<String, (TenantId, Instant)>>,
+    tenants: Fresh<TenantId, Arc<Tenant>>,
+    tenant_names: Fresh<String, TenantId>,
     /// When each token subject was last recorded as a principal.
     principals_seen: Mutex<HashMap<(TenantId, String), Instant>>,
 }
@@ -245,8 +246,8 @@ impl Authenticator {
             audience: config.audience.clone(),
             leeway: config.leeway_secs,
             api_keys: Mutex::new(HashMap::new()),
-            tenants: Mutex::new(HashMap::new()),
-            tenant_names: Mutex::new(HashMap::new()),
+            tenants: Fresh::new(TENANT_CACHE_TTL),
+            tenant_names: Fresh::new(TENANT_CACHE_TTL),
             principals_seen: Mutex::new(HashMap::new()),
         })
     }
@@ -321,7 +322,7 @@ impl Authenticator {
     }
 
     pub fn forget_tenant(&self, id: TenantId) {
-        self.tenants.lock().expect("cache lock").remove(&id);
+        self.tenants.forget(&id);
     }
 }
 
@@ -533,54 +534,30 @@ async fn record_principal(state: &AppState, tenant: TenantId, subject: &str) -> 
 }
 
 /// A tenant by id, cached briefly (quotas change rarely).
-pub async fn tenant_by_id(state: &AppState, id: TenantId) -> ApiResult<Option<Tenant>> {
-    if let Some((tenant, at)) = state
+pub async fn tenant_by_id(state: &AppState, id: TenantId) -> ApiResult<Option<Arc<Tenant>>> {
+    let tenant = state
         .auth
         .tenants
-        .lock()
-        .expect("cache lock")
-        .get(&id)
-        .cloned()
-        && at.elapsed() < TENANT_CACHE_TTL
-    {
-        return Ok(Some(tenant));
-    }
-    let mut tx = state.store.platform().await?;
-    let tenant = couler_store::tenants::get(&mut tx, id).await?;
-    tx.commit().await?;
-    if let Some(t) = &tenant {
-        state
-            .auth
-            .tenants
-            .lock()
-            .expect("cache lock")
-            .insert(id, (t.clone(), Instant::now()));
-    }
+        .get(&id, async || {
+            let mut tx = state.store.platform().await?;
+            let tenant = couler_store::tenants::get(&mut tx, id).await?;
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(tenant.map(Arc::new))
+        })
+        .await?;
     Ok(tenant)
 }
 
 async fn tenant_id_by_name(state: &AppState, name: &str) -> ApiResult<Option<TenantId>> {
-    if let Some((id, at)) = state
+    let id = state
         .auth
         .tenant_names
-        .lock()
-        .expect("cache lock")
-        .get(name)
-        .cloned()
-        && at.elapsed() < TENANT_CACHE_TTL
-    {
-        return Ok(Some(id));
-    }
-    let mut tx = state.store.platform().await?;
-    let tenant = couler_store::tenants::get_by_name(&mut tx, name).await?;
-    tx.commit().await?;
-    if let Some(t) = &tenant {
-        state
-            .auth
-            .tenant_names
-            .lock()
-            .expect("cache lock")
-            .insert(name.to_owned(), (t.id, Instant::now()));
-    }
-    Ok(tenant.map(|t| t.id))
+        .get(&name.to_owned(), async || {
+            let mut tx = state.store.platform().await?;
+            let tenant = couler_store::tenants::get_by_name(&mut tx, name).await?;
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(tenant.map(|t| t.id))
+        })
+        .await?;
+    Ok(id)
 }

@@ -11,6 +11,7 @@ pub mod cache;
 pub mod config;
 pub mod error;
 pub mod events;
+pub mod fresh;
 pub mod generations;
 pub mod health;
 pub mod llm_usage;

@@ -261,7 +261,7 @@ async fn run_plan(
     let plan: Plan = serde_json::from_value(stored).map_err(anyhow::Error::from)?;
     let engine = tenant_by_id(&state, tenant)
         .await?
-        .map(|t| t.engine)
+        .map(|t| t.engine.clone())
         .unwrap_or_default();
     Ok(Json(view(&plan, engine)))
 }
@@ -289,7 +289,7 @@ async fn plan(state: &AppState, tenant: TenantId, req: ExplainRequest) -> ApiRes
     let plan = couler_planner::plan(&sources, request)
         .await
         .map_err(plan_error)?;
-    Ok(view(&plan, settings.engine))
+    Ok(view(&plan, settings.engine.clone()))
 }
 
 /// A planning failure as the client's problem.

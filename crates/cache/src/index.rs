@@ -217,20 +217,27 @@ return removed
 
 /// Records reuse events of step families, atomically, and returns each
 /// family's decayed counts after its event (as `ReuseStats::decayed` and
-/// `record_*` compute them). KEYS: family hashes (repeats allowed).
-/// ARGV: now (hours), half-life (hours), expiry (seconds), then one event
-/// per key: `produced` or `reused`.
+/// `record_*` compute them). KEYS: family hashes (repeats allowed), then
+/// for a `computed` event the key's seen mark. ARGV: now (hours),
+/// half-life (hours), expiry (seconds), seen mark TTL (seconds), then one
+/// event per family: `produced`, `reused`, or `computed` (an output
+/// produced, unless its key was computed before: a reuse the cache missed).
 const FAMILY: &str = r#"
-local now, half_life, expiry = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local now, half_life, expiry, seen_ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local out = {}
-for i, k in ipairs(KEYS) do
+for i = 1, #ARGV - 4 do
+  local k, event = KEYS[i], ARGV[4 + i]
+  if event == 'computed' then
+    local first = redis.call('SET', KEYS[#KEYS], 1, 'NX', 'EX', seen_ttl)
+    event = first and 'produced' or 'reused'
+  end
   local s = redis.call('HMGET', k, 'produced', 'reused', 'at')
   local produced, reused, at = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or now
   if half_life > 0 and now > at then
     local keep = 2 ^ (-(now - at) / half_life)
     produced, reused = produced * keep, reused * keep
   end
-  if ARGV[3 + i] == 'produced' then produced = produced + 1 else reused = reused + 1 end
+  if event == 'produced' then produced = produced + 1 else reused = reused + 1 end
   at = math.max(now, at)
   redis.call('HSET', k, 'produced', tostring(produced), 'reused', tostring(reused), 'at', tostring(at))
   redis.call('EXPIRE', k, expiry)
@@ -238,6 +245,15 @@ for i, k in ipairs(KEYS) do
 end
 return out
 "#;
+
+/// What happened to a step family's output.
+enum FamilyEvent<'a> {
+    /// A cached output was read again.
+    Reused,
+    /// The step ran and produced this key: a new output, or, when the key
+    /// was computed before, a reuse the cache missed.
+    Computed(&'a CacheKey),
+}
 
 #[derive(Clone)]
 pub struct CacheIndex {
@@ -361,24 +377,38 @@ impl CacheIndex {
         }
     }
 
-    /// Records one event per family (`true`: an output produced, `false`:
-    /// a reuse) and returns each family's counts after its event.
-    async fn family_events(&self, events: &[(&str, bool)], now: f64) -> Option<Vec<ReuseStats>> {
+    /// Records one event per family and returns each family's counts after
+    /// its event.
+    async fn family_events(
+        &self,
+        events: &[(&str, FamilyEvent<'_>)],
+        now: f64,
+    ) -> Option<Vec<ReuseStats>> {
         if events.is_empty() {
             return Some(Vec::new());
         }
         let half_life = self.config.family_half_life.as_secs_f64() / 3600.0;
         // Events decayed to nothing are not worth keeping.
         let expiry = 8 * self.config.family_half_life.as_secs().max(1);
+        // Seen marks last two half-lives: older events weigh a quarter at most.
+        let remembered = 2 * self.config.family_half_life.as_secs().max(1);
         let counts: Vec<(f64, f64, f64)> = self
             .call("family", async |mut c| {
                 let mut inv = self.family.prepare_invoke();
                 for (family, _) in events {
                     inv.key(self.k(&format!("fam:{family}")));
                 }
-                inv.arg(now).arg(half_life).arg(expiry);
-                for &(_, produced) in events {
-                    inv.arg(if produced { "produced" } else { "reused" });
+                for (_, event) in events {
+                    if let FamilyEvent::Computed(key) = event {
+                        inv.key(self.k(&format!("seen:{key}")));
+                    }
+                }
+                inv.arg(now).arg(half_life).arg(expiry).arg(remembered);
+                for (_, event) in events {
+                    inv.arg(match event {
+                        FamilyEvent::Reused => "reused",
+                        FamilyEvent::Computed(_) => "computed",
+                    });
                 }
                 inv.invoke_async(&mut c).await
             })
@@ -412,25 +442,28 @@ impl CacheIndex {
         let counted: Option<(Vec<u64>, Vec<Option<String>>)> = self
             .call("reuse", async |mut c| {
                 let mut p = redis::pipe();
+                p.cmd("HMGET").arg(&famof).arg(&keys);
                 for name in &counters {
                     p.incr(name, 1u64);
                 }
-                let counts: Vec<u64> = p.query_async(&mut c).await?;
-                let families: Vec<Option<String>> = redis::cmd("HMGET")
-                    .arg(&famof)
-                    .arg(&keys)
-                    .query_async(&mut c)
-                    .await?;
+                // One round trip: the families, then each hit's new count.
+                let mut replies: Vec<redis::Value> = p.query_async(&mut c).await?;
+                let counts = replies
+                    .split_off(1)
+                    .into_iter()
+                    .map(|v| redis::from_redis_value(v).map_err(redis::RedisError::from))
+                    .collect::<redis::RedisResult<_>>()?;
+                let families = redis::from_redis_value(replies.remove(0))?;
                 Ok((counts, families))
             })
             .await;
         let Some((counts, families)) = counted else {
             return;
         };
-        let events: Vec<(&str, bool)> = families
+        let events: Vec<(&str, FamilyEvent)> = families
             .iter()
             .flatten()
-            .map(|f| (f.as_str(), false))
+            .map(|f| (f.as_str(), FamilyEvent::Reused))
             .collect();
         let Some(mut after) = self.family_events(&events, now).await.map(Vec::into_iter) else {
             return;
@@ -468,28 +501,8 @@ impl CacheIndex {
         let ttl = entry.ttl_secs.clamp(1, self.config.max_ttl.as_secs());
         let now = now_hours();
         let family = family_of(&entry.workflow, &entry.step);
-        // A key computed before is a reuse the cache missed; a new one is
-        // an output its family produced. Marks last two half-lives: older
-        // events weigh a quarter at most.
-        let seen = self.k(&format!("seen:{key}"));
-        let remembered = 2 * self.config.family_half_life.as_secs().max(1);
-        let first: Option<bool> = self
-            .call("admit", async |mut c| {
-                redis::cmd("SET")
-                    .arg(&seen)
-                    .arg(1)
-                    .arg("NX")
-                    .arg("EX")
-                    .arg(remembered)
-                    .query_async::<Option<String>>(&mut c)
-                    .await
-                    .map(|ok| ok.is_some())
-            })
-            .await;
-        let Some(first) = first else {
-            return Admission::Unavailable;
-        };
-        let Some(stats) = self.family_events(&[(family.as_str(), first)], now).await else {
+        let event = FamilyEvent::Computed(key);
+        let Some(stats) = self.family_events(&[(family.as_str(), event)], now).await else {
             return Admission::Unavailable;
         };
         let stats = &stats[0];

@@ -300,3 +300,34 @@ async fn concurrent_schedulers_lose_no_family_event() {
     assert!((produced - 40.0).abs() < 1e-3, "{produced}");
     assert_eq!(reused, 0.0);
 }
+
+#[tokio::test]
+async fn a_key_computed_again_counts_as_a_reuse_its_family_missed() {
+    let index = index(1 << 30).await;
+    assert_eq!(
+        index.admit(&key(1), &entry(10, 1.0, None), "tnt_a").await,
+        Admission::Admitted
+    );
+    // Computed again (say after its entry was evicted): no new output.
+    assert_eq!(
+        index.admit(&key(1), &entry(10, 1.0, None), "tnt_b").await,
+        Admission::Exists
+    );
+    index.admit(&key(2), &entry(10, 1.0, None), "tnt_a").await;
+    let family = couler_cache::index::family_of("wf", "train");
+    let name = format!("{}:cache:fam:{family}", index.config().prefix);
+    let mut c = redis::Client::open("redis://127.0.0.1:6379")
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let (produced, reused): (f64, f64) = redis::cmd("HMGET")
+        .arg(&name)
+        .arg("produced")
+        .arg("reused")
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert!((produced - 2.0).abs() < 1e-3, "{produced}");
+    assert!((reused - 1.0).abs() < 1e-3, "{reused}");
+}

@@ -270,6 +270,24 @@ async fn a_newcomer_from_a_reused_family_outscores_one_from_an_unreused_family()
     );
 }
 
+/// The (decayed) outputs and reuses recorded for the step `train` of `wf`.
+async fn train_family(index: &CacheIndex) -> (f64, f64) {
+    let family = couler_cache::index::family_of("wf", "train");
+    let name = format!("{}:cache:fam:{family}", index.config().prefix);
+    let mut c = redis::Client::open("redis://127.0.0.1:6379")
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    redis::cmd("HMGET")
+        .arg(&name)
+        .arg("produced")
+        .arg("reused")
+        .query_async(&mut c)
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn concurrent_schedulers_lose_no_family_event() {
     let first = index(1 << 40).await;
@@ -282,20 +300,7 @@ async fn concurrent_schedulers_lose_no_family_event() {
     for outcome in futures::future::join_all(offers).await {
         assert_eq!(outcome, Admission::Admitted);
     }
-    let family = couler_cache::index::family_of("wf", "train");
-    let name = format!("{}:cache:fam:{family}", first.config().prefix);
-    let mut c = redis::Client::open("redis://127.0.0.1:6379")
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let (produced, reused): (f64, f64) = redis::cmd("HMGET")
-        .arg(&name)
-        .arg("produced")
-        .arg("reused")
-        .query_async(&mut c)
-        .await
-        .unwrap();
+    let (produced, reused) = train_family(&first).await;
     // Forty outputs within a second of a week's half-life: no decay to speak of.
     assert!((produced - 40.0).abs() < 1e-3, "{produced}");
     assert_eq!(reused, 0.0);
@@ -314,20 +319,7 @@ async fn a_key_computed_again_counts_as_a_reuse_its_family_missed() {
         Admission::Exists
     );
     index.admit(&key(2), &entry(10, 1.0, None), "tnt_a").await;
-    let family = couler_cache::index::family_of("wf", "train");
-    let name = format!("{}:cache:fam:{family}", index.config().prefix);
-    let mut c = redis::Client::open("redis://127.0.0.1:6379")
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let (produced, reused): (f64, f64) = redis::cmd("HMGET")
-        .arg(&name)
-        .arg("produced")
-        .arg("reused")
-        .query_async(&mut c)
-        .await
-        .unwrap();
+    let (produced, reused) = train_family(&index).await;
     assert!((produced - 2.0).abs() < 1e-3, "{produced}");
     assert!((reused - 1.0).abs() < 1e-3, "{reused}");
 }

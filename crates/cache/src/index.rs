@@ -218,18 +218,20 @@ return removed
 /// Records reuse events of step families, atomically, and returns each
 /// family's decayed counts after its event (as `ReuseStats::decayed` and
 /// `record_*` compute them). KEYS: family hashes (repeats allowed), then
-/// for a `computed` event the key's seen mark. ARGV: now (hours),
+/// one seen mark per `computed` event, in order. ARGV: now (hours),
 /// half-life (hours), expiry (seconds), seen mark TTL (seconds), then one
-/// event per family: `produced`, `reused`, or `computed` (an output
-/// produced, unless its key was computed before: a reuse the cache missed).
+/// event per family: `reused`, or `computed` (an output produced, unless
+/// its key was computed before: a reuse the cache missed).
 const FAMILY: &str = r#"
 local now, half_life, expiry, seen_ttl = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local families = #ARGV - 4
+local marks = families
 local out = {}
-for i = 1, #ARGV - 4 do
-  local k, event = KEYS[i], ARGV[4 + i]
-  if event == 'computed' then
-    local first = redis.call('SET', KEYS[#KEYS], 1, 'NX', 'EX', seen_ttl)
-    event = first and 'produced' or 'reused'
+for i = 1, families do
+  local k, new_output = KEYS[i], false
+  if ARGV[4 + i] == 'computed' then
+    marks = marks + 1
+    new_output = redis.call('SET', KEYS[marks], 1, 'NX', 'EX', seen_ttl) ~= false
   end
   local s = redis.call('HMGET', k, 'produced', 'reused', 'at')
   local produced, reused, at = tonumber(s[1]) or 0, tonumber(s[2]) or 0, tonumber(s[3]) or now
@@ -237,7 +239,7 @@ for i = 1, #ARGV - 4 do
     local keep = 2 ^ (-(now - at) / half_life)
     produced, reused = produced * keep, reused * keep
   end
-  if event == 'produced' then produced = produced + 1 else reused = reused + 1 end
+  if new_output then produced = produced + 1 else reused = reused + 1 end
   at = math.max(now, at)
   redis.call('HSET', k, 'produced', tostring(produced), 'reused', tostring(reused), 'at', tostring(at))
   redis.call('EXPIRE', k, expiry)

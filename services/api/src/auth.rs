@@ -552,7 +552,7 @@ async fn tenant_id_by_name(state: &AppState, name: &str) -> ApiResult<Option<Ten
     let id = state
         .auth
         .tenant_names
-        .get(&name.to_owned(), async || {
+        .get(name, async || {
             let mut tx = state.store.platform().await?;
             let tenant = couler_store::tenants::get_by_name(&mut tx, name).await?;
             tx.commit().await?;

@@ -3,6 +3,7 @@
 //! value, so an expiry under load costs one query, not one per request in
 //! flight.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Mutex;
@@ -34,8 +35,10 @@ impl<K: Eq + Hash + Clone, V: Clone> Fresh<K, V> {
     /// The value of `key`: the kept one while it is fresh or another caller
     /// reloads it, else what `load` reads (`None`: there is none, and none
     /// is kept).
-    pub async fn get<E, F>(&self, key: &K, load: F) -> Result<Option<V>, E>
+    pub async fn get<Q, E, F>(&self, key: &Q, load: F) -> Result<Option<V>, E>
     where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
         F: AsyncFnOnce() -> Result<Option<V>, E>,
     {
         {
@@ -55,7 +58,7 @@ impl<K: Eq + Hash + Clone, V: Clone> Fresh<K, V> {
         match &loaded {
             Ok(Some(value)) => {
                 entries.insert(
-                    key.clone(),
+                    key.to_owned(),
                     Slot {
                         value: value.clone(),
                         at: Instant::now(),

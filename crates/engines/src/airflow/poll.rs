@@ -123,7 +123,7 @@ impl Poller {
         // A cancel may land between the two reads: `cancel` writes its note
         // before failing the run, so a stopped task means the note is there.
         let stopped = |t: &Ti| matches!(t.state.as_str(), "failed" | "skipped" | "upstream_failed");
-        if !cancelled && tis.iter().any(stopped) {
+        if !cancelled && !ended && tis.iter().any(stopped) {
             let dag_run = self.api.json(Method::GET, &path, &[], None).await?;
             cancelled = dag_run["note"].as_str() == Some(CANCEL_NOTE);
         }

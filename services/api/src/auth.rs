@@ -535,29 +535,21 @@ async fn record_principal(state: &AppState, tenant: TenantId, subject: &str) -> 
 
 /// A tenant by id, cached briefly (quotas change rarely).
 pub async fn tenant_by_id(state: &AppState, id: TenantId) -> ApiResult<Option<Arc<Tenant>>> {
-    let tenant = state
-        .auth
-        .tenants
-        .get(&id, async || {
-            let mut tx = state.store.platform().await?;
-            let tenant = couler_store::tenants::get(&mut tx, id).await?;
-            tx.commit().await?;
-            Ok::<_, sqlx::Error>(tenant.map(Arc::new))
-        })
-        .await?;
-    Ok(tenant)
+    let tenant = state.auth.tenants.get(&id, async || {
+        let mut tx = state.store.platform().await?;
+        let tenant = couler_store::tenants::get(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok::<_, sqlx::Error>(tenant.map(Arc::new))
+    });
+    Ok(tenant.await?)
 }
 
 async fn tenant_id_by_name(state: &AppState, name: &str) -> ApiResult<Option<TenantId>> {
-    let id = state
-        .auth
-        .tenant_names
-        .get(name, async || {
-            let mut tx = state.store.platform().await?;
-            let tenant = couler_store::tenants::get_by_name(&mut tx, name).await?;
-            tx.commit().await?;
-            Ok::<_, sqlx::Error>(tenant.map(|t| t.id))
-        })
-        .await?;
-    Ok(id)
+    let id = state.auth.tenant_names.get(name, async || {
+        let mut tx = state.store.platform().await?;
+        let tenant = couler_store::tenants::get_by_name(&mut tx, name).await?;
+        tx.commit().await?;
+        Ok::<_, sqlx::Error>(tenant.map(|t| t.id))
+    });
+    Ok(id.await?)
 }

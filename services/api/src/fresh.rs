@@ -24,7 +24,7 @@ struct Slot<V> {
     reloading_since: Option<Instant>,
 }
 
-impl<K: Eq + Hash + Clone, V: Clone> Fresh<K, V> {
+impl<K: Eq + Hash, V: Clone> Fresh<K, V> {
     pub fn new(ttl: Duration) -> Fresh<K, V> {
         Fresh {
             ttl,
@@ -34,7 +34,7 @@ impl<K: Eq + Hash + Clone, V: Clone> Fresh<K, V> {
 
     /// The value of `key`: the kept one while it is fresh or another caller
     /// reloads it, else what `load` reads (`None`: there is none, and none
-    /// is kept).
+    /// is kept). Callers that find no entry at all each load.
     pub async fn get<Q, E, F>(&self, key: &Q, load: F) -> Result<Option<V>, E>
     where
         K: Borrow<Q>,

@@ -18,7 +18,6 @@ use futures::StreamExt;
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
 
 /// The allocator Couler's binaries use.
 #[global_allocator]
@@ -155,11 +154,9 @@ struct Timings {
 #[tokio::main]
 async fn main() {
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
-    let redis = SharedRedis::connect(&url, Duration::from_secs(2), CancellationToken::new());
-    assert!(
-        redis.connected(Duration::from_secs(2)).await,
-        "no redis at {url}"
-    );
+    let redis = SharedRedis::connect_now(&url, Duration::from_secs(2), Duration::from_secs(2))
+        .await
+        .unwrap_or_else(|| panic!("no redis at {url}"));
     let mut conn = redis.get().expect("connected");
     let prefix = format!("couler-bench-{}", std::process::id());
     let index = CacheIndex::new(

@@ -53,16 +53,23 @@ impl SharedRedis {
         shared
     }
 
-    /// Waits up to `within` for the first connection; whether there is one.
-    pub async fn connected(&self, within: Duration) -> bool {
+    /// Connects and waits up to `within` for the first connection: for
+    /// tools and tests that need Redis now, not eventually. `None` when
+    /// none came in time.
+    pub async fn connect_now(
+        url: &str,
+        timeout: Duration,
+        within: Duration,
+    ) -> Option<SharedRedis> {
+        let redis = SharedRedis::connect(url, timeout, CancellationToken::new());
         let deadline = tokio::time::Instant::now() + within;
-        while self.get().is_none() {
+        while redis.get().is_none() {
             if tokio::time::Instant::now() >= deadline {
-                return false;
+                return None;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        true
+        Some(redis)
     }
 
     /// The connection, once established (it reconnects by itself afterwards).

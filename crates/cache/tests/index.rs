@@ -8,16 +8,13 @@ use tokio_util::sync::CancellationToken;
 
 /// A connection to the local Redis, once it is up.
 async fn redis() -> SharedRedis {
-    let redis = SharedRedis::connect(
+    SharedRedis::connect_now(
         "redis://127.0.0.1:6379",
         Duration::from_millis(500),
-        CancellationToken::new(),
-    );
-    assert!(
-        redis.connected(Duration::from_secs(2)).await,
-        "no Redis on 127.0.0.1:6379"
-    );
-    redis
+        Duration::from_secs(2),
+    )
+    .await
+    .expect("no Redis on 127.0.0.1:6379")
 }
 
 async fn index(budget: u64) -> CacheIndex {

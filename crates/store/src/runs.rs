@@ -43,7 +43,8 @@ pub enum Source {
         workflow_id: WorkflowId,
         version: i32,
     },
-    Inline(serde_json::Value),
+    /// Shared: a batch that fails is retried one run at a time.
+    Inline(std::sync::Arc<serde_json::Value>),
 }
 
 #[derive(Debug, Clone)]
@@ -132,7 +133,7 @@ pub async fn create_many(
             Source::Inline(ir) => {
                 workflow_ids.push(None);
                 versions.push(None);
-                inline.push(Some(Json(ir)));
+                inline.push(Some(Json(&**ir)));
             }
         }
     }

@@ -67,7 +67,7 @@ async fn queueing_a_run_notifies_in_the_same_transaction() {
 
     let ir = serde_json::json!({"apiVersion": "couler.dev/v1alpha1", "name": "w", "steps": [{"name": "s", "container": {"image": "a"}}]});
     let new = couler_store::runs::NewRun {
-        source: couler_store::runs::Source::Inline(ir),
+        source: couler_store::runs::Source::Inline(ir.into()),
         workflow_name: "w".into(),
         ir_hash: "h".into(),
         parameters: Default::default(),

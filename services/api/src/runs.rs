@@ -295,7 +295,9 @@ async fn create_run(
             Target::Inline(batch::Workflow {
                 ir_hash: couler_ir::hash::workflow_digest(&workflow).to_hex(),
                 source: Source::Inline(
-                    serde_json::to_value(&workflow).map_err(anyhow::Error::from)?,
+                    serde_json::to_value(&workflow)
+                        .map_err(anyhow::Error::from)?
+                        .into(),
                 ),
                 name: workflow.name,
                 declared: workflow.parameters,

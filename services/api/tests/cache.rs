@@ -10,21 +10,18 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// An API and a cache index on the same Redis key prefix.
 async fn start() -> (TestApi, CacheIndex) {
     let mut prefix = String::new();
     let api = TestApi::start_with(|c| prefix = c.redis.key_prefix.clone()).await;
-    let redis = SharedRedis::connect(
+    let redis = SharedRedis::connect_now(
         "redis://127.0.0.1:6379",
         Duration::from_secs(1),
-        CancellationToken::new(),
-    );
-    assert!(
-        redis.connected(Duration::from_secs(5)).await,
-        "no Redis on 127.0.0.1:6379"
-    );
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("no Redis on 127.0.0.1:6379");
     let config = CacheConfig {
         prefix,
         ..Default::default()

@@ -5,18 +5,15 @@ use couler_api::ratelimit::{LEASE_FOR, RateLimiter};
 use couler_cache::SharedRedis;
 use couler_store::TenantId;
 use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
 
 async fn replica(prefix: &str) -> RateLimiter {
-    let redis = SharedRedis::connect(
+    let redis = SharedRedis::connect_now(
         "redis://127.0.0.1:6379",
         Duration::from_millis(500),
-        CancellationToken::new(),
-    );
-    assert!(
-        redis.connected(Duration::from_secs(2)).await,
-        "no Redis on 127.0.0.1:6379"
-    );
+        Duration::from_secs(2),
+    )
+    .await
+    .expect("no Redis on 127.0.0.1:6379");
     RateLimiter::new(redis, Duration::from_millis(500), prefix)
 }
 

@@ -31,17 +31,23 @@ async fn advance(api: &TestApi, tenant: &str, run: &str, path: &[RunStatus]) {
     }
 }
 
-#[tokio::test]
-async fn parameters_are_checked_and_defaulted() {
-    let api = TestApi::start().await;
+/// An editor of a new tenant that stores the market-trend example.
+async fn market_trend_editor(api: &TestApi) -> String {
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");
     create_workflow(
-        &api,
+        api,
         &editor,
         include_str!("../../../examples/market-trend.yaml"),
     )
     .await;
+    editor
+}
+
+#[tokio::test]
+async fn parameters_are_checked_and_defaulted() {
+    let api = TestApi::start().await;
+    let editor = market_trend_editor(&api).await;
     let (status, run) = api
         .call(
             Method::POST,
@@ -79,14 +85,7 @@ async fn parameters_are_checked_and_defaulted() {
 #[tokio::test]
 async fn concurrent_creates_each_get_their_own_answer() {
     let api = TestApi::start().await;
-    let tenant = api.tenant("acme").await;
-    let editor = user(&tenant, "editor");
-    create_workflow(
-        &api,
-        &editor,
-        include_str!("../../../examples/market-trend.yaml"),
-    )
-    .await;
+    let editor = market_trend_editor(&api).await;
     let requests = [
         (
             json!({"workflow": "market-trend", "parameters": {"days": 7}}),

@@ -40,7 +40,7 @@ fn workflow(name: &str, steps: usize, chain: bool) -> serde_json::Value {
 fn new_run(ir: &serde_json::Value) -> NewRun {
     let wf: couler_ir::Workflow = couler_ir::load_value(ir.clone(), &Default::default()).unwrap();
     NewRun {
-        source: Source::Inline(serde_json::to_value(&wf).unwrap()),
+        source: Source::Inline(serde_json::to_value(&wf).unwrap().into()),
         workflow_name: wf.name.clone(),
         ir_hash: couler_ir::hash::workflow_digest(&wf).to_hex(),
         parameters: Default::default(),

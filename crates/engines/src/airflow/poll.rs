@@ -115,17 +115,16 @@ impl Poller {
             "dagRuns",
             self.run_id.as_str(),
         ];
+        // The tasks before the run: `cancel` notes the run before failing
+        // it, so a task stopped by a cancel is read with the note after it.
+        let mut tis = self.task_instances().await?;
         let dag_run = self.api.json(Method::GET, &path, &[], None).await?;
         let state = dag_run["state"].as_str().unwrap_or("queued").to_owned();
-        let mut cancelled = dag_run["note"].as_str() == Some(CANCEL_NOTE);
+        let cancelled = dag_run["note"].as_str() == Some(CANCEL_NOTE);
         let ended = matches!(state.as_str(), "success" | "failed");
-        let tis = self.task_instances().await?;
-        // A cancel may land between the two reads: `cancel` writes its note
-        // before failing the run, so a stopped task means the note is there.
-        let stopped = |t: &Ti| matches!(t.state.as_str(), "failed" | "skipped" | "upstream_failed");
-        if !cancelled && !ended && tis.iter().any(stopped) {
-            let dag_run = self.api.json(Method::GET, &path, &[], None).await?;
-            cancelled = dag_run["note"].as_str() == Some(CANCEL_NOTE);
+        if ended {
+            // Once per run: the tasks' final states, read after the run ended.
+            tis = self.task_instances().await?;
         }
 
         let mut by_task: BTreeMap<&str, Vec<&Ti>> = BTreeMap::new();

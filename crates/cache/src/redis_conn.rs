@@ -2,7 +2,9 @@
 //! limit sharing (and, later, cache hits), never a request: callers get
 //! `None` and degrade. A background task keeps trying to connect.
 
+use redis::IntoConnectionInfo;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::io::tcp::TcpSettings;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +18,11 @@ impl SharedRedis {
     /// Connects in the background, retrying until it succeeds or `stop` fires.
     pub fn connect(url: &str, timeout: Duration, stop: CancellationToken) -> SharedRedis {
         let shared = SharedRedis::default();
-        let client = match redis::Client::open(url) {
+        // Many tasks share the connection: with Nagle on, a command written
+        // while another's reply is pending would wait for that reply.
+        let client = match url.into_connection_info().and_then(|info| {
+            redis::Client::open(info.set_tcp_settings(TcpSettings::default().set_nodelay(true)))
+        }) {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!(error = %e, "invalid redis url; running without redis");

@@ -26,6 +26,7 @@ pub mod tenants;
 pub mod wire;
 pub mod workflows;
 
+use axum::serve::ListenerExt;
 use config::Config;
 use state::AppState;
 use tokio::net::TcpListener;
@@ -40,6 +41,13 @@ pub async fn serve(
     let state = AppState::build(config, shutdown.clone()).await?;
     let app = app::app(state);
     tracing::info!(addr = %listener.local_addr()?, "couler-api listening");
+    // Event streams write small frames: with Nagle on, each waits for the
+    // client to acknowledge the last, which a client may delay by 40 ms.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await?;

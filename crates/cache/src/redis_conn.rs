@@ -61,16 +61,18 @@ impl SharedRedis {
 
     /// Connects and waits up to `within` for the first connection: for
     /// tools and tests that need Redis now, not eventually. `None` when
-    /// none came in time.
+    /// none came in time (and then it stops trying).
     pub async fn connect_now(
         url: &str,
         timeout: Duration,
         within: Duration,
     ) -> Option<SharedRedis> {
-        let redis = SharedRedis::connect(url, timeout, CancellationToken::new());
+        let stop = CancellationToken::new();
+        let redis = SharedRedis::connect(url, timeout, stop.clone());
         let deadline = tokio::time::Instant::now() + within;
         while redis.get().is_none() {
             if tokio::time::Instant::now() >= deadline {
+                stop.cancel();
                 return None;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;

@@ -41,8 +41,9 @@ pub async fn serve(
     let state = AppState::build(config, shutdown.clone()).await?;
     let app = app::app(state);
     tracing::info!(addr = %listener.local_addr()?, "couler-api listening");
-    // Event streams write small frames: with Nagle on, each waits for the
-    // client to acknowledge the last, which a client may delay by 40 ms.
+    // Event streams write small frames: with Nagle on, one written while
+    // the last is unacknowledged waits for the ACK, which a client may
+    // delay by up to 40 ms.
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");

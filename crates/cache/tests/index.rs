@@ -271,11 +271,7 @@ async fn a_newcomer_from_a_reused_family_outscores_one_from_an_unreused_family()
 async fn train_family(index: &CacheIndex) -> (f64, f64) {
     let family = couler_cache::index::family_of("wf", "train");
     let name = format!("{}:cache:fam:{family}", index.config().prefix);
-    let mut c = redis::Client::open("redis://127.0.0.1:6379")
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut c = redis().await.get().expect("connected");
     redis::cmd("HMGET")
         .arg(&name)
         .arg("produced")

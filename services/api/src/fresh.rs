@@ -7,6 +7,7 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a reload may take before another caller tries again (a reload
@@ -16,6 +17,10 @@ const RELOAD_GIVE_UP: Duration = Duration::from_secs(10);
 pub struct Fresh<K, V> {
     ttl: Duration,
     entries: Mutex<HashMap<K, Slot<V>>>,
+    /// Counts [`Fresh::forget`] calls (for any key): a load that began
+    /// before one may have read what the forget was meant to drop, so it
+    /// is returned but not kept.
+    forgotten: AtomicU64,
 }
 
 struct Slot<V> {
@@ -29,6 +34,7 @@ impl<K: Eq + Hash, V: Clone> Fresh<K, V> {
         Fresh {
             ttl,
             entries: Mutex::new(HashMap::new()),
+            forgotten: AtomicU64::new(0),
         }
     }
 
@@ -41,7 +47,7 @@ impl<K: Eq + Hash, V: Clone> Fresh<K, V> {
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
         F: AsyncFnOnce() -> Result<Option<V>, E>,
     {
-        {
+        let generation = {
             let mut entries = self.entries.lock().expect("fresh lock");
             if let Some(slot) = entries.get_mut(key) {
                 let reloading = slot
@@ -52,11 +58,13 @@ impl<K: Eq + Hash, V: Clone> Fresh<K, V> {
                 }
                 slot.reloading_since = Some(Instant::now());
             }
-        }
+            self.forgotten.load(Ordering::SeqCst)
+        };
         let loaded = load().await;
         let mut entries = self.entries.lock().expect("fresh lock");
+        let stale = self.forgotten.load(Ordering::SeqCst) != generation;
         match &loaded {
-            Ok(Some(value)) => {
+            Ok(Some(value)) if !stale => {
                 entries.insert(
                     key.to_owned(),
                     Slot {
@@ -66,7 +74,7 @@ impl<K: Eq + Hash, V: Clone> Fresh<K, V> {
                     },
                 );
             }
-            Ok(None) => {
+            Ok(_) => {
                 entries.remove(key);
             }
             Err(_) => {
@@ -87,7 +95,9 @@ impl<K: Eq + Hash, V: Clone> Fresh<K, V> {
 
     /// Drops `key`: the next caller reads it again.
     pub fn forget(&self, key: &K) {
-        self.entries.lock().expect("fresh lock").remove(key);
+        let mut entries = self.entries.lock().expect("fresh lock");
+        self.forgotten.fetch_add(1, Ordering::SeqCst);
+        entries.remove(key);
     }
 }
 
@@ -95,7 +105,7 @@ impl<K: Eq + Hash, V: Clone> Fresh<K, V> {
 mod tests {
     use super::*;
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::AtomicUsize;
 
     #[tokio::test]
     async fn an_expired_value_is_reloaded_once_while_the_others_keep_it() {
@@ -174,6 +184,23 @@ mod tests {
         assert_eq!(
             fresh.get(&1, async || Ok::<_, ()>(Some(9))).await,
             Ok(Some(9))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_load_overtaken_by_a_forget_is_not_kept() {
+        let fresh = Fresh::<u8, u32>::new(Duration::from_secs(60));
+        let seen = fresh
+            .get(&1, async || {
+                // Read before a change that forgets the key lands.
+                fresh.forget(&1);
+                Ok::<_, ()>(Some(1))
+            })
+            .await;
+        assert_eq!(seen, Ok(Some(1)));
+        assert_eq!(
+            fresh.get(&1, async || Ok::<_, ()>(Some(2))).await,
+            Ok(Some(2))
         );
     }
 }

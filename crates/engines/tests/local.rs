@@ -487,6 +487,29 @@ steps:
     ));
 }
 
+/// A try stopped by a driver that went away before its report was kept
+/// (its run taken over in between) ends for the reason it was stopped,
+/// not as a process lost while nobody watched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_outlives_the_driver_that_made_it() {
+    let (_tmp, h) = setup("stopped");
+    let plan = plan(
+        "apiVersion: couler.dev/v1alpha1\nname: stopped\nsteps:\n  - name: nap\n    timeout: 1s\n    container: {image: x, command: [sleep, '30']}\n",
+    );
+    let spec = h.run_spec("stopped");
+    let engine = (h.engine)();
+    let mut first = engine.start(&spec, plan.clone(), vec![]).await.unwrap();
+    let running = watch(&mut first.updates, |s| s.phase == StepPhase::Running).await;
+    // The first driver stops the step for its timeout; that report is lost.
+    watch(&mut first.updates, |s| s.phase == StepPhase::Failed).await;
+    let mut second = engine.start(&spec, plan, running).await.unwrap();
+    let r = finish(&mut second.updates, Vec::new()).await;
+    assert_eq!(r.outcome, RunOutcome::Failed, "{r:#?}");
+    let nap = r.last("nap");
+    assert_eq!(nap.phase, StepPhase::Failed, "{r:#?}");
+    assert_eq!(nap.message.as_deref(), Some("timed out after 1s"), "{r:#?}");
+}
+
 // ---- performance (printed, not asserted) ---------------------------------
 
 fn chain(n: usize) -> String {

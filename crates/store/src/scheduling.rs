@@ -145,14 +145,26 @@ pub struct Held {
     pub cancel_requested: bool,
 }
 
-/// Extends every lease `owner` holds; returns the runs still held.
-pub async fn renew(tx: &mut Tx, owner: &str, lease: Duration) -> Result<Vec<Held>, sqlx::Error> {
+/// Extends the leases `owner` holds on `runs`; returns those still held.
+/// Only runs a live driver follows are renewed, so a run whose driver gave
+/// up lapses and is taken over.
+pub async fn renew(
+    tx: &mut Tx,
+    owner: &str,
+    runs: &[(TenantId, RunId)],
+    lease: Duration,
+) -> Result<Vec<Held>, sqlx::Error> {
+    let tenants: Vec<uuid::Uuid> = runs.iter().map(|(t, _)| t.0).collect();
+    let ids: Vec<uuid::Uuid> = runs.iter().map(|(_, r)| r.0).collect();
     let rows = sqlx::query!(
         r#"UPDATE runs SET lease_expires_at = now() + make_interval(secs => $2)
            WHERE lease_owner = $1 AND status IN ('planning', 'running')
+             AND (tenant_id, id) IN (SELECT * FROM unnest($3::uuid[], $4::uuid[]))
            RETURNING tenant_id AS "tenant_id: TenantId", id AS "id: RunId", cancel_requested_at IS NOT NULL AS "cancel!""#,
         owner,
         secs(lease),
+        &tenants,
+        &ids,
     )
     .fetch_all(&mut **tx)
     .await?;

@@ -3,7 +3,7 @@
 //! ends, is cancelled, or the lease is lost or handed back.
 
 use crate::Context;
-use crate::lease::Control;
+use crate::lease::{Control, Ticket};
 use couler_engines::{RunOutcome, RunSpec, StepPhase, StepState, Update};
 use couler_optimizer::{Plan, PlanError, ReuseStatus, StepOutputs};
 use couler_store::scheduling::{self, Claim, Driving, StepWrite};
@@ -14,13 +14,18 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-pub async fn drive(ctx: Arc<Context>, claim: Claim, mut control: mpsc::UnboundedReceiver<Control>) {
+pub async fn drive(
+    ctx: Arc<Context>,
+    claim: Claim,
+    ticket: Ticket,
+    mut control: mpsc::UnboundedReceiver<Control>,
+) {
     let run = claim.run_id;
     if let Err(e) = drive_run(&ctx, &claim, &mut control).await {
         // The lease lapses and the run is taken over (possibly by us) and reconciled.
         tracing::error!(error = %format!("{e:#}"), run = %run, "driving the run failed; its lease will lapse");
     }
-    ctx.held.remove(run);
+    ctx.held.remove(run, ticket);
 }
 
 async fn drive_run(

@@ -20,9 +20,11 @@ pub async fn claim_loop(ctx: Arc<Context>, shutdown: CancellationToken) -> anyho
         while ctx.held.len() < ctx.config.max_active_runs && !shutdown.is_cancelled() {
             match claim_one(&ctx).await {
                 Ok(Some(claim)) => {
-                    let control = ctx.held.insert(claim.run_id);
+                    let (ticket, control) = ctx.held.insert(claim.tenant_id, claim.run_id);
                     let span = tracing::info_span!("run", run = %claim.run_id, tenant = %claim.tenant_id, takeover = claim.takeover);
-                    tokio::spawn(driver::drive(ctx.clone(), claim, control).instrument(span));
+                    tokio::spawn(
+                        driver::drive(ctx.clone(), claim, ticket, control).instrument(span),
+                    );
                 }
                 Ok(None) => break,
                 Err(e) => {

@@ -58,6 +58,7 @@ const EXIT_FILE: &str = "exit";
 const STDOUT_FILE: &str = "stdout";
 const STDERR_FILE: &str = "stderr";
 const SCRIPT_FILE: &str = "script";
+const STOP_FILE: &str = "stopped";
 
 /// Where a try stands in its step's loop; kept in `state.json` so that a
 /// re-attached step continues counting where it was.
@@ -163,11 +164,26 @@ impl Outcome {
     }
 }
 
-/// Why we stopped a process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why we stopped a process; kept in the try's `stopped` file, written
+/// before the first signal, so a driver that follows the try after ours
+/// is gone still knows why its process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) enum Stop {
     Timeout(Duration),
     Cancel,
+}
+
+impl Stop {
+    async fn record(self, dir: &Path) {
+        let record = serde_json::to_vec(&self).expect("a stop serializes");
+        if let Err(e) = tokio::fs::write(dir.join(STOP_FILE), record).await {
+            tracing::warn!(dir = %dir.display(), error = %e, "could not record a stop");
+        }
+    }
+
+    fn recorded(dir: &Path) -> Option<Stop> {
+        serde_json::from_slice(&fs::read(dir.join(STOP_FILE)).ok()?).ok()
+    }
 }
 
 /// The process group of one try, shared between the thread that reaps it
@@ -252,6 +268,7 @@ impl Child {
                 return (outcome, None);
             }
         };
+        stop.record(&self.dir).await;
         self.group.signal(libc::SIGTERM);
         let out = tokio::select! {
             out = &mut self.task => out,

@@ -101,12 +101,16 @@ impl Earlier {
         });
         let memory_limit = launch.meta.memory_limit;
         let launch = Arc::new(launch);
-        let mut stop = None;
-        // The earlier scheduler may have recorded a kill it did not get to.
+        // The earlier driver may have recorded a kill or a stop that it
+        // did not get to finish.
         let mut killed = read_oom_file(&self.dir).is_some();
         if killed && alive(pid, &self.dir) {
             // SAFETY: plain syscall; identity checked just above.
             unsafe { libc::kill(-self.state.pgid, libc::SIGKILL) };
+        }
+        let mut stop = Stop::recorded(&self.dir);
+        if stop.is_some() {
+            terminate(self.state.pgid, pid, &self.dir).await;
         }
         let mut next_sample = tokio::time::Instant::now();
         loop {
@@ -146,7 +150,8 @@ impl Earlier {
                 _ = cancel.cancelled() => stop = Some(Stop::Cancel),
                 _ = sleep_until(deadline) => stop = Some(Stop::Timeout(timeout.unwrap_or_default())),
             }
-            if stop.is_some() {
+            if let Some(stop) = stop {
+                stop.record(&self.dir).await;
                 terminate(self.state.pgid, pid, &self.dir).await;
             }
         }
@@ -229,6 +234,7 @@ pub(in crate::local) async fn stop_orphans(run_dir: PathBuf) {
     .unwrap_or_default();
     for earlier in found {
         tokio::spawn(async move {
+            Stop::Cancel.record(&earlier.dir).await;
             terminate(earlier.state.pgid, earlier.state.pid, &earlier.dir).await;
         });
     }

@@ -12,6 +12,7 @@
 //!   and a Kubeflow Pipelines `v2beta1` REST server.
 
 pub mod argo;
+mod cel;
 pub mod kfp;
 pub mod kube;
 pub mod kubelet;

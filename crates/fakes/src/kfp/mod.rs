@@ -14,7 +14,6 @@
 //! Kubernetes platform spec); this fake reads them only when written in
 //! JSON flow style (which is YAML), as Couler's adapter uploads them.
 
-mod cel;
 mod driver;
 mod launcher;
 mod store;

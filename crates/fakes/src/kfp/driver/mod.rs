@@ -16,7 +16,8 @@ mod pods;
 
 use super::launcher;
 use super::store::{Artifact, Task};
-use super::{Shared, cel, store};
+use super::{Shared, store};
+use crate::cel;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};

@@ -1,7 +1,13 @@
 //! The subset of CEL that KFP evaluates in `triggerPolicy.condition` and
-//! `parameterExpressionSelector`: literals, lists, member and index access,
-//! `double`/`int`/`string`/`size`/`parseJson`, `!`, unary `-`, comparisons,
-//! `in`, `&&`, `||` and `?:`, over JSON values.
+//! `parameterExpressionSelector`, and Tekton in `when: [{cel: …}]` (once
+//! its variables are substituted into the text): literals, lists, member
+//! and index access, `double`/`int`/`string`/`size`/`parseJson`, `!`,
+//! unary `-`, comparisons, `in`, `&&`, `||` and `?:`, over JSON values.
+//!
+//! Hand-written rather than `cel-interpreter`: that crate (0.10) answers
+//! `null` for a missing map key or list index where CEL fails, and a fake
+//! that fails there is what catches a compiler that names a parameter it
+//! did not bind.
 
 use serde_json::{Map, Value};
 
@@ -16,7 +22,7 @@ pub fn eval(expr: &str, vars: &Map<String, Value>) -> Result<Value, String> {
     ast.eval(vars)
 }
 
-/// Evaluates a condition; anything but `true` is false, errors fail.
+/// Evaluates a condition: a result that is not a bool is an error.
 pub fn condition(expr: &str, vars: &Map<String, Value>) -> Result<bool, String> {
     match eval(expr, vars)? {
         Value::Bool(b) => Ok(b),

@@ -2,15 +2,12 @@
 //! filters: queries with no tenant filter at all still see only the
 //! transaction's tenant, and a transaction with no tenant sees nothing.
 
-use couler_ir::Format;
-use couler_store::runs::{self, NewRun, Source};
-use couler_store::tenants::{self, NewTenant, Quotas};
-use couler_store::workflows::{self, NewVersion};
-use couler_store::{Store, StoreConfig, TenantId, WorkflowId};
-use sqlx::{Connection, PgConnection};
+mod world;
 
-const PG: &str = "postgres://postgres@127.0.0.1:5432";
-const DIAMOND: &str = include_str!("../../../examples/diamond.yaml");
+use couler_store::WorkflowId;
+use sqlx::{Connection, PgConnection};
+use world::World;
+
 /// Tenant-owned tables the fixture puts rows in, and `tenants` itself.
 const TABLES: &[&str] = &[
     "tenants",
@@ -21,88 +18,6 @@ const TABLES: &[&str] = &[
 ];
 /// SQLSTATE for "new row violates row-level security policy".
 const INSUFFICIENT_PRIVILEGE: &str = "42501";
-
-/// A database of its own with two tenants, each with a workflow and a run.
-struct World {
-    store: Store,
-    database: String,
-    a: TenantId,
-    b: TenantId,
-    wf_a: WorkflowId,
-    wf_b: WorkflowId,
-}
-
-impl World {
-    async fn new() -> World {
-        let database = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
-        let mut config = StoreConfig::new(format!("{PG}/{database}"));
-        config.max_connections = 4;
-        let store = Store::connect(&config).await.unwrap();
-        let mut tx = store.platform().await.unwrap();
-        let a = tenants::create(&mut tx, &tenant("alpha")).await.unwrap().id;
-        let b = tenants::create(&mut tx, &tenant("beta")).await.unwrap().id;
-        tx.commit().await.unwrap();
-        let wf_a = seed(&store, a).await;
-        let wf_b = seed(&store, b).await;
-        World {
-            store,
-            database,
-            a,
-            b,
-            wf_a,
-            wf_b,
-        }
-    }
-
-    /// Closes the pool and drops the database.
-    async fn drop(self) {
-        self.store.pool().close().await;
-        let mut conn = PgConnection::connect(&format!("{PG}/postgres"))
-            .await
-            .unwrap();
-        let ddl = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.database);
-        sqlx::query(sqlx::AssertSqlSafe(ddl))
-            .execute(&mut conn)
-            .await
-            .unwrap();
-    }
-}
-
-fn tenant(name: &str) -> NewTenant {
-    NewTenant {
-        name: name.into(),
-        display_name: name.into(),
-        engine: "local".into(),
-        share_cache: true,
-        quotas: Quotas::default(),
-    }
-}
-
-/// Stores the diamond workflow in `tenant` and queues a run of it.
-async fn seed(store: &Store, tenant: TenantId) -> WorkflowId {
-    let ir = couler_ir::load(DIAMOND, Format::Yaml).unwrap();
-    let new = NewVersion::from_ir(&ir, "test");
-    let mut tx = store.tenant(tenant).await.unwrap();
-    let (workflow, version) = workflows::create(&mut tx, tenant, &new).await.unwrap();
-    let run = NewRun {
-        source: Source::Version {
-            workflow_id: workflow.id,
-            version: version.version,
-        },
-        workflow_name: workflow.name.clone(),
-        ir_hash: version.ir_hash.clone(),
-        parameters: Default::default(),
-        labels: Default::default(),
-        priority: 0,
-        idempotency_key: None,
-        request_hash: None,
-        trace_context: Default::default(),
-        created_by: "test".into(),
-    };
-    runs::create(&mut tx, tenant, &run).await.unwrap();
-    tx.commit().await.unwrap();
-    workflow.id
-}
 
 /// `SELECT count(*)` of a whole table, with no tenant filter.
 async fn count(conn: &mut PgConnection, table: &str) -> i64 {

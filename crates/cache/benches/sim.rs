@@ -18,6 +18,9 @@ use couler_cache::sim::{
 
 const GB: u64 = 1_000_000_000;
 const BUDGETS_GB: [u64; 3] = [10, 20, 30];
+/// Budgets that hold more of the trace's working set, to show where the
+/// hit ratios approach the ceiling that no cache can pass.
+const LARGER_BUDGETS_GB: [u64; 3] = [40, 60, 90];
 const TARGET_HIT_RATIO: f64 = 0.84;
 /// Further seeds, to show whether the verdicts hold beyond one trace.
 const MORE_SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
@@ -183,6 +186,25 @@ fn main() {
             "  {budget_gb:>2} GB: hit ratio {:.1}%, total time {:.1} h",
             100.0 * o.hit_ratio(),
             o.total_time / 3600.0
+        );
+    }
+
+    let ceiling = replay(&trace, PolicyKind::CacheAll.build(0).as_mut()).hit_ratio();
+    println!(
+        "\nreference, beyond the paper's budgets: hit ratios as the budget grows towards the trace's ceiling ({:.1}%, Cache-all: every miss left is a first computation)",
+        100.0 * ceiling
+    );
+    for budget_gb in LARGER_BUDGETS_GB {
+        let budget = budget_gb * GB;
+        let hits =
+            |kind: PolicyKind| 100.0 * replay(&trace, kind.build(budget).as_mut()).hit_ratio();
+        let oracle = replay(&trace, &mut Oracle::new(budget, &trace)).hit_ratio();
+        println!(
+            "  {budget_gb:>2} GB: Couler {:.1}%, LRU {:.1}%, FIFO {:.1}%, oracle {:.1}%",
+            hits(PolicyKind::Couler),
+            hits(PolicyKind::Lru),
+            hits(PolicyKind::Fifo),
+            100.0 * oracle
         );
     }
 

@@ -26,6 +26,11 @@
 //! out-of-memory end, and the next try's limit is counted from it. Summed
 //! RSS counts pages shared between the group's processes once per process,
 //! so it errs towards killing early, as a container's limit would not.
+//!
+//! A timeout or a cancel is likewise kept in the try's `stopped` file before
+//! the first signal: a driver that follows the try after ours is gone (a
+//! restart, a takeover) finishes the stop and reports its reason, not a
+//! lost process.
 
 use super::cas::Cas;
 use super::memory::{MEMORY_SAMPLE, Oom, over_limit, read_oom_file};

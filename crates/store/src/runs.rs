@@ -62,6 +62,24 @@ pub struct NewRun {
     pub created_by: String,
 }
 
+impl NewRun {
+    /// A run with no parameters, labels, priority, idempotency key or trace.
+    pub fn new(source: Source, workflow_name: &str, ir_hash: &str, created_by: &str) -> NewRun {
+        NewRun {
+            source,
+            workflow_name: workflow_name.to_owned(),
+            ir_hash: ir_hash.to_owned(),
+            parameters: Parameters::default(),
+            labels: Labels::default(),
+            priority: 0,
+            idempotency_key: None,
+            request_hash: None,
+            trace_context: BTreeMap::new(),
+            created_by: created_by.to_owned(),
+        }
+    }
+}
+
 /// The outcome of a create with an idempotency key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Created {

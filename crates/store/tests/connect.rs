@@ -66,18 +66,12 @@ async fn queueing_a_run_notifies_in_the_same_transaction() {
     tx.commit().await.unwrap();
 
     let ir = serde_json::json!({"apiVersion": "couler.dev/v1alpha1", "name": "w", "steps": [{"name": "s", "container": {"image": "a"}}]});
-    let new = couler_store::runs::NewRun {
-        source: couler_store::runs::Source::Inline(ir.into()),
-        workflow_name: "w".into(),
-        ir_hash: "h".into(),
-        parameters: Default::default(),
-        labels: Default::default(),
-        priority: 0,
-        idempotency_key: None,
-        request_hash: None,
-        trace_context: Default::default(),
-        created_by: "test".into(),
-    };
+    let new = couler_store::runs::NewRun::new(
+        couler_store::runs::Source::Inline(ir.into()),
+        "w",
+        "h",
+        "test",
+    );
     // Rolled back: no notification escapes.
     let mut tx = store.tenant(tenant.id).await.unwrap();
     couler_store::runs::create(&mut tx, tenant.id, &new)

@@ -39,18 +39,12 @@ fn workflow(name: &str, steps: usize, chain: bool) -> serde_json::Value {
 
 fn new_run(ir: &serde_json::Value) -> NewRun {
     let wf: couler_ir::Workflow = couler_ir::load_value(ir.clone(), &Default::default()).unwrap();
-    NewRun {
-        source: Source::Inline(serde_json::to_value(&wf).unwrap().into()),
-        workflow_name: wf.name.clone(),
-        ir_hash: couler_ir::hash::workflow_digest(&wf).to_hex(),
-        parameters: Default::default(),
-        labels: Default::default(),
-        priority: 0,
-        idempotency_key: None,
-        request_hash: None,
-        trace_context: Default::default(),
-        created_by: "bench".into(),
-    }
+    NewRun::new(
+        Source::Inline(serde_json::to_value(&wf).unwrap().into()),
+        &wf.name,
+        &couler_ir::hash::workflow_digest(&wf).to_hex(),
+        "bench",
+    )
 }
 
 async fn queue(store: &Store, tenant: TenantId, runs: &[NewRun]) -> Vec<couler_store::RunId> {

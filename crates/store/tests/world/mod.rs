@@ -76,21 +76,11 @@ async fn seed(store: &Store, tenant: TenantId) -> WorkflowId {
     let new = NewVersion::from_ir(&ir, "test");
     let mut tx = store.tenant(tenant).await.unwrap();
     let (workflow, version) = workflows::create(&mut tx, tenant, &new).await.unwrap();
-    let run = NewRun {
-        source: Source::Version {
-            workflow_id: workflow.id,
-            version: version.version,
-        },
-        workflow_name: workflow.name.clone(),
-        ir_hash: version.ir_hash.clone(),
-        parameters: Default::default(),
-        labels: Default::default(),
-        priority: 0,
-        idempotency_key: None,
-        request_hash: None,
-        trace_context: Default::default(),
-        created_by: "test".into(),
+    let source = Source::Version {
+        workflow_id: workflow.id,
+        version: version.version,
     };
+    let run = NewRun::new(source, &workflow.name, &version.ir_hash, "test");
     runs::create(&mut tx, tenant, &run).await.unwrap();
     tx.commit().await.unwrap();
     workflow.id

@@ -3,7 +3,7 @@
 //! - [`key`]: content-addressed cache keys for steps.
 //! - [`importance`]: Couler's caching-importance factor.
 //! - [`index`]: entries in Redis, admitted and evicted under a byte budget.
-//! - [`plan`]: a whole plan looked up level by level.
+//! - [`plan`]: a whole plan looked up in depth order, in pipelined chunks.
 //! - [`sim`]: a trace-driven simulator comparing caching policies.
 
 pub mod importance;

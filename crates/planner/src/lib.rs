@@ -89,8 +89,8 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
     Ok(plan)
 }
 
-/// Looks every step up in the cache index, one round trip per DAG level:
-/// the outputs of each hit by step name, with why it was reused. With
+/// Looks every step up in the cache index (pipelined chunks in depth order,
+/// see [`couler_cache::plan`]): the outputs of each hit by step name, with why it was reused. With
 /// `for_run`, hits and misses count in the tenant's statistics and the
 /// entries' reuse scores.
 pub async fn cache_hits(

@@ -202,7 +202,7 @@ impl IntoResponse for CacheError {
 /// Explain which steps of a workflow would come from the cache.
 ///
 /// Plans the workflow with the given parameters, then computes each step's
-/// cache key level by level: a step that reads another step's outputs has a
+/// cache key in depth order: a step that reads another step's outputs has a
 /// key only when that step is a hit. Read-only: nothing is recorded.
 #[utoipa::path(post, path = "/v1/cache/explain", tag = "cache", request_body = ExplainRequest,
     responses((status = 200, body = Explanation), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]

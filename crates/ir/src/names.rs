@@ -2,6 +2,9 @@
 //! Kubernetes (Argo, Tekton, KFP) wants DNS-1123 labels, Airflow task ids
 //! accept a superset.
 
+/// [`is_dns_label`] as a JSON Schema pattern, for the IR's schema.
+pub const DNS_LABEL_PATTERN: &str = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$";
+
 /// DNS-1123 label: `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
 pub fn is_dns_label(s: &str) -> bool {
     let b = s.as_bytes();

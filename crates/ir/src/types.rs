@@ -23,8 +23,10 @@ fn is_false(b: &bool) -> bool {
 #[schemars(deny_unknown_fields, title = "Couler workflow")]
 pub struct Workflow {
     /// IR version; must be `couler.dev/v1alpha1`.
+    #[schemars(extend("const" = API_VERSION))]
     pub api_version: String,
     /// Workflow name: lowercase letters, digits and `-`, at most 63 characters.
+    #[schemars(pattern(crate::names::DNS_LABEL_PATTERN))]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -36,6 +38,7 @@ pub struct Workflow {
     pub parameters: Vec<Parameter>,
     /// The steps. Order does not matter: dependencies come from `depends`
     /// and from references to other steps' outputs.
+    #[schemars(length(min = 1))]
     pub steps: Vec<Step>,
     /// Concurrent groups: members run side by side; depending on a group
     /// waits for all of its members.
@@ -47,6 +50,7 @@ pub struct Workflow {
     pub on_exit: Vec<Step>,
     /// At most this many steps run at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = crate::validate::MAX_PARALLELISM))]
     pub parallelism: Option<u32>,
     /// Run the workflow on a schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,8 +90,10 @@ pub struct Schedule {
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
 pub struct Group {
+    #[schemars(pattern(crate::names::DNS_LABEL_PATTERN))]
     pub name: String,
     /// Member step names; members must not depend on each other.
+    #[schemars(length(min = 1))]
     pub steps: Vec<String>,
     /// Steps or groups every member waits for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -101,6 +107,7 @@ pub struct Group {
 #[schemars(deny_unknown_fields)]
 pub struct Step {
     /// Step name: lowercase letters, digits and `-`, at most 63 characters.
+    #[schemars(pattern(crate::names::DNS_LABEL_PATTERN))]
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,

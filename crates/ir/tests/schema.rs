@@ -77,3 +77,44 @@ fn examples_satisfy_the_schema() {
         );
     }
 }
+
+/// What the validator refuses in a workflow's names, version, step list and
+/// parallelism, the schema refuses too, so editors flag it as it is typed.
+#[test]
+fn the_schema_enforces_names_version_steps_and_parallelism() {
+    let validator = jsonschema::validator_for(&couler_ir::schema::schema()).unwrap();
+    let good = serde_json::json!({
+        "apiVersion": "couler.dev/v1alpha1",
+        "name": "etl-2",
+        "steps": [{"name": "a", "container": {"image": "alpine"}}],
+        "groups": [{"name": "g", "steps": ["a"]}],
+        "parallelism": 1,
+    });
+    assert!(
+        validator.is_valid(&good),
+        "{:?}",
+        validator.validate(&good).err()
+    );
+    for (pointer, bad) in [
+        ("/apiVersion", serde_json::json!("couler.dev/v1")),
+        ("/name", serde_json::json!("ETL")),
+        ("/name", serde_json::json!("-etl")),
+        ("/name", serde_json::json!("a".repeat(64))),
+        ("/steps", serde_json::json!([])),
+        ("/steps/0/name", serde_json::json!("a_b")),
+        ("/groups/0/steps", serde_json::json!([])),
+        ("/parallelism", serde_json::json!(0)),
+    ] {
+        let mut doc = good.clone();
+        *doc.pointer_mut(pointer).unwrap() = bad.clone();
+        assert!(
+            !validator.is_valid(&doc),
+            "{pointer} = {bad} passed the schema"
+        );
+        let wf: couler_ir::Workflow = serde_json::from_value(doc).unwrap();
+        assert!(
+            couler_ir::validate(&wf, &couler_ir::Limits::default()).is_err(),
+            "{pointer} = {bad} passed the validator"
+        );
+    }
+}

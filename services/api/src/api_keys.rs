@@ -49,8 +49,10 @@ impl From<ApiKey> for ApiKeyView {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKey {
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
     pub name: String,
     /// Any of viewer, editor, admin.
+    #[schema(value_type = Vec<crate::auth::Role>, min_items = 1)]
     pub roles: Vec<String>,
     /// When the key stops working; never when absent.
     pub expires_at: Option<DateTime<Utc>>,
@@ -79,7 +81,7 @@ async fn create_key(
     Body(req): Body<CreateApiKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedApiKey>)> {
     let tenant = principal.tenant(Role::Admin)?;
-    if req.name.trim().is_empty() || req.name.len() > 100 {
+    if req.name.trim().is_empty() || req.name.chars().count() > 100 {
         return Err(ApiError::bad_request(
             "invalid_name",
             "name must be 1 to 100 characters",

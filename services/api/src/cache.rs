@@ -31,9 +31,10 @@ pub struct ExplainRequest {
     /// A stored workflow: its `wf_…` id or its name. Omit when giving `ir`.
     pub workflow: Option<String>,
     /// The version to explain; the latest when absent.
+    #[schema(minimum = 1)]
     pub version: Option<i32>,
     /// A workflow document to explain as is, instead of a stored workflow.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::openapi::IrWorkflow>)]
     pub ir: Option<serde_json::Value>,
     /// Values for the workflow's parameters, as for a run.
     #[serde(default)]

@@ -113,6 +113,7 @@ pub struct EventsQuery {
     /// Only events after this id.
     pub after: Option<i64>,
     /// At most this many (1 to 1000, default 500); JSON lists only.
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<i64>,
 }
 

@@ -34,6 +34,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 #[serde(deny_unknown_fields)]
 pub struct GenerateBody {
     /// What the workflow should do, in English or Chinese.
+    #[schema(min_length = 1)]
     pub description: String,
     /// The workflow's name; derived from the description when absent.
     pub name: Option<String>,
@@ -117,8 +118,8 @@ pub struct DraftView {
     pub feedback: Option<String>,
     pub created_by: String,
     pub created_at: DateTime<Utc>,
-    /// The workflow (IR, see `openapi/ir.schema.json`); valid, not stored.
-    #[schema(value_type = Object)]
+    /// The workflow (IR); valid, not stored.
+    #[schema(value_type = crate::openapi::IrWorkflow)]
     pub workflow: Value,
     /// The typed subtasks the description was split into.
     #[schema(value_type = Object)]

@@ -1,8 +1,11 @@
 //! The OpenAPI document, assembled from every resource router. Committed at
 //! `openapi/openapi.json`; a test fails when it drifts from the code.
 
+use std::borrow::Cow;
+use std::sync::LazyLock;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -51,5 +54,107 @@ impl Modify for Security {
                 "An API key created with POST /v1/api-keys.",
             ))),
         );
+    }
+}
+
+/// The workflow document in request and response schemas: the IR's own
+/// JSON Schema ([`couler_ir::schema`]), so the document is `Workflow` and
+/// its parts (`Step`, `Parameter`, …) are components under their IR names.
+pub struct IrWorkflow;
+
+impl PartialSchema for IrWorkflow {
+    fn schema() -> RefOr<Schema> {
+        IR.root.clone()
+    }
+}
+
+impl ToSchema for IrWorkflow {
+    fn name() -> Cow<'static, str> {
+        "Workflow".into()
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.extend(IR.parts.iter().cloned());
+    }
+}
+
+struct IrSchemas {
+    root: RefOr<Schema>,
+    parts: Vec<(String, RefOr<Schema>)>,
+}
+
+static IR: LazyLock<IrSchemas> = LazyLock::new(|| {
+    let mut root = couler_ir::schema::schema();
+    let defs = root
+        .as_object_mut()
+        .and_then(|o| {
+            o.remove("$schema");
+            o.remove("$id");
+            o.remove("$defs")
+        })
+        .and_then(|d| match d {
+            serde_json::Value::Object(defs) => Some(defs),
+            _ => None,
+        })
+        .unwrap_or_default();
+    IrSchemas {
+        root: component(root),
+        parts: defs
+            .into_iter()
+            .map(|(name, def)| (name, component(def)))
+            .collect(),
+    }
+});
+
+/// One schema of the IR as an OpenAPI component.
+fn component(mut schema: serde_json::Value) -> RefOr<Schema> {
+    to_openapi(&mut schema);
+    serde_json::from_value(schema).expect("the IR schema fits OpenAPI's schema model")
+}
+
+/// Points references into `#/components/schemas` and writes what utoipa's
+/// model lacks in equivalent terms: `const` as a one-value `enum`, and
+/// `items: true` (any items) as no `items` at all.
+fn to_openapi(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(o) => {
+            if o.get("items") == Some(&serde_json::Value::Bool(true)) {
+                o.remove("items");
+            }
+            if let Some(serde_json::Value::String(r)) = o.get_mut("$ref")
+                && let Some(name) = r.strip_prefix("#/$defs/")
+            {
+                *r = format!("#/components/schemas/{name}");
+            }
+            if let Some(value) = o.remove("const") {
+                o.insert("enum".into(), serde_json::Value::Array(vec![value]));
+            }
+            o.values_mut().for_each(to_openapi);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(to_openapi),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The IR schema survives the trip into utoipa's model whole (the model
+    /// drops keywords it does not know, silently).
+    #[test]
+    fn the_ir_schema_becomes_components_unchanged() {
+        let mut expected = couler_ir::schema::schema();
+        to_openapi(&mut expected);
+        let defs = expected.as_object_mut().unwrap().remove("$defs").unwrap();
+        let defs = defs.as_object().unwrap();
+        assert_eq!(IR.parts.len(), defs.len());
+        for (name, part) in &IR.parts {
+            assert_eq!(&serde_json::to_value(part).unwrap(), &defs[name], "{name}");
+        }
+        for k in ["$schema", "$id"] {
+            expected.as_object_mut().unwrap().remove(k);
+        }
+        assert_eq!(serde_json::to_value(&IR.root).unwrap(), expected);
     }
 }

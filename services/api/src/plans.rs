@@ -23,6 +23,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 #[serde(deny_unknown_fields)]
 pub struct PlanOptions {
     /// The version to plan; the latest when absent.
+    #[schema(minimum = 1)]
     pub version: Option<i32>,
     /// Values for the workflow's parameters, as for a run.
     #[serde(default)]
@@ -134,8 +135,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[into_params(parameter_in = Query)]
 pub struct CompileQuery {
     /// argo, tekton, airflow or kfp.
+    #[param(pattern = "^(argo|tekton|airflow|kfp)$")]
     pub engine: String,
     /// A version number; the latest when absent.
+    #[param(minimum = 1)]
     pub version: Option<i32>,
 }
 

@@ -26,15 +26,17 @@ pub struct CreateRun {
     /// The workflow to run: its `wf_…` id or its name. Omit when giving `ir`.
     pub workflow: Option<String>,
     /// The version to run; the latest when absent.
+    #[schema(minimum = 1)]
     pub version: Option<i32>,
     /// A workflow document to run as is, instead of a stored workflow.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::openapi::IrWorkflow>)]
     pub ir: Option<serde_json::Value>,
     /// Values for the workflow's parameters (strings, numbers or booleans).
     #[serde(default)]
     #[schema(value_type = BTreeMap<String, String>)]
     pub parameters: BTreeMap<String, ParamValue>,
     /// Higher runs start first within the tenant (-1000 to 1000, default 0).
+    #[schema(minimum = -1000, maximum = 1000)]
     pub priority: Option<i32>,
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
@@ -140,6 +142,7 @@ impl From<Run> for RunView {
 pub struct ListQuery {
     pub status: Option<RunStatus>,
     /// Workflow id (`wf_…`).
+    #[param(value_type = Option<couler_store::WorkflowId>)]
     pub workflow: Option<String>,
     /// Label selector `key=value[,key=value…]`.
     pub label: Option<String>,
@@ -147,7 +150,11 @@ pub struct ListQuery {
     pub created_after: Option<DateTime<Utc>>,
     /// Created before (RFC 3339).
     pub created_before: Option<DateTime<Utc>>,
+    /// From a previous page's `next_cursor`.
+    #[param(min_length = 1)]
     pub cursor: Option<String>,
+    /// Page size, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<u32>,
 }
 
@@ -232,7 +239,7 @@ fn check_labels(labels: &BTreeMap<String, String>) -> ApiResult<()> {
 /// With an `Idempotency-Key` header, repeating the same request returns the
 /// same run (200); the same key with a different body is a 409.
 #[utoipa::path(post, path = "/v1/runs", tag = "runs", request_body = CreateRun,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retried creates return the same run")),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "Makes retried creates return the same run (1 to 255 visible ASCII characters)")),
     responses((status = 201, body = RunView), (status = 200, body = RunView, description = "An earlier request with the same Idempotency-Key"),
               (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 async fn create_run(

@@ -28,6 +28,7 @@ pub struct TenantView {
     /// Whether the tenant's steps share cache entries with other tenants.
     pub share_cache: bool,
     /// Default TTL (seconds) of the cache entries the tenant's steps produce.
+    #[schema(minimum = 1)]
     pub cache_ttl_secs: Option<i32>,
     /// Limits of one sub-workflow; bigger workflows are split.
     pub split_budget: SplitBudgetView,
@@ -70,10 +71,13 @@ impl From<SplitBudget> for SplitBudgetView {
 #[serde(deny_unknown_fields)]
 pub struct QuotasView {
     /// Runs planning or running at once.
+    #[schema(minimum = 1)]
     pub max_concurrent_runs: i32,
     /// Runs waiting in the queue.
+    #[schema(minimum = 1)]
     pub max_queued_runs: i32,
     /// API requests per second (shared by all replicas).
+    #[schema(minimum = 1)]
     pub requests_per_second: i32,
 }
 
@@ -134,6 +138,7 @@ pub struct UpdateTenant {
     pub engine: Option<String>,
     pub share_cache: Option<bool>,
     /// Default TTL (seconds) of the tenant's cache entries.
+    #[schema(minimum = 1)]
     pub cache_ttl_secs: Option<i32>,
     /// Replaces the tenant's sub-workflow limits (`{}` restores the
     /// engine's defaults).

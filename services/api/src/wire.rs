@@ -16,8 +16,10 @@ pub struct List<T> {
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// From a previous page's `next_cursor`.
+    #[param(min_length = 1)]
     pub cursor: Option<String>,
     /// Page size, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<u32>,
 }
 

@@ -4,6 +4,7 @@
 use crate::auth::{Auth, Principal, Role};
 use crate::body::WorkflowDoc;
 use crate::error::{ApiError, ApiResult};
+use crate::openapi::IrWorkflow;
 use crate::state::AppState;
 use crate::wire::{List, PageQuery, parse_labels};
 use axum::Json;
@@ -52,8 +53,8 @@ pub struct VersionView {
     pub step_count: i32,
     pub created_by: String,
     pub created_at: DateTime<Utc>,
-    /// The canonical IR (see `openapi/ir.schema.json`).
-    #[schema(value_type = Object)]
+    /// The canonical IR.
+    #[schema(value_type = IrWorkflow)]
     pub ir: serde_json::Value,
 }
 
@@ -93,7 +94,11 @@ pub struct ListQuery {
     pub name: Option<String>,
     /// Label selector `key=value[,key=value…]`; all must match.
     pub label: Option<String>,
+    /// From a previous page's `next_cursor`.
+    #[param(min_length = 1)]
     pub cursor: Option<String>,
+    /// Page size, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<u32>,
 }
 
@@ -101,6 +106,7 @@ pub struct ListQuery {
 #[into_params(parameter_in = Query)]
 pub struct VersionQuery {
     /// A version number; the latest when absent.
+    #[param(minimum = 1)]
     pub version: Option<i32>,
 }
 
@@ -129,7 +135,7 @@ fn author(principal: &Principal) -> &str {
 /// The body is the workflow document, as JSON (`application/json`) or YAML
 /// (`application/yaml`). Invalid documents get 422 with every problem.
 #[utoipa::path(post, path = "/v1/workflows", tag = "workflows",
-    request_body(description = "A workflow document (IR)", content((Object = "application/json"), (Object = "application/yaml"))),
+    request_body(description = "A workflow document (IR)", content((IrWorkflow = "application/json"), (IrWorkflow = "application/yaml"))),
     responses((status = 201, body = WorkflowDetail), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 async fn create_workflow(
     State(state): State<AppState>,
@@ -226,7 +232,7 @@ async fn delete_workflow(
 /// latest version (same canonical hash) returns that version with 200.
 #[utoipa::path(post, path = "/v1/workflows/{workflow}/versions", tag = "workflows",
     params(("workflow" = String, Path, description = "Workflow id (`wf_…`) or name")),
-    request_body(description = "A workflow document (IR)", content((Object = "application/json"), (Object = "application/yaml"))),
+    request_body(description = "A workflow document (IR)", content((IrWorkflow = "application/json"), (IrWorkflow = "application/yaml"))),
     responses((status = 201, body = WorkflowDetail), (status = 200, body = WorkflowDetail),
               (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 async fn add_version(

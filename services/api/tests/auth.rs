@@ -727,6 +727,34 @@ async fn expired_api_key_is_401() {
     api.stop().await;
 }
 
+/// A key's name is 1 to 100 characters (not bytes, as the OpenAPI
+/// document's `maxLength` counts them), and not blank.
+#[tokio::test]
+async fn api_key_names_are_counted_in_characters() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let admin = user(&tenant, "admin");
+    let created = create_key(
+        &api,
+        &admin,
+        json!({"name": "é".repeat(100), "roles": ["viewer"]}),
+    )
+    .await;
+    assert_eq!(created["name"], "é".repeat(100));
+    for name in ["é".repeat(101), "  ".to_owned()] {
+        let (status, body) = api
+            .call(
+                Method::POST,
+                "/v1/api-keys",
+                &admin,
+                Some(json!({"name": name, "roles": ["viewer"]})),
+            )
+            .await;
+        assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_name");
+    }
+    api.stop().await;
+}
+
 #[tokio::test]
 async fn viewer_api_key_cannot_write() {
     let api = TestApi::start().await;

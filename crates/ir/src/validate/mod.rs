@@ -32,7 +32,7 @@ const MAX_GPUS: u32 = 64;
 const MAX_CPU_MILLIS: u64 = 1024 * 1000;
 const MAX_MEMORY: u64 = 64 << 40;
 const MAX_REPLICAS: u32 = 10_000;
-const MAX_PARALLELISM: u32 = 100_000;
+pub(crate) const MAX_PARALLELISM: u32 = 100_000;
 const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
 const MAX_TTL: std::time::Duration = std::time::Duration::from_secs(366 * 24 * 3600);
 

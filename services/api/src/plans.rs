@@ -147,7 +147,8 @@ pub struct CompileQuery {
 /// planned as a run with the parameters' defaults would be.
 #[utoipa::path(get, path = "/v1/workflows/{workflow}/compile", tag = "plans",
     params(("workflow" = String, Path, description = "Workflow id (`wf_…`) or name"), CompileQuery),
-    responses((status = 200, description = "The manifest (YAML, or Python for Airflow)", body = String, content_type = "application/yaml"),
+    responses((status = 200, description = "The manifest: YAML (one document; for Tekton a stream of the `Pipeline` and the `PipelineRun`), or for Airflow the DAG file in Python",
+        content((serde_json::Value = "application/yaml"), (String = "text/x-python"))),
               (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 async fn compile_workflow(
     State(state): State<AppState>,

@@ -114,25 +114,33 @@ fn component(mut schema: serde_json::Value) -> RefOr<Schema> {
 
 /// Points references into `#/components/schemas` and writes what utoipa's
 /// model lacks in equivalent terms: `const` as a one-value `enum`, and
-/// `items: true` (any items) as no `items` at all.
-fn to_openapi(v: &mut serde_json::Value) {
-    match v {
-        serde_json::Value::Object(o) => {
-            if o.get("items") == Some(&serde_json::Value::Bool(true)) {
-                o.remove("items");
+/// `items: true` (any items) as no `items` at all. Walks subschemas only:
+/// property names and values (`enum`, `default`) are left as they are.
+fn to_openapi(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Value::Object(o) = schema else { return };
+    if o.get("items") == Some(&Value::Bool(true)) {
+        o.remove("items");
+    }
+    if let Some(Value::String(r)) = o.get_mut("$ref")
+        && let Some(name) = r.strip_prefix("#/$defs/")
+    {
+        *r = format!("#/components/schemas/{name}");
+    }
+    if let Some(value) = o.remove("const") {
+        o.insert("enum".into(), Value::Array(vec![value]));
+    }
+    for (keyword, sub) in o.iter_mut() {
+        match (keyword.as_str(), sub) {
+            ("properties" | "$defs", Value::Object(named)) => {
+                named.values_mut().for_each(to_openapi);
             }
-            if let Some(serde_json::Value::String(r)) = o.get_mut("$ref")
-                && let Some(name) = r.strip_prefix("#/$defs/")
-            {
-                *r = format!("#/components/schemas/{name}");
+            ("anyOf" | "oneOf" | "allOf", Value::Array(list)) => {
+                list.iter_mut().for_each(to_openapi);
             }
-            if let Some(value) = o.remove("const") {
-                o.insert("enum".into(), serde_json::Value::Array(vec![value]));
-            }
-            o.values_mut().for_each(to_openapi);
+            ("items" | "additionalProperties" | "not", sub) => to_openapi(sub),
+            _ => {}
         }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(to_openapi),
-        _ => {}
     }
 }
 
@@ -156,5 +164,17 @@ mod tests {
             expected.as_object_mut().unwrap().remove(k);
         }
         assert_eq!(serde_json::to_value(&IR.root).unwrap(), expected);
+    }
+
+    /// No schema of the API's own shares a name with a part of the IR: each
+    /// IR component in the document is the IR's.
+    #[test]
+    fn the_ir_components_keep_their_names_to_themselves() {
+        let doc = serde_json::to_value(crate::app::openapi()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        for (name, part) in &IR.parts {
+            assert_eq!(schemas[name], serde_json::to_value(part).unwrap(), "{name}");
+        }
+        assert_eq!(schemas["Workflow"], serde_json::to_value(&IR.root).unwrap());
     }
 }

@@ -1,6 +1,7 @@
 //! Start-up: replicas that start together create the database and migrate
 //! it once, without racing; queueing a run notifies the schedulers in the
-//! same transaction.
+//! same transaction; pooled connections the server dropped while they sat
+//! idle are replaced, not handed out.
 
 use couler_store::{RUNS_QUEUED_CHANNEL, Store, StoreConfig};
 use sqlx::Connection;
@@ -97,6 +98,34 @@ async fn queueing_a_run_notifies_in_the_same_transaction() {
     assert_eq!(note.payload(), tenant.id.0.to_string());
 
     drop(listener);
+    store.pool().close().await;
+    drop_database(&name).await;
+}
+
+#[tokio::test]
+async fn connections_the_server_dropped_while_idle_are_replaced() {
+    let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
+    let mut config = StoreConfig::new(format!("{PG}/{name}"));
+    config.max_connections = 1;
+    let store = Store::connect(&config).await.unwrap();
+    store.ping().await.unwrap();
+
+    // The server ends the pool's one connection (as a restart would).
+    let mut admin = sqlx::PgConnection::connect(&format!("{PG}/postgres"))
+        .await
+        .unwrap();
+    let ended: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+    )
+    .bind(&name)
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    assert_eq!(ended, [true]);
+
+    // Idle past the threshold, it is pinged, found dead and replaced.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    store.ping().await.unwrap();
     store.pool().close().await;
     drop_database(&name).await;
 }

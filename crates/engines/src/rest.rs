@@ -3,6 +3,7 @@
 //! tracker uses for the Kubernetes API too).
 
 use crate::EngineError;
+use reqwest::StatusCode;
 use std::fmt::Debug;
 use std::future::Future;
 use std::time::Duration;
@@ -10,6 +11,43 @@ use std::time::Duration;
 /// Tries of one API call, and the first pause between them (doubling).
 const RETRIES: u32 = 5;
 const RETRY_DELAY: Duration = Duration::from_millis(200);
+
+/// A failed call to an engine's REST API.
+#[derive(Debug)]
+pub(crate) enum ApiError {
+    /// The server answered with an error status.
+    Status(StatusCode, String),
+    /// No answer (connection refused, timeout) or an unreadable one.
+    Transport(String),
+}
+
+impl ApiError {
+    /// Whether trying again may help.
+    pub(crate) fn transient(&self) -> bool {
+        match self {
+            ApiError::Status(status, _) => status.is_server_error(),
+            ApiError::Transport(_) => true,
+        }
+    }
+
+    /// What the failure means for `engine` (whose API is called `api` in
+    /// messages): a server error or no answer is the engine being
+    /// unavailable, any other status a refusal.
+    pub(crate) fn for_engine(self, engine: &'static str, api: &str) -> EngineError {
+        match self {
+            ApiError::Status(status, body) if status.is_server_error() => {
+                EngineError::Unavailable {
+                    engine,
+                    message: format!("{status}: {body}"),
+                }
+            }
+            ApiError::Status(status, body) => {
+                EngineError::Other(format!("the {api} API refused ({status}): {body}"))
+            }
+            ApiError::Transport(message) => EngineError::Unavailable { engine, message },
+        }
+    }
+}
 
 /// An HTTP client with Couler's user agent and bounded waits.
 pub(crate) fn http_client() -> Result<reqwest::Client, EngineError> {

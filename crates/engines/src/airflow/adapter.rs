@@ -36,7 +36,7 @@
 //!   the run finishes `Cancelled`. Exit handlers do not run after a cancel
 //!   (Airflow stops the whole run).
 
-use super::api::{Api, ApiError, Auth};
+use super::api::{Api, ApiError, Auth, engine_error};
 use super::poll::Poller;
 use super::text::id_part;
 use super::{AirflowOptions, ENGINE, Operator, compile_with};
@@ -158,12 +158,13 @@ impl AirflowAdapter {
                                 &[],
                                 Some(json!({"is_paused": false})),
                             )
-                            .await?;
+                            .await
+                            .map_err(engine_error)?;
                     }
                     return Ok(());
                 }
                 Err(ApiError::Status(StatusCode::NOT_FOUND, _)) => {}
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(engine_error(e)),
             }
             if let Some(error) = self.import_error(file).await {
                 return Err(EngineError::Other(format!(
@@ -215,7 +216,7 @@ impl AirflowAdapter {
                 tracing::info!(dag_id, run_id, "re-attaching to an existing dag run");
                 Ok(())
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(engine_error(e)),
         }
     }
 }
@@ -272,7 +273,11 @@ impl EngineAdapter for AirflowAdapter {
         let (dag_id, run_id) = split_ref(run, engine_ref)?;
         let path = ["dags", dag_id, "dagRuns", run_id];
         // A run that already ended keeps its outcome.
-        let dag_run = self.api.json(Method::GET, &path, &[], None).await?;
+        let dag_run = self
+            .api
+            .json(Method::GET, &path, &[], None)
+            .await
+            .map_err(engine_error)?;
         if matches!(dag_run["state"].as_str(), Some("success" | "failed")) {
             return Ok(());
         }
@@ -280,11 +285,15 @@ impl EngineAdapter for AirflowAdapter {
         // before it writes a note sent with it, and a poller must never see
         // a task stopped by the cancel without the note that explains it.
         let note = json!({"note": CANCEL_NOTE});
-        self.api.json(Method::PATCH, &path, &[], Some(note)).await?;
+        self.api
+            .json(Method::PATCH, &path, &[], Some(note))
+            .await
+            .map_err(engine_error)?;
         let state = json!({"state": "failed"});
         self.api
             .json(Method::PATCH, &path, &[], Some(state))
-            .await?;
+            .await
+            .map_err(engine_error)?;
         Ok(())
     }
 
@@ -301,11 +310,19 @@ impl EngineAdapter for AirflowAdapter {
         if index >= 0 {
             path.push(&index_text);
         }
-        let ti = self.api.json(Method::GET, &path, &[], None).await?;
+        let ti = self
+            .api
+            .json(Method::GET, &path, &[], None)
+            .await
+            .map_err(engine_error)?;
         let tries = ti["try_number"].as_u64().unwrap_or(0);
         let mut logs = Vec::new();
         for n in 1..=tries {
-            let log = self.api.log(dag_id, run_id, task, index, n).await?;
+            let log = self
+                .api
+                .log(dag_id, run_id, task, index, n)
+                .await
+                .map_err(engine_error)?;
             logs.push((n as u32, log));
         }
         Ok(join_attempts(logs))

@@ -3,6 +3,7 @@
 
 use super::ENGINE;
 use crate::EngineError;
+pub(super) use crate::rest::ApiError;
 use couler_optimizer::StepOutputs;
 use reqwest::{Method, StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
@@ -21,42 +22,9 @@ pub(super) enum Auth {
     Token(SecretString),
 }
 
-#[derive(Debug)]
-pub(super) enum ApiError {
-    /// The server answered with an error status.
-    Status(StatusCode, String),
-    /// No answer (connection refused, timeout) or an unreadable one.
-    Transport(String),
-}
-
-impl ApiError {
-    /// Whether trying again may help.
-    pub(super) fn transient(&self) -> bool {
-        match self {
-            ApiError::Status(status, _) => status.is_server_error(),
-            ApiError::Transport(_) => true,
-        }
-    }
-}
-
-impl From<ApiError> for EngineError {
-    fn from(e: ApiError) -> EngineError {
-        match e {
-            ApiError::Status(status, body) if status.is_server_error() => {
-                EngineError::Unavailable {
-                    engine: ENGINE,
-                    message: format!("{status}: {body}"),
-                }
-            }
-            ApiError::Status(status, body) => {
-                EngineError::Other(format!("the Airflow API refused ({status}): {body}"))
-            }
-            ApiError::Transport(message) => EngineError::Unavailable {
-                engine: ENGINE,
-                message,
-            },
-        }
-    }
+/// What a failed Airflow API call means for the run.
+pub(super) fn engine_error(e: ApiError) -> EngineError {
+    e.for_engine(ENGINE, "Airflow")
 }
 
 /// A small client of the REST API with token handling.

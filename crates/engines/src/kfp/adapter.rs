@@ -40,6 +40,7 @@
 
 use super::{ENGINE, build_spec};
 use crate::k8s::KubeConfig;
+use crate::rest::ApiError;
 use crate::track::{UPDATE_BUFFER, compile, instance, join_attempts};
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
 use async_trait::async_trait;
@@ -118,7 +119,7 @@ impl KfpAdapter {
                         let p = self.find("pipelines", "pipelines", pipeline).await?;
                         id_of(&p.unwrap_or_default(), "pipeline_id")?
                     }
-                    Err(e) => return Err(e.into()),
+                    Err(e) => return Err(engine_error(e)),
                 }
             }
         };
@@ -141,7 +142,7 @@ impl KfpAdapter {
                 .find(&versions, "pipeline_versions", &version)
                 .await?
                 .unwrap_or_default(),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(engine_error(e)),
         };
         Ok((pipeline_id, id_of(&v, "pipeline_version_id")?))
     }
@@ -151,7 +152,8 @@ impl KfpAdapter {
         let details = self
             .api
             .json(Method::GET, &format!("runs/{engine_ref}"), &[], None)
-            .await?;
+            .await
+            .map_err(engine_error)?;
         if details["display_name"] != run_name(run) {
             return Err(EngineError::Other(format!(
                 "{engine_ref:?} is not the KFP run of run {} attempt {}",
@@ -181,10 +183,14 @@ impl KfpAdapter {
                         return Ok(existing);
                     }
                 }
-                other => return Ok(other?),
+                other => return Ok(other.map_err(engine_error)?),
             }
         }
-        Ok(self.api.json(Method::POST, "runs", &[], Some(body)).await?)
+        Ok(self
+            .api
+            .json(Method::POST, "runs", &[], Some(body))
+            .await
+            .map_err(engine_error)?)
     }
 
     async fn find(&self, path: &str, key: &str, name: &str) -> Result<Option<Value>, EngineError> {
@@ -193,7 +199,11 @@ impl KfpAdapter {
             ("filter", filter.to_string()),
             ("page_size", "10".to_owned()),
         ];
-        let mut page = self.api.json(Method::GET, path, &query, None).await?;
+        let mut page = self
+            .api
+            .json(Method::GET, path, &query, None)
+            .await
+            .map_err(engine_error)?;
         Ok(match page[key].take() {
             Value::Array(items) => items.into_iter().find(|i| i["display_name"] == name),
             _ => None,
@@ -275,7 +285,8 @@ impl EngineAdapter for KfpAdapter {
                 &[],
                 None,
             )
-            .await?;
+            .await
+            .map_err(engine_error)?;
         Ok(())
     }
 
@@ -392,40 +403,9 @@ fn terminal_run(state: &str) -> bool {
     matches!(state, "SUCCEEDED" | "FAILED" | "CANCELED" | "SKIPPED")
 }
 
-#[derive(Debug)]
-enum ApiError {
-    Status(StatusCode, String),
-    Transport(String),
-}
-
-impl ApiError {
-    /// Whether trying again may help.
-    fn transient(&self) -> bool {
-        match self {
-            ApiError::Status(status, _) => status.is_server_error(),
-            ApiError::Transport(_) => true,
-        }
-    }
-}
-
-impl From<ApiError> for EngineError {
-    fn from(e: ApiError) -> EngineError {
-        match e {
-            ApiError::Status(status, message) if status.is_server_error() => {
-                EngineError::Unavailable {
-                    engine: ENGINE,
-                    message: format!("{status}: {message}"),
-                }
-            }
-            ApiError::Status(status, message) => {
-                EngineError::Other(format!("the KFP API refused ({status}): {message}"))
-            }
-            ApiError::Transport(message) => EngineError::Unavailable {
-                engine: ENGINE,
-                message,
-            },
-        }
-    }
+/// What a failed KFP API call means for the run.
+fn engine_error(e: ApiError) -> EngineError {
+    e.for_engine(ENGINE, "KFP")
 }
 
 /// A small client of the `v2beta1` API.

@@ -183,14 +183,13 @@ impl KfpAdapter {
                         return Ok(existing);
                     }
                 }
-                other => return Ok(other.map_err(engine_error)?),
+                other => return other.map_err(engine_error),
             }
         }
-        Ok(self
-            .api
+        self.api
             .json(Method::POST, "runs", &[], Some(body))
             .await
-            .map_err(engine_error)?)
+            .map_err(engine_error)
     }
 
     async fn find(&self, path: &str, key: &str, name: &str) -> Result<Option<Value>, EngineError> {

@@ -58,22 +58,63 @@ impl Store {
             "BEGIN; SELECT set_config('role', 'couler_app', true), set_config('couler.tenant_id', '{}', true)",
             tenant.0
         );
-        self.pool.begin_with(sqlx::AssertSqlSafe(begin)).await
+        self.on_live_connection(|| self.pool.begin_with(sqlx::AssertSqlSafe(begin.clone())))
+            .await
     }
 
     /// A transaction that sees every tenant. Use only for platform work.
     pub async fn platform(&self) -> Result<Tx, sqlx::Error> {
-        self.pool
-            .begin_with("BEGIN; SELECT set_config('role', 'couler_platform', true)")
-            .await
+        self.on_live_connection(|| {
+            self.pool
+                .begin_with("BEGIN; SELECT set_config('role', 'couler_platform', true)")
+        })
+        .await
     }
 
     /// Whether the database answers.
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
-        sqlx::query!("SELECT 1 AS one")
-            .fetch_one(&self.pool)
+        self.on_live_connection(|| sqlx::query!("SELECT 1 AS one").fetch_one(&self.pool))
             .await
             .map(|_| ())
+    }
+
+    /// Runs `first`, a call's first statement on a pooled connection, again
+    /// while it fails because the connection was lost. The pool pings only
+    /// connections that sat idle, so one the server dropped since its last
+    /// use (a restart, a terminated backend) fails here instead; it is
+    /// closed on release, and each try takes another, at most as many as
+    /// the pool holds before a new one is opened. Nothing ran yet, so
+    /// trying again is safe.
+    async fn on_live_connection<T, F: Future<Output = Result<T, sqlx::Error>>>(
+        &self,
+        first: impl Fn() -> F,
+    ) -> Result<T, sqlx::Error> {
+        let mut tries = 0;
+        loop {
+            match first().await {
+                Err(e)
+                    if connection_lost(&e)
+                        && tries <= self.pool.options().get_max_connections() =>
+                {
+                    tracing::debug!(error = %e, "a pooled connection was lost; trying another");
+                    tries += 1;
+                }
+                done => return done,
+            }
+        }
+    }
+}
+
+/// Whether an error says the connection itself is gone: an I/O failure, or
+/// the server ending the session (SQLSTATE classes 08, connection
+/// exception, and 57P, operator intervention).
+fn connection_lost(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Io(_) => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
+        _ => false,
     }
 }
 

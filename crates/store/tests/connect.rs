@@ -1,7 +1,7 @@
 //! Start-up: replicas that start together create the database and migrate
 //! it once, without racing; queueing a run notifies the schedulers in the
-//! same transaction; pooled connections the server dropped while they sat
-//! idle are replaced, not handed out.
+//! same transaction; pooled connections the server dropped are replaced,
+//! not handed out.
 
 use couler_store::{RUNS_QUEUED_CHANNEL, Store, StoreConfig};
 use sqlx::Connection;
@@ -103,7 +103,7 @@ async fn queueing_a_run_notifies_in_the_same_transaction() {
 }
 
 #[tokio::test]
-async fn connections_the_server_dropped_while_idle_are_replaced() {
+async fn connections_the_server_dropped_are_replaced_not_handed_out() {
     let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
     let mut config = StoreConfig::new(format!("{PG}/{name}"));
     config.max_connections = 1;
@@ -123,7 +123,18 @@ async fn connections_the_server_dropped_while_idle_are_replaced() {
     .unwrap();
     assert_eq!(ended, [true]);
 
-    // Idle past the threshold, it is pinged, found dead and replaced.
+    // Used at once (so not pinged first), it fails its BEGIN, is dropped
+    // and replaced by a new connection.
+    let tx = store.platform().await.unwrap();
+    tx.commit().await.unwrap();
+    // The same after sitting idle, when the pool pings it first.
+    sqlx::query_scalar::<_, bool>(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+    )
+    .bind(&name)
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(1200)).await;
     store.ping().await.unwrap();
     store.pool().close().await;

@@ -71,9 +71,6 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
 
-/// A pooled connection idle this long is pinged before it is handed out.
-const PING_IDLE_AFTER: Duration = Duration::from_secs(1);
-
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
 impl Store {
@@ -88,19 +85,11 @@ impl Store {
         let pool = PgPoolOptions::new()
             .max_connections(config.max_connections)
             .acquire_timeout(config.acquire_timeout)
-            // sqlx pings every connection it hands out (and again, in the
-            // background, on release): a round trip per request. A
-            // connection in steady use was pinged on its last release;
-            // only one that sat idle is pinged before use.
+            // sqlx would ping every connection it hands out (and pings it
+            // again, in the background, on release): a round trip per use.
+            // A connection the server dropped meanwhile fails its first
+            // statement instead, and `Store` tries another one.
             .test_before_acquire(false)
-            .before_acquire(|conn, meta| {
-                Box::pin(async move {
-                    if meta.idle_for >= PING_IDLE_AFTER {
-                        conn.ping().await?;
-                    }
-                    Ok(true)
-                })
-            })
             .connect_with(options)
             .await
             .map_err(StoreError::Connect)?;

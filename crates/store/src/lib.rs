@@ -79,11 +79,11 @@ impl Store {
     }
 
     /// Runs `first`, a call's first statement on a pooled connection, again
-    /// while it fails because the connection was lost. The pool pings only
-    /// connections that sat idle, so one the server dropped since its last
-    /// use (a restart, a terminated backend) fails here instead; it is
-    /// closed on release, and each try takes another, at most as many as
-    /// the pool holds before a new one is opened. Nothing ran yet, so
+    /// while it fails because the connection was lost. The pool does not
+    /// ping connections before handing them out, so one the server dropped
+    /// since its last use (a restart, a terminated backend) fails here; it
+    /// is closed on release, and each try takes another, at most as many
+    /// as the pool holds before a new one is opened. Nothing ran yet, so
     /// trying again is safe.
     async fn on_live_connection<T, F: Future<Output = Result<T, sqlx::Error>>>(
         &self,

@@ -102,6 +102,15 @@ async fn queueing_a_run_notifies_in_the_same_transaction() {
     drop_database(&name).await;
 }
 
+/// Ends every session on `database`; one flag per session.
+async fn terminate(admin: &mut sqlx::PgConnection, database: &str) -> Vec<bool> {
+    sqlx::query_scalar("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+        .bind(database)
+        .fetch_all(admin)
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn connections_the_server_dropped_are_replaced_not_handed_out() {
     let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
@@ -114,28 +123,15 @@ async fn connections_the_server_dropped_are_replaced_not_handed_out() {
     let mut admin = sqlx::PgConnection::connect(&format!("{PG}/postgres"))
         .await
         .unwrap();
-    let ended: Vec<bool> = sqlx::query_scalar(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
-    )
-    .bind(&name)
-    .fetch_all(&mut admin)
-    .await
-    .unwrap();
-    assert_eq!(ended, [true]);
+    assert_eq!(terminate(&mut admin, &name).await, [true]);
 
     // Used at once (so not pinged first), it fails its BEGIN, is dropped
     // and replaced by a new connection.
     let tx = store.platform().await.unwrap();
     tx.commit().await.unwrap();
-    // The same after sitting idle, when the pool pings it first.
-    sqlx::query_scalar::<_, bool>(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
-    )
-    .bind(&name)
-    .fetch_all(&mut admin)
-    .await
-    .unwrap();
+    // The same for a connection that sat idle before the server ended it.
     tokio::time::sleep(Duration::from_millis(1200)).await;
+    terminate(&mut admin, &name).await;
     store.ping().await.unwrap();
     store.pool().close().await;
     drop_database(&name).await;

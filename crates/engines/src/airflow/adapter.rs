@@ -36,10 +36,11 @@
 //!   the run finishes `Cancelled`. Exit handlers do not run after a cancel
 //!   (Airflow stops the whole run).
 
-use super::api::{Api, ApiError, Auth, engine_error};
+use super::api::{Api, Auth, engine_error};
 use super::poll::Poller;
 use super::text::id_part;
 use super::{AirflowOptions, ENGINE, Operator, compile_with};
+use crate::rest::ApiError;
 use crate::track::{UPDATE_BUFFER, compile, join_attempts};
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
 use async_trait::async_trait;

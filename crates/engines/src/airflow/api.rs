@@ -3,7 +3,7 @@
 
 use super::ENGINE;
 use crate::EngineError;
-pub(super) use crate::rest::ApiError;
+use crate::rest::ApiError;
 use couler_optimizer::StepOutputs;
 use reqwest::{Method, StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};

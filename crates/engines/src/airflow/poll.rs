@@ -3,7 +3,8 @@
 
 use super::Operator;
 use super::adapter::{AirflowConfig, CANCEL_NOTE, instance};
-use super::api::{Api, ApiError, bash_output, failure, render_log};
+use super::api::{Api, bash_output, failure, render_log};
+use crate::rest::ApiError;
 use crate::track::{
     LOG_TAIL_BYTES, Poll, Reporter, gather, map_state, poll_until_finished, split_plan, tail,
 };

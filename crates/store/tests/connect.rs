@@ -136,3 +136,39 @@ async fn connections_the_server_dropped_are_replaced_not_handed_out() {
     store.pool().close().await;
     drop_database(&name).await;
 }
+
+/// Nagle's algorithm holds a small write back until the previous one is
+/// acknowledged, and the server may delay that acknowledgement by 40 ms: a
+/// message sqlx sends in two writes (as TLS does) waits that long. The pool's
+/// sockets have it off, as libpq's do.
+#[tokio::test]
+async fn pooled_connections_send_without_nagle_delays() {
+    let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
+    let store = Store::connect(&StoreConfig::new(format!("{PG}/{name}")))
+        .await
+        .unwrap();
+    let mut conn = store.pool().acquire().await.unwrap();
+    let port: i32 = sqlx::query_scalar("SELECT inet_client_port()")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+
+    // The connection's socket, found among this process's descriptors by
+    // the local port the server sees.
+    let nodelay = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .find_map(|raw| {
+            // SAFETY: the descriptor is only borrowed for these two calls,
+            // while `conn` keeps the socket open; on any other descriptor
+            // (or one closed meanwhile) the calls fail and it is skipped.
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(raw) };
+            let socket = socket2::SockRef::from(&fd);
+            let local = socket.local_addr().ok()?.as_socket()?;
+            (local.port() == port as u16).then(|| socket.tcp_nodelay().unwrap())
+        });
+    assert_eq!(nodelay, Some(true), "the pooled connection's socket");
+    drop(conn);
+    store.pool().close().await;
+    drop_database(&name).await;
+}

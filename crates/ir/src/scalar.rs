@@ -301,9 +301,86 @@ impl JsonSchema for Memory {
     }
 }
 
+/// Whole numbers for counts and limits. JSON and YAML writers (Python's
+/// `json`, for one) often spell them `3.0`, and JSON Schema's `integer`
+/// accepts that, so the parser does too: any number without a fractional part
+/// that fits the field. `3.5`, strings and out-of-range values are refused.
+pub(crate) mod whole {
+    use serde::de::{self, Deserializer, Visitor};
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    pub fn deserialize<'de, D, T>(d: D) -> Result<T, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<u64>,
+    {
+        struct V<T>(PhantomData<T>);
+        impl<T: TryFrom<u64>> Visitor<'_> for V<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a whole number")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+                T::try_from(v).map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+                let v = u64::try_from(v)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))?;
+                self.visit_u64(v)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+                // Exactly representable up to 2^53; beyond that a float no
+                // longer names one whole number.
+                if v.fract() != 0.0 || !(0.0..=9_007_199_254_740_992.0).contains(&v) {
+                    return Err(E::invalid_value(de::Unexpected::Float(v), &self));
+                }
+                self.visit_u64(v as u64)
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+
+    /// For `Option` fields (with `#[serde(default)]` for a missing one).
+    pub fn opt<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: TryFrom<u64>,
+    {
+        deserialize(d).map(Some)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Counts {
+        #[serde(deserialize_with = "whole::deserialize")]
+        limit: u32,
+        #[serde(default, deserialize_with = "whole::opt")]
+        seed: Option<u64>,
+    }
+
+    #[test]
+    fn whole_numbers_may_be_written_as_integral_floats() {
+        let parse = |s: &str| serde_json::from_str::<Counts>(s).map_err(|e| e.to_string());
+        let counts = parse(r#"{"limit": 3.0, "seed": 7}"#).unwrap();
+        assert_eq!((counts.limit, counts.seed), (3, Some(7)));
+        assert_eq!(parse(r#"{"limit": 3}"#).unwrap().seed, None);
+        for bad in [
+            r#"{"limit": 3.5}"#,
+            r#"{"limit": -1}"#,
+            r#"{"limit": -1.0}"#,
+            r#"{"limit": 4294967296}"#,
+            r#"{"limit": 1e300}"#,
+            r#"{"limit": "3"}"#,
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains("a whole number"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn durations_have_one_spelling() {

@@ -5,7 +5,7 @@
 //! hashes serialize these types as declared, so reordering fields changes
 //! every hash.
 
-use crate::scalar::{Cpu, Duration, Memory, ParamValue};
+use crate::scalar::{Cpu, Duration, Memory, ParamValue, whole};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -49,7 +49,11 @@ pub struct Workflow {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub on_exit: Vec<Step>,
     /// At most this many steps run at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::opt"
+    )]
     #[schemars(range(min = 1, max = crate::validate::MAX_PARALLELISM))]
     pub parallelism: Option<u32>,
     /// Run the workflow on a schedule.
@@ -284,6 +288,7 @@ impl Framework {
 #[schemars(deny_unknown_fields)]
 pub struct Replica {
     /// Number of replicas in this role (at least 1).
+    #[serde(deserialize_with = "whole::deserialize")]
     pub count: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
@@ -321,7 +326,11 @@ pub struct Resources {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<Memory>,
     /// Whole GPUs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::opt"
+    )]
     pub gpu: Option<u32>,
 }
 
@@ -458,7 +467,11 @@ pub struct MapOver {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     /// At most this many instances at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::opt"
+    )]
     pub parallelism: Option<u32>,
 }
 
@@ -469,6 +482,7 @@ pub struct MapOver {
 #[schemars(deny_unknown_fields)]
 pub struct WhileLoop {
     pub condition: Vec<Condition>,
+    #[serde(deserialize_with = "whole::deserialize")]
     pub max_iterations: u32,
 }
 
@@ -477,6 +491,7 @@ pub struct WhileLoop {
 #[schemars(deny_unknown_fields)]
 pub struct Retry {
     /// Retries after the first attempt.
+    #[serde(deserialize_with = "whole::deserialize")]
     pub limit: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backoff: Option<Backoff>,
@@ -509,7 +524,11 @@ pub struct Backoff {
     /// Wait before the first retry.
     pub duration: Duration,
     /// Each wait is the previous one times this (default 2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::opt"
+    )]
     pub factor: Option<u32>,
     /// Cap on a single wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -574,12 +593,21 @@ pub struct Tune {
     pub objective: Objective,
     #[serde(default)]
     pub strategy: Strategy,
+    #[serde(deserialize_with = "whole::deserialize")]
     pub max_trials: u32,
     /// Trials at once.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::opt"
+    )]
     pub parallelism: Option<u32>,
     /// Seed for `random` (and the fallback of `llm`), for reproducible searches.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::opt"
+    )]
     pub seed: Option<u64>,
     /// Successive-halving budgets; the budget is `{{trial.budget}}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -658,11 +686,17 @@ pub enum Strategy {
 #[schemars(deny_unknown_fields)]
 pub struct Halving {
     /// Budget (e.g. epochs) of the first rung.
+    #[serde(deserialize_with = "whole::deserialize")]
     pub min_budget: u32,
     /// Budget of the last rung.
+    #[serde(deserialize_with = "whole::deserialize")]
     pub max_budget: u32,
     /// Keep the best 1/eta of trials at each rung (default 3).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "whole::opt"
+    )]
     pub eta: Option<u32>,
 }
 

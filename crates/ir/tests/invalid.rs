@@ -406,3 +406,28 @@ fn step_count_is_bounded() {
     let p = couler_ir::load_with(&yaml, Format::Yaml, &limits).unwrap_err();
     assert!(p.has(Code::TooManySteps), "{p}");
 }
+
+#[test]
+fn whole_numbers_may_have_a_zero_fraction_but_no_other() {
+    let step = "steps:\n  - name: a\n    container: {image: a}\n    retry: {limit: ";
+    for (format, text) in [
+        (Format::Yaml, doc(&format!("{step}3.0}}\n"))),
+        (
+            Format::Json,
+            r#"{"apiVersion": "couler.dev/v1alpha1", "name": "w", "steps": [{"name": "a", "container": {"image": "a"}, "retry": {"limit": 3.0}}]}"#.to_owned(),
+        ),
+    ] {
+        let workflow = load(&text, format).unwrap();
+        assert_eq!(workflow.steps[0].retry.as_ref().unwrap().limit, 3);
+    }
+    assert_problem(
+        &doc(&format!("{step}2.5}}\n")),
+        "/steps/0/retry/limit",
+        Code::InvalidValue,
+    );
+    assert_problem(
+        &doc(&format!("{step}-1}}\n")),
+        "/steps/0/retry/limit",
+        Code::InvalidValue,
+    );
+}

@@ -310,16 +310,23 @@ pub(crate) mod whole {
     use std::fmt;
     use std::marker::PhantomData;
 
-    pub fn deserialize<'de, D, T>(d: D) -> Result<T, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: TryFrom<u64>,
-    {
+    /// The unsigned types such fields have.
+    pub trait Whole: TryFrom<u64> {
+        const MAX: u64;
+    }
+    impl Whole for u32 {
+        const MAX: u64 = u32::MAX as u64;
+    }
+    impl Whole for u64 {
+        const MAX: u64 = u64::MAX;
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: Whole>(d: D) -> Result<T, D::Error> {
         struct V<T>(PhantomData<T>);
-        impl<T: TryFrom<u64>> Visitor<'_> for V<T> {
+        impl<T: Whole> Visitor<'_> for V<T> {
             type Value = T;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a whole number")
+                write!(f, "a whole number from 0 to {}", T::MAX)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
                 T::try_from(v).map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
@@ -342,11 +349,7 @@ pub(crate) mod whole {
     }
 
     /// For `Option` fields (with `#[serde(default)]` for a missing one).
-    pub fn opt<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: TryFrom<u64>,
-    {
+    pub fn opt<'de, D: Deserializer<'de>, T: Whole>(d: D) -> Result<Option<T>, D::Error> {
         deserialize(d).map(Some)
     }
 }
@@ -378,7 +381,10 @@ mod tests {
             r#"{"limit": "3"}"#,
         ] {
             let e = parse(bad).unwrap_err();
-            assert!(e.contains("a whole number"), "{bad}: {e}");
+            assert!(
+                e.contains("a whole number from 0 to 4294967295"),
+                "{bad}: {e}"
+            );
         }
     }
 

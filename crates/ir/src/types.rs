@@ -49,11 +49,8 @@ pub struct Workflow {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub on_exit: Vec<Step>,
     /// At most this many steps run at once.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "whole::opt"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "whole::opt")]
     #[schemars(range(min = 1, max = crate::validate::MAX_PARALLELISM))]
     pub parallelism: Option<u32>,
     /// Run the workflow on a schedule.
@@ -326,11 +323,8 @@ pub struct Resources {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<Memory>,
     /// Whole GPUs.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "whole::opt"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "whole::opt")]
     pub gpu: Option<u32>,
 }
 
@@ -467,11 +461,8 @@ pub struct MapOver {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     /// At most this many instances at once.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "whole::opt"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "whole::opt")]
     pub parallelism: Option<u32>,
 }
 
@@ -524,11 +515,8 @@ pub struct Backoff {
     /// Wait before the first retry.
     pub duration: Duration,
     /// Each wait is the previous one times this (default 2).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "whole::opt"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "whole::opt")]
     pub factor: Option<u32>,
     /// Cap on a single wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -596,18 +584,12 @@ pub struct Tune {
     #[serde(deserialize_with = "whole::deserialize")]
     pub max_trials: u32,
     /// Trials at once.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "whole::opt"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "whole::opt")]
     pub parallelism: Option<u32>,
     /// Seed for `random` (and the fallback of `llm`), for reproducible searches.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "whole::opt"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "whole::opt")]
     pub seed: Option<u64>,
     /// Successive-halving budgets; the budget is `{{trial.budget}}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -692,11 +674,8 @@ pub struct Halving {
     #[serde(deserialize_with = "whole::deserialize")]
     pub max_budget: u32,
     /// Keep the best 1/eta of trials at each rung (default 3).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "whole::opt"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "whole::opt")]
     pub eta: Option<u32>,
 }
 

@@ -9,6 +9,13 @@ use std::time::Duration;
 
 const PG: &str = "postgres://postgres@127.0.0.1:5432";
 
+/// A database name no other test uses, and the config for it.
+fn scratch() -> (String, StoreConfig) {
+    let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
+    let config = StoreConfig::new(format!("{PG}/{name}"));
+    (name, config)
+}
+
 async fn drop_database(name: &str) {
     let mut conn = sqlx::PgConnection::connect(&format!("{PG}/postgres"))
         .await
@@ -19,8 +26,7 @@ async fn drop_database(name: &str) {
 
 #[tokio::test]
 async fn replicas_starting_together_do_not_race() {
-    let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
-    let config = StoreConfig::new(format!("{PG}/{name}"));
+    let (name, config) = scratch();
     let starts = (0..4).map(|_| Store::connect(&config));
     let stores = futures::future::join_all(starts).await;
     for s in &stores {
@@ -42,10 +48,8 @@ async fn replicas_starting_together_do_not_race() {
 
 #[tokio::test]
 async fn queueing_a_run_notifies_in_the_same_transaction() {
-    let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
-    let store = Store::connect(&StoreConfig::new(format!("{PG}/{name}")))
-        .await
-        .unwrap();
+    let (name, config) = scratch();
+    let store = Store::connect(&config).await.unwrap();
     let mut listener = sqlx::postgres::PgListener::connect_with(store.pool())
         .await
         .unwrap();
@@ -113,8 +117,7 @@ async fn terminate(admin: &mut sqlx::PgConnection, database: &str) -> Vec<bool> 
 
 #[tokio::test]
 async fn connections_the_server_dropped_are_replaced_not_handed_out() {
-    let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
-    let mut config = StoreConfig::new(format!("{PG}/{name}"));
+    let (name, mut config) = scratch();
     config.max_connections = 1;
     let store = Store::connect(&config).await.unwrap();
     store.ping().await.unwrap();
@@ -143,10 +146,8 @@ async fn connections_the_server_dropped_are_replaced_not_handed_out() {
 /// sockets have it off, as libpq's do.
 #[tokio::test]
 async fn pooled_connections_send_without_nagle_delays() {
-    let name = format!("couler_test_{}", uuid::Uuid::new_v4().simple());
-    let store = Store::connect(&StoreConfig::new(format!("{PG}/{name}")))
-        .await
-        .unwrap();
+    let (name, config) = scratch();
+    let store = Store::connect(&config).await.unwrap();
     let mut conn = store.pool().acquire().await.unwrap();
     let port: i32 = sqlx::query_scalar("SELECT inet_client_port()")
         .fetch_one(&mut *conn)

@@ -161,6 +161,25 @@ async fn secret_values_in_descriptions_are_never_stored_or_shown() {
             .unwrap()
             .contains("train an xgboost model")
     );
+    // Nor in any row of the tables a generation writes.
+    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
+        .await
+        .unwrap();
+    for table in ["generations", "generation_drafts", "llm_usage"] {
+        let query = format!("SELECT count(*) FROM {table} t WHERE t::text LIKE '%ghp\\_%'");
+        let (rows,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(query))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(rows, 0, "{table} holds a secret");
+    }
+    let (rows,): (i64,) = sqlx::query_as("SELECT count(*) FROM generation_drafts")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(rows, 2, "both drafts are stored");
+    pool.close().await;
+    api.stop().await;
 }
 
 #[tokio::test]

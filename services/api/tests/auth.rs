@@ -565,9 +565,7 @@ async fn api_key_secret_is_shown_once_and_stored_only_as_a_hash() {
     assert!(keys[0].get("secret").is_none(), "{text}");
     assert!(!text.contains(hidden), "the list shows the secret: {text}");
 
-    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
-        .await
-        .unwrap();
+    let pool = api.pool().await;
     let stored: Vec<u8> = sqlx::query_scalar("SELECT key_hash FROM api_keys WHERE prefix = $1")
         .bind(&prefix)
         .fetch_one(&pool)

@@ -161,11 +161,9 @@ async fn secret_values_in_descriptions_are_never_stored_or_shown() {
             .unwrap()
             .contains("train an xgboost model")
     );
-    // Nor in any row of the tables a generation writes.
-    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
-        .await
-        .unwrap();
-    for table in ["generations", "generation_drafts", "llm_usage"] {
+    // Nor in any row of the tables holding a generation's text.
+    let pool = api.pool().await;
+    for table in ["generations", "generation_drafts"] {
         let query = format!("SELECT count(*) FROM {table} t WHERE t::text LIKE '%ghp\\_%'");
         let (rows,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(query))
             .fetch_one(&pool)
@@ -493,9 +491,7 @@ async fn invalid_templates_are_422_with_every_path_and_names_are_unique() {
 
 /// Tokens spent this month, as the generator's LLM calls would record them.
 async fn spend(api: &TestApi, tenant: &str, tokens: i64) {
-    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
-        .await
-        .unwrap();
+    let pool = api.pool().await;
     let tenant: couler_store::TenantId = tenant.parse().unwrap();
     let mut tx = couler_store::Store::from_pool(pool.clone())
         .tenant(tenant)

@@ -465,9 +465,7 @@ async fn post_run(api: &TestApi, editor: &str) -> String {
 
 /// A step log, as a scheduler would store it.
 async fn add_step_log(api: &TestApi, tenant: &str, run: &str) {
-    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
-        .await
-        .unwrap();
+    let pool = api.pool().await;
     let tenant: couler_store::TenantId = tenant.parse().unwrap();
     let run: couler_store::RunId = run.parse().unwrap();
     sqlx::query("INSERT INTO step_logs (tenant_id, run_id, step, attempt, content) VALUES ($1, $2, 'a', 1, 'A says hi')")
@@ -485,9 +483,7 @@ async fn add_plan(api: &TestApi, run: &str) {
     let plan = couler_optimizer::Pipeline::default()
         .plan(workflow, &Default::default(), |_, f| f())
         .unwrap();
-    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
-        .await
-        .unwrap();
+    let pool = api.pool().await;
     let run: couler_store::RunId = run.parse().unwrap();
     sqlx::query("UPDATE runs SET plan = $1 WHERE id = $2")
         .bind(serde_json::to_value(&plan).unwrap())

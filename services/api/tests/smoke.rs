@@ -43,9 +43,7 @@ async fn token_subjects_are_recorded_as_principals() {
         .call(Method::GET, "/v1/workflows", &user(&tenant, "viewer"), None)
         .await;
     assert_eq!(status, StatusCode::OK);
-    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
-        .await
-        .unwrap();
+    let pool = api.pool().await;
     let subjects: Vec<String> = sqlx::query_scalar("SELECT subject FROM principals")
         .fetch_all(&pool)
         .await

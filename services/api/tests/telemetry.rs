@@ -31,9 +31,7 @@ async fn runs_carry_the_callers_trace() {
     assert_eq!(status, StatusCode::CREATED, "{run}");
     let run_id: couler_store::RunId = run["id"].as_str().unwrap().parse().unwrap();
 
-    let pool = sqlx::PgPool::connect(&format!("{PG}/{}", api.database))
-        .await
-        .unwrap();
+    let pool = api.pool().await;
     let stored: serde_json::Value =
         sqlx::query_scalar("SELECT trace_context FROM runs WHERE id = $1")
             .bind(run_id.0)

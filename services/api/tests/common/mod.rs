@@ -120,6 +120,14 @@ impl TestApi {
         t["id"].as_str().unwrap().to_owned()
     }
 
+    /// A pool on the service's database as its owner, for what a test
+    /// checks or arranges behind the API (row-level security does not apply).
+    pub async fn pool(&self) -> sqlx::PgPool {
+        sqlx::PgPool::connect(&format!("{PG}/{}", self.database))
+            .await
+            .unwrap()
+    }
+
     /// Stops the server and drops its database.
     pub async fn stop(self) {
         self.shutdown.cancel();

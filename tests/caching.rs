@@ -99,8 +99,9 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
     assert_eq!(alice["hits"], 0, "{alice}");
 
     // A new cache.version misses. Downstream keys need the upstream outputs,
-    // known before the run only from hits, so `train` runs too; the next
-    // run with the new version hits everything again.
+    // known before the run only from hits; bob never ran `train` himself,
+    // so it is not looked up again after `prepare` (no cut) and runs too.
+    // The next run with the new version hits everything again.
     let bumped = run_to_end(&couler, &b, &pipeline("", "2"));
     let steps = step_statuses(&bumped);
     assert_eq!(
@@ -112,6 +113,59 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
     assert!(
         step_statuses(&again).values().all(|s| s == "cached"),
         "{again:#}"
+    );
+}
+
+#[test]
+fn a_step_whose_upstream_ran_again_with_the_same_outputs_is_a_hit() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler("cutoff");
+    let (_, a) = couler.tenant("alice");
+    let first = run_to_end(&couler, &a, &pipeline("", "1"));
+    assert!(
+        step_statuses(&first).values().all(|s| s == "succeeded"),
+        "{first:#}"
+    );
+
+    // A new cache.version runs `prepare` again; it writes the same data, so
+    // `train` and `report`, looked up once the steps they read have run,
+    // are hits.
+    let second = run_to_end(&couler, &a, &pipeline("", "2"));
+    let steps = step_statuses(&second);
+    assert_eq!(
+        (
+            steps["prepare"].as_str(),
+            steps["train"].as_str(),
+            steps["report"].as_str()
+        ),
+        ("succeeded", "cached", "cached"),
+        "{second:#}"
+    );
+    let id = second["id"].as_str().unwrap();
+    let (status, plan) = couler.call(
+        reqwest::Method::GET,
+        &format!("/v1/runs/{id}/plan"),
+        &a,
+        None,
+    );
+    assert_eq!(status, 200, "{plan}");
+    let cut: Vec<&str> = plan["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["pass"] == "cache-cut")
+        .filter_map(|d| d["step"].as_str())
+        .collect();
+    assert_eq!(cut, ["train", "report"], "{plan:#}");
+
+    // Different data from `prepare` misses downstream, stage or no stage.
+    let changed = pipeline("", "3").replace("seq 1 50", "seq 1 60");
+    let third = run_to_end(&couler, &a, &changed);
+    let steps = step_statuses(&third);
+    assert_eq!(
+        (steps["train"].as_str(), steps["report"].as_str()),
+        ("succeeded", "succeeded"),
+        "{third:#}"
     );
 }
 

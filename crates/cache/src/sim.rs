@@ -12,7 +12,10 @@
 //! The execution model is serial: executing a workflow visits its steps in
 //! topological order; a step whose key is cached is a hit and costs
 //! nothing, any other step runs (its cost is added to the total time) and
-//! its output is offered to the policy.
+//! its output is offered to the policy. A step is looked up once the steps
+//! it reads have hit or run, as the scheduler does by cutting the plan
+//! before steps the tenant ran before ([`Lookups`] also replays lookups
+//! made only before the run).
 
 pub mod policy;
 pub mod replay;
@@ -21,7 +24,7 @@ pub mod trace;
 pub use policy::{
     CacheAll, Couler, Fifo, Lru, NoCache, Oracle, Policy, PolicyKind, StepContext, Store,
 };
-pub use replay::{Outcome, replay};
+pub use replay::{Lookups, Outcome, replay, replay_with};
 pub use trace::{ChangeMix, Scenario, TraceConfig, generate};
 
 use std::collections::HashSet;

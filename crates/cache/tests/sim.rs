@@ -2,8 +2,9 @@
 
 use couler_cache::importance::Weights;
 use couler_cache::sim::{
-    Change, Couler, Dag, Execution, Fifo, Key, Lru, Oracle, Outcome, Policy, PolicyKind, Scenario,
-    SimError, StepContext, StepKind, StepRun, StepSpec, Trace, TraceConfig, generate, replay,
+    Change, Couler, Dag, Execution, Fifo, Key, Lookups, Lru, Oracle, Outcome, Policy, PolicyKind,
+    Scenario, SimError, StepContext, StepKind, StepRun, StepSpec, Trace, TraceConfig, generate,
+    replay, replay_with,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -397,4 +398,57 @@ fn the_oracle_keeps_what_comes_back_soonest() {
         outcome.rejections, 2,
         "c never comes back, b comes back later"
     );
+}
+
+#[test]
+fn lookups_after_upstream_hit_what_lookups_before_the_run_cannot() {
+    // A big, cheap load feeding an expensive training step, under a budget
+    // that holds the model but not the data: the same execution twice.
+    let dag = Dag::new(
+        "pair",
+        vec![
+            StepSpec::new("load", StepKind::Load, vec![]),
+            StepSpec::new("train", StepKind::Train, vec![0]),
+        ],
+    )
+    .unwrap();
+    let load = key("load");
+    let steps = vec![
+        StepRun {
+            key: load,
+            cost: 10.0,
+            size: 5 * GB,
+        },
+        StepRun {
+            key: Key::digest("train", [&load]),
+            cost: 1000.0,
+            size: GB,
+        },
+    ];
+    let execution = Execution {
+        dag: 0,
+        user: 0,
+        change: Change::First,
+        steps,
+    };
+    let trace = Trace {
+        dags: vec![dag],
+        executions: vec![execution.clone(), execution],
+    };
+    let after = replay_with(&trace, &mut Lru::new(2 * GB), Lookups::AfterUpstream);
+    let before = replay_with(&trace, &mut Lru::new(2 * GB), Lookups::BeforeRun);
+    assert_eq!((after.hits, after.total_time), (1, 1020.0));
+    assert_eq!((before.hits, before.total_time), (0, 2020.0));
+    assert_eq!(replay(&trace, &mut Lru::new(2 * GB)), after);
+
+    // On generated traces too, waiting for the upstream never loses a hit.
+    let trace = short(13, 300);
+    for kind in PolicyKind::ALL {
+        let after = replay_with(&trace, kind.build(20 * GB).as_mut(), Lookups::AfterUpstream);
+        let before = replay_with(&trace, kind.build(20 * GB).as_mut(), Lookups::BeforeRun);
+        assert!(
+            after.hits >= before.hits,
+            "{kind:?}: {after:?} vs {before:?}"
+        );
+    }
 }

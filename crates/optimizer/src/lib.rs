@@ -3,6 +3,7 @@
 //! I/O; what they need to know (parameter values, earlier results, later
 //! cache hits and history) arrives in [`Facts`].
 
+mod cut;
 mod plan;
 mod resolve;
 pub mod split;
@@ -11,6 +12,7 @@ pub mod tune;
 
 mod passes;
 
+pub use cut::CutForCache;
 pub use passes::{AdviseResources, ExpandTuning, SplitPlan, Usage, recommend};
 pub use plan::{
     Action, Advice, ArtifactRef, Decision, Named, Plan, PlanPart, PlannedStep, ReuseStatus,
@@ -21,7 +23,7 @@ pub use resolve::{
 };
 
 use couler_ir::Workflow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a run brings to planning.
 #[derive(Debug, Clone, Default)]
@@ -32,6 +34,9 @@ pub struct Facts {
     pub earlier: BTreeMap<String, (ReuseStatus, StepOutputs)>,
     /// Cache hits by step name: the outputs, and why (for explanations).
     pub cache_hits: BTreeMap<String, (StepOutputs, String)>,
+    /// Steps with no cache key before the run only because a step they
+    /// read runs: a lookup once it has could hit ([`CutForCache`]).
+    pub cache_pending: BTreeSet<String>,
     /// The LLM's answer to each `llm`-strategy `tune` step's request
     /// ([`tune::llm_request`]), by step name; absent when none is configured.
     pub tune_answers: BTreeMap<String, String>,
@@ -93,12 +98,14 @@ impl Pipeline {
         ])
     }
 
-    /// What comes after: cache hits, resource advice, the split.
+    /// What comes after: cache hits, resource advice, the split, and the
+    /// cuts that let later lookups see the outputs of steps that run.
     pub fn after_lookup() -> Self {
         Pipeline::new(vec![
             Box::new(UseCacheHits),
             Box::new(AdviseResources),
             Box::new(SplitPlan),
+            Box::new(CutForCache),
         ])
     }
 

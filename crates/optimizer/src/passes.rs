@@ -289,7 +289,7 @@ impl Pass for SplitPlan {
 
 /// What one step costs a sub-workflow: its manifest size (estimated from
 /// its IR), its pods, and whether it needs a part of its own.
-fn weight(step: &Step, action: &Action) -> Weight {
+pub(crate) fn weight(step: &Step, action: &Action) -> Weight {
     if !matches!(action, Action::Run) {
         // Reused steps become literals, not tasks.
         return Weight {

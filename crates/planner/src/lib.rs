@@ -5,12 +5,13 @@
 //! it (without counting cache statistics).
 
 use couler_cache::CacheIndex;
+use couler_cache::plan::NotCacheable;
 use couler_ir::{StepKind, Workflow};
 use couler_nl::llm::{ChatRequest, LlmClient};
 use couler_optimizer::split::Budget;
 use couler_optimizer::{Facts, Pipeline, Plan, PlanError, ReuseStatus, StepOutputs, Usage, tune};
 use couler_store::{Store, TenantId};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use tracing::Instrument;
 
 /// Where facts come from.
@@ -81,32 +82,41 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
     facts.tune_answers = suggestions(sources.llm, &req.workflow).await;
     let mut plan = Pipeline::before_lookup().plan(req.workflow, &facts, passes)?;
     if let Some(index) = sources.cache {
-        facts.cache_hits =
-            cache_hits(&plan, req.tenant, req.share_cache, index, req.for_run).await?;
+        let found = cache_hits(&plan, req.tenant, req.share_cache, index, req.for_run).await?;
+        facts.cache_hits = found.hits;
+        facts.cache_pending = found.pending;
     }
     facts.history = history(sources.store, req.tenant, &plan).await;
     Pipeline::after_lookup().apply(&mut plan, &facts, passes)?;
     Ok(plan)
 }
 
+/// What the cache index said of a plan's steps.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The outputs of each hit by step name, with why it was reused.
+    pub hits: BTreeMap<String, (StepOutputs, String)>,
+    /// Steps not keyed before the run only because a step they read runs.
+    pub pending: BTreeSet<String>,
+}
+
 /// Looks every step up in the cache index (pipelined chunks in depth order,
-/// see [`couler_cache::plan`]): the outputs of each hit by step name, with why it was reused. With
-/// `for_run`, hits and misses count in the tenant's statistics and the
-/// entries' reuse scores.
+/// see [`couler_cache::plan`]). With `for_run`, hits and misses count in
+/// the tenant's statistics and the entries' reuse scores.
 pub async fn cache_hits(
     plan: &Plan,
     tenant: TenantId,
     share: bool,
     index: &CacheIndex,
     for_run: bool,
-) -> Result<BTreeMap<String, (StepOutputs, String)>, PlanError> {
+) -> Result<Found, PlanError> {
     let dag = plan.dag()?;
     let tenant = tenant.to_string();
     let lookups = couler_cache::plan::lookup_plan_with_dag(plan, &dag, &tenant, share, index)
         .instrument(tracing::info_span!("pass", pass = "cache-lookup"))
         .await;
     let (mut misses, mut bytes, mut saved_ms) = (0u64, 0u64, 0u64);
-    let mut found = BTreeMap::new();
+    let mut found = Found::default();
     let mut hits = Vec::new();
     for (step, lookup) in plan.steps.iter().zip(lookups) {
         match lookup.outcome {
@@ -115,12 +125,20 @@ pub async fn cache_hits(
                     "cache hit: its exact inputs were computed before ({} ms saved)",
                     entry.wall_ms
                 );
-                found.insert(step.name.clone(), (entry.outputs.clone(), why));
+                found
+                    .hits
+                    .insert(step.name.clone(), (entry.outputs.clone(), why));
                 bytes += entry.size;
                 saved_ms += entry.wall_ms;
                 hits.push((key, *entry));
             }
             couler_cache::plan::Outcome::Miss { .. } => misses += 1,
+            couler_cache::plan::Outcome::NotCacheable(NotCacheable::Pending {
+                step: Some(_),
+                ..
+            }) => {
+                found.pending.insert(step.name.clone());
+            }
             _ => {}
         }
     }

@@ -203,8 +203,18 @@ impl Staged<'_> {
 
     /// Starts (or re-attaches to) one stage.
     async fn start(&mut self, stage: Stage) -> anyhow::Result<()> {
-        let Stage { id, plan, runs } = stage;
-        let plan = Arc::new(self.with_cache_hits(plan).await);
+        let Stage {
+            id,
+            plan,
+            runs,
+            looked_up,
+        } = stage;
+        let plan = if looked_up {
+            plan
+        } else {
+            self.with_cache_hits(plan).await
+        };
+        let plan = Arc::new(plan);
         let spec = self.spec.stage(&id);
         let resume: Vec<StepState> = self
             .d
@@ -259,7 +269,8 @@ impl Staged<'_> {
     }
 
     /// Looks the stage's steps up in the cache index now that their
-    /// upstream outputs are known (a split run's later parts, trials).
+    /// upstream outputs are known (later parts of a split or cut run,
+    /// trials).
     async fn with_cache_hits(&self, mut plan: Plan) -> Plan {
         let Some(index) = &self.ctx.cache else {
             return plan;
@@ -276,7 +287,7 @@ impl Staged<'_> {
             return plan;
         };
         for step in &mut plan.steps {
-            if let Some((outputs, _)) = found.remove(&step.name) {
+            if let Some((outputs, _)) = found.hits.remove(&step.name) {
                 step.action = couler_optimizer::Action::Reuse {
                     status: ReuseStatus::Cached,
                     outputs,

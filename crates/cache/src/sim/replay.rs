@@ -42,8 +42,27 @@ impl Outcome {
     }
 }
 
-/// Runs every execution of `trace`, in order, against `policy`.
+/// When a step is looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookups {
+    /// Once the steps it reads have hit or run, as the scheduler does for a
+    /// step the tenant ran before (the plan is cut before it; see
+    /// `couler_optimizer::CutForCache`).
+    AfterUpstream,
+    /// Only before the run: a step is keyed only when every step it reads
+    /// is a hit, so a miss makes everything downstream run. What the
+    /// scheduler did before plans were cut for the cache.
+    BeforeRun,
+}
+
+/// Runs every execution of `trace`, in order, against `policy`, each step
+/// looked up once the steps it reads have hit or run.
 pub fn replay(trace: &Trace, policy: &mut dyn Policy) -> Outcome {
+    replay_with(trace, policy, Lookups::AfterUpstream)
+}
+
+/// Runs every execution of `trace`, in order, against `policy`.
+pub fn replay_with(trace: &Trace, policy: &mut dyn Policy, lookups: Lookups) -> Outcome {
     let (mut steps, mut hits, mut total_time) = (0, 0, 0.0);
     let mut saved_by_kind = BTreeMap::new();
     // Per key: the last execution that requested it, and its step's kind.
@@ -51,6 +70,7 @@ pub fn replay(trace: &Trace, policy: &mut dyn Policy) -> Outcome {
     let (mut idle_sum, mut idle_samples) = (0.0, 0);
     for (index, execution) in trace.executions.iter().enumerate() {
         let dag = &trace.dags[execution.dag];
+        let mut hit = vec![false; dag.len()];
         for step in 0..dag.len() {
             let ctx = StepContext {
                 dag,
@@ -60,7 +80,12 @@ pub fn replay(trace: &Trace, policy: &mut dyn Policy) -> Outcome {
             steps += 1;
             let kind = dag.steps()[step].kind;
             last_request.insert(ctx.run().key, (index, kind));
-            if policy.lookup(&ctx) {
+            let keyed = match lookups {
+                Lookups::AfterUpstream => true,
+                Lookups::BeforeRun => dag.steps()[step].upstream.iter().all(|&u| hit[u]),
+            };
+            if keyed && policy.lookup(&ctx) {
+                hit[step] = true;
                 hits += 1;
                 *saved_by_kind.entry(kind).or_default() += ctx.run().cost;
             } else {

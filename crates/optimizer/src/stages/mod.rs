@@ -47,6 +47,11 @@ pub struct Stage {
     pub plan: Plan,
     /// The steps this stage runs; the others in its plan are stand-ins.
     pub runs: BTreeSet<String>,
+    /// Whether planning already looked up every step it runs in the cache:
+    /// it reads nothing from other stages (or holds only exit handlers,
+    /// which are never cached). Otherwise the scheduler looks it up when it
+    /// starts, with the outputs the stages before recorded.
+    pub looked_up: bool,
 }
 
 /// A step the scheduler settles itself (a `tune` step, or a step that will
@@ -383,10 +388,12 @@ fn part_stage(
 ) -> Stage {
     let own_set: BTreeSet<usize> = own.iter().copied().collect();
     let mut builder = StageBuilder::new(plan, steps);
+    let mut reads_others = false;
     for &i in own {
         for &u in dag.steps.upstream(i as u32) {
             if !own_set.contains(&(u as usize)) {
                 builder.stand_in(&plan.workflow.steps[u as usize]);
+                reads_others = true;
             }
         }
     }
@@ -399,7 +406,7 @@ fn part_stage(
             .collect();
         builder.own(plan.workflow.steps[i].clone(), depends);
     }
-    builder.finish(id)
+    builder.finish(id, !reads_others)
 }
 
 /// A stage of one batch of a search's trials.
@@ -425,7 +432,7 @@ fn trial_stage(
     for trial in trials {
         builder.own(trial, upstream.clone());
     }
-    builder.finish(id)
+    builder.finish(id, false)
 }
 
 /// The exit handlers as a stage of their own, `{{workflow.status}}` set.
@@ -483,7 +490,7 @@ fn exit_stage(plan: &Plan, dag: &Dag, status: &str, steps: &BTreeMap<String, Pro
         depends.retain(|d| !by_name.contains_key(d.as_str()));
         builder.own(handler, depends);
     }
-    builder.finish(EXIT_STAGE.into())
+    builder.finish(EXIT_STAGE.into(), true)
 }
 
 /// Assembles a stage's plan.
@@ -576,7 +583,7 @@ impl<'a> StageBuilder<'a> {
         self.workflow_steps.push(step);
     }
 
-    fn finish(self, id: String) -> Stage {
+    fn finish(self, id: String, looked_up: bool) -> Stage {
         let w = &self.plan.workflow;
         let workflow = Workflow {
             api_version: w.api_version.clone(),
@@ -603,6 +610,7 @@ impl<'a> StageBuilder<'a> {
                 validated: None,
             },
             runs: self.runs,
+            looked_up,
         }
     }
 }

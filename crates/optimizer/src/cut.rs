@@ -1,0 +1,294 @@
+//! Cutting a plan so that cache lookups see the outputs of steps that run.
+//!
+//! A step's cache key needs the outputs of the steps it reads. Before the
+//! run those are known only for hits, so a step downstream of one that runs
+//! cannot be looked up at planning time, and without a cut it would run
+//! even when its upstream reproduces the same outputs: recomputed because
+//! its own entry was evicted or expired, or changed in a way that does not
+//! change its result (a new `cache.version`, a comment in a script). Keys
+//! are content digests precisely so that such a step can still hit.
+//!
+//! [`CutForCache`] ends a stage before such a step: the scheduler runs the
+//! stages in order and looks each one's steps up when it starts (see
+//! [`crate::stages`]), with the recorded outputs of the stages before. A cut
+//! costs one more engine submission, so it is made only before a step the
+//! tenant has run before (it has measured history): a step never run
+//! cannot hit on its own outputs, and the tenant's own history says nothing
+//! about other tenants' entries.
+
+use crate::passes::weight;
+use crate::{Action, Facts, Pass, Plan, PlanError, PlanPart};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub struct CutForCache;
+
+impl Pass for CutForCache {
+    fn name(&self) -> &'static str {
+        "cache-cut"
+    }
+
+    fn apply(&self, plan: &mut Plan, facts: &Facts) -> Result<(), PlanError> {
+        let steps = &plan.workflow.steps;
+        let worthy: Vec<bool> = steps
+            .iter()
+            .zip(&plan.steps)
+            .map(|(s, p)| {
+                matches!(p.action, Action::Run)
+                    && s.tune.is_none()
+                    && facts.cache_pending.contains(&s.name)
+                    && facts.history.get(&s.name).is_some_and(|h| !h.is_empty())
+            })
+            .collect();
+        if !worthy.contains(&true) {
+            return Ok(());
+        }
+        let dag = couler_ir::validate(&plan.workflow, &couler_ir::Limits::default())?;
+        let graph = &dag.steps;
+        let index: HashMap<&str, usize> = steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect();
+        let mut part_of = vec![0usize; steps.len()];
+        for (k, part) in plan.parts.iter().enumerate() {
+            for name in &part.steps {
+                part_of[index[name.as_str()]] = k;
+            }
+        }
+        let runs = |u: usize| matches!(plan.steps[u].action, Action::Run);
+
+        // A step's round within its part: one more than a step it reads
+        // that runs in the same part, if it is worth a lookup of its own.
+        let mut round = vec![0u32; steps.len()];
+        let mut cut_before = Vec::new();
+        for &v in graph.order() {
+            let v = v as usize;
+            let mut r = 0;
+            let mut cut = false;
+            for &u in graph.upstream(v as u32) {
+                let u = u as usize;
+                if part_of[u] != part_of[v] {
+                    continue; // a part boundary: looked up when the part starts
+                }
+                let later = worthy[v] && runs(u);
+                cut |= later;
+                r = r.max(round[u] + u32::from(later));
+            }
+            round[v] = r;
+            if cut {
+                cut_before.push(v);
+            }
+        }
+        if cut_before.is_empty() {
+            return Ok(());
+        }
+
+        // The new parts, by (old part, round): a topological order, since
+        // old parts are one and rounds only grow along edges within a part.
+        let groups: BTreeSet<(usize, u32)> =
+            (0..steps.len()).map(|v| (part_of[v], round[v])).collect();
+        let number: BTreeMap<(usize, u32), usize> =
+            groups.iter().enumerate().map(|(k, &g)| (g, k)).collect();
+        let new_part = |v: usize| number[&(part_of[v], round[v])];
+        let mut parts: Vec<PlanPart> = groups
+            .iter()
+            .map(|_| PlanPart {
+                steps: Vec::new(),
+                after: Vec::new(),
+                bytes: 0,
+                pods: 0,
+            })
+            .collect();
+        let mut after: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); parts.len()];
+        for &v in graph.order() {
+            let v = v as usize;
+            let k = new_part(v);
+            let w = weight(&steps[v], &plan.steps[v].action);
+            parts[k].steps.push(steps[v].name.clone());
+            parts[k].bytes += w.bytes;
+            parts[k].pods += w.pods;
+            for &u in graph.upstream(v as u32) {
+                let j = new_part(u as usize);
+                if j != k {
+                    after[k].insert(j as u32);
+                }
+            }
+        }
+        // What an old part waited for, each of its pieces waits for.
+        for (&(old, _), &k) in &number {
+            if let Some(part) = plan.parts.get(old) {
+                for &a in &part.after {
+                    let pieces = number.range((a as usize, 0)..=(a as usize, u32::MAX));
+                    after[k].extend(pieces.map(|(_, &j)| j as u32));
+                }
+            }
+        }
+        for (part, after) in parts.iter_mut().zip(after) {
+            part.after = after.into_iter().collect();
+        }
+
+        let count = parts.len();
+        let cut_names: Vec<String> = cut_before.iter().map(|&v| steps[v].name.clone()).collect();
+        plan.parts = parts;
+        for name in &cut_names {
+            let message = "looked up in the cache again once the steps it reads have run: \
+                           its key needs their outputs, and the tenant has run it before";
+            plan.decide(self.name(), Some(name), message);
+        }
+        plan.decide(
+            self.name(),
+            None,
+            format!(
+                "run in {count} stages so that {} steps are looked up once their inputs are known",
+                cut_names.len()
+            ),
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::split::Budget;
+    use crate::stages::{Progress, advance};
+    use crate::{Named, Pipeline, ReuseStatus, StepOutputs, Usage};
+
+    const DIAMOND: &str = r#"
+apiVersion: couler.dev/v1alpha1
+name: diamond
+steps:
+  - {name: prep, script: {image: x, command: [sh], source: 'echo 1 > {{outputs.parameters.n.path}}'}, outputs: {parameters: [{name: n, path: /n}]}}
+  - {name: train-a, script: {image: x, command: [sh], source: 'echo a{{steps.prep.outputs.parameters.n}}'}}
+  - {name: train-b, script: {image: x, command: [sh], source: 'echo b{{steps.prep.outputs.parameters.n}}'}}
+  - {name: report, script: {image: x, command: [sh], source: 'echo {{steps.train-a.outputs.result}} {{steps.train-b.outputs.result}}'}}
+"#;
+
+    fn facts(pending: &[&str], ran_before: &[&str]) -> Facts {
+        let usage = Usage {
+            wall_ms: 60_000,
+            cpu_ms: 60_000,
+            max_rss_kb: 1024,
+        };
+        Facts {
+            cache_pending: pending.iter().map(|s| s.to_string()).collect(),
+            history: ran_before
+                .iter()
+                .map(|s| (s.to_string(), vec![usage]))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn plan(yaml: &str, facts: &Facts) -> Plan {
+        let workflow = couler_ir::load(yaml, couler_ir::Format::Yaml).unwrap();
+        Pipeline::default()
+            .plan(workflow, facts, |_, f| f())
+            .unwrap()
+    }
+
+    fn parts(plan: &Plan) -> Vec<(Vec<&str>, Vec<u32>)> {
+        plan.parts
+            .iter()
+            .map(|p| {
+                (
+                    p.steps.iter().map(String::as_str).collect(),
+                    p.after.clone(),
+                )
+            })
+            .collect()
+    }
+
+    fn done(result: &str) -> Progress {
+        Progress::Done(
+            ReuseStatus::Succeeded,
+            StepOutputs {
+                result: Some(result.into()),
+                parameters: Named::from_iter([("n".into(), "1".into())]),
+                ..Default::default()
+            },
+        )
+    }
+
+    #[test]
+    fn steps_run_before_are_looked_up_after_the_steps_they_read() {
+        let all = ["train-a", "train-b", "report"];
+        let plan = plan(DIAMOND, &facts(&all, &["train-a", "report"]));
+        assert_eq!(
+            parts(&plan),
+            vec![
+                (vec!["prep", "train-b"], vec![]),
+                (vec!["train-a"], vec![0]),
+                (vec!["report"], vec![0, 1]),
+            ]
+        );
+        let cut: Vec<_> = plan
+            .decisions
+            .iter()
+            .filter(|d| d.pass == "cache-cut")
+            .map(|d| d.step.as_deref())
+            .collect();
+        assert_eq!(cut, [Some("train-a"), Some("report"), None]);
+
+        // The stages go in order, each after the steps it reads.
+        let dag = plan.dag().unwrap().into_owned();
+        let none = BTreeSet::new();
+        let mut steps = BTreeMap::new();
+        let first = advance(&plan, &dag, &steps, false, &none);
+        assert_eq!(
+            first.start.iter().map(|s| &s.id[..]).collect::<Vec<_>>(),
+            ["p0"]
+        );
+        steps.insert("prep".to_owned(), done("1"));
+        steps.insert("train-b".to_owned(), done("b1"));
+        let second = advance(&plan, &dag, &steps, false, &none);
+        assert_eq!(second.start.len(), 1);
+        assert_eq!(second.start[0].runs, BTreeSet::from(["train-a".to_owned()]));
+        // The stage carries what it reads: the recorded outputs of `prep`.
+        let prep = &second.start[0].plan.steps[0];
+        assert!(matches!(prep.action, Action::Reuse { .. }), "{prep:?}");
+    }
+
+    #[test]
+    fn no_cut_for_steps_never_run_or_keyed_from_hits() {
+        let all = ["train-a", "train-b", "report"];
+        // Never run by the tenant: a lookup could not hit on its own outputs.
+        let never = plan(DIAMOND, &facts(&all, &[]));
+        assert!(never.parts.is_empty(), "{:?}", never.parts);
+        assert!(!never.is_staged());
+        // Keyed before the run (the step it reads is a hit): nothing pending.
+        let mut hit = facts(&[], &all);
+        hit.cache_hits
+            .insert("prep".into(), (StepOutputs::default(), "cache hit".into()));
+        let keyed = plan(DIAMOND, &hit);
+        assert!(keyed.parts.is_empty(), "{:?}", keyed.parts);
+    }
+
+    #[test]
+    fn cuts_refine_the_parts_of_a_split_plan() {
+        let chain = r#"
+apiVersion: couler.dev/v1alpha1
+name: chain
+steps:
+  - {name: a, script: {image: x, command: [sh], source: 'echo 1'}}
+  - {name: b, depends: [a], script: {image: x, command: [sh], source: 'echo b'}}
+  - {name: c, depends: [b], script: {image: x, command: [sh], source: 'echo c'}}
+  - {name: d, depends: [c], script: {image: x, command: [sh], source: 'echo d'}}
+"#;
+        let mut facts = facts(&["b", "c", "d"], &["b", "c"]);
+        facts.split_budget = Budget {
+            max_steps: Some(2),
+            ..Default::default()
+        };
+        let plan = plan(chain, &facts);
+        // `c` starts a part of the split anyway: looked up when it starts.
+        assert_eq!(
+            parts(&plan),
+            vec![
+                (vec!["a"], vec![]),
+                (vec!["b"], vec![0]),
+                (vec!["c", "d"], vec![0, 1])
+            ]
+        );
+    }
+}

@@ -57,6 +57,81 @@ fn a_killed_scheduler_is_taken_over_without_rerunning_steps() {
     assert_eq!(c.get("last"), Some(&1), "{c:?}");
 }
 
+/// `first` always runs (never cached) and says the same; `quick` and `slow`
+/// read it, so a rerun looks them up in a stage of their own.
+const CUT: &str = "apiVersion: couler.dev/v1alpha1
+name: cut
+parameters:
+  - {name: marker}
+steps:
+  - name: first
+    cache: {policy: off}
+    container: {image: alpine, command: [sh, -c, 'echo ready']}
+  - name: quick
+    container:
+      image: alpine
+      command: [sh, -c, 'echo quick >> \"$M\"', '{{steps.first.outputs.result}}']
+      env: [{name: M, value: '{{workflow.parameters.marker}}'}]
+  - name: slow
+    container:
+      image: alpine
+      command: [sh, -c, 'sleep 3; echo slow >> \"$M\"', '{{steps.first.outputs.result}}']
+      env: [{name: M, value: '{{workflow.parameters.marker}}'}]
+";
+
+#[test]
+fn a_killed_scheduler_is_taken_over_mid_stage_of_a_cut_run() {
+    let couler = Couler::start();
+    let (_, token) = couler.tenant("acme");
+    let scratch = tempdir::Dir::new("chaos-cut");
+    let mut first = couler.scheduler("doomed");
+    let marker = |n: u32| scratch.path().join(format!("marker-{n}"));
+    let params = |n: u32| json!({"marker": marker(n).display().to_string()});
+    let done = couler.wait(&token, &couler.submit(&token, CUT, params(1)), LIMIT);
+    assert_eq!(done["status"], "succeeded", "{done:#}");
+
+    // The rerun is cut after `first`; kill -9 the scheduler once `quick`
+    // has finished (and was offered to the cache) while `slow` runs.
+    let run = couler.submit(&token, CUT, params(2));
+    wait_until(LIMIT, || {
+        let steps = step_statuses(&couler.run(&token, &run));
+        steps.get("quick").map(String::as_str) == Some("succeeded")
+            && steps.get("slow").map(String::as_str) == Some("running")
+    });
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    let _second = couler.scheduler("survivor");
+
+    let done = couler.wait(&token, &run, LIMIT);
+    assert_eq!(done["status"], "succeeded", "{done:#}");
+    let steps = step_statuses(&done);
+    assert_eq!(steps["quick"], "succeeded", "{done:#}");
+    assert_eq!(steps["slow"], "succeeded", "{done:#}");
+    let c = counts(&marker(2));
+    assert_eq!(c.get("quick"), Some(&1), "a finished step ran again: {c:?}");
+    assert_eq!(
+        c.get("slow"),
+        Some(&1),
+        "the running step started twice: {c:?}"
+    );
+    let (_, plan) = couler.call(
+        reqwest::Method::GET,
+        &format!("/v1/runs/{run}/plan"),
+        &token,
+        None,
+    );
+    assert_eq!(plan["parts"].as_array().map(Vec::len), Some(2), "{plan:#}");
+    // The survivor re-attached to the stage as it was, without looking its
+    // steps up again (that would count them twice, or `quick`'s own fresh
+    // entry as a hit).
+    let (_, stats) = couler.call(reqwest::Method::GET, "/v1/cache/stats", &token, None);
+    assert_eq!(
+        (&stats["hits"], &stats["misses"]),
+        (&json!(0), &json!(2)),
+        "{stats}"
+    );
+}
+
 #[test]
 fn several_schedulers_never_run_a_step_twice() {
     let couler = Couler::start();

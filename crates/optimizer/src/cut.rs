@@ -12,9 +12,10 @@
 //! stages in order and looks each one's steps up when it starts (see
 //! [`crate::stages`]), with the recorded outputs of the stages before. A cut
 //! costs one more engine submission, so it is made only before a step the
-//! tenant has run before (it has measured history): a step never run
-//! cannot hit on its own outputs, and the tenant's own history says nothing
-//! about other tenants' entries.
+//! tenant has run before: it has measured history (the same step of the
+//! same workflow, or the same program, succeeded). A step never run is
+//! unlikely to hit, and the tenant's own history says nothing about other
+//! tenants' entries.
 
 use crate::passes::weight;
 use crate::{Action, Facts, Pass, Plan, PlanError, PlanPart};
@@ -132,7 +133,7 @@ impl Pass for CutForCache {
         plan.parts = parts;
         for name in &cut_names {
             let message = "looked up in the cache again once the steps it reads have run: \
-                           its key needs their outputs, and the tenant has run it before";
+                           its key needs their outputs, and the tenant has run it (or the same program) before";
             plan.decide(self.name(), Some(name), message);
         }
         plan.decide(

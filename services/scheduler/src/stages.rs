@@ -209,7 +209,11 @@ impl Staged<'_> {
             runs,
             looked_up,
         } = stage;
-        let plan = if looked_up {
+        // A stage re-attached after a takeover keeps the plan it started
+        // with: its own finished steps would hit now, and the engine would
+        // be handed a plan other than the one it runs.
+        let started = runs.iter().any(|s| self.progress.contains_key(s));
+        let plan = if looked_up || started {
             plan
         } else {
             self.with_cache_hits(plan).await

@@ -6,7 +6,10 @@
 //! each from the hits above it, and looked up in pipelined chunks: Redis
 //! answers one chunk, and a worker decodes it, while the next chunk is
 //! keyed; only a step whose upstream chunk is still out waits. Used by the
-//! scheduler before a run starts and by the API's `explain`.
+//! scheduler before a run starts and when each later stage of a staged run
+//! starts (the planner cuts plans so that steps downstream of steps that
+//! run are looked up once their outputs are recorded), and by the API's
+//! `explain`.
 
 use crate::index::{CacheIndex, Cached};
 use crate::key::{self, CacheKey, NoKey, Scope};

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use couler_store::{RunStatus, Store, StoreConfig, TenantId};
+use couler_store::RunStatus;
 use futures::StreamExt;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -52,23 +52,6 @@ impl SseReader {
     }
 }
 
-async fn advance(api: &TestApi, tenant: &str, run: &str, to: RunStatus) {
-    let store = Store::connect(&StoreConfig::new(format!("{PG}/{}", api.database)))
-        .await
-        .unwrap();
-    let tenant: TenantId = tenant.parse().unwrap();
-    let mut tx = store.tenant(tenant).await.unwrap();
-    let current = couler_store::runs::get(&mut tx, tenant, run.parse().unwrap())
-        .await
-        .unwrap()
-        .unwrap();
-    current.status.transition(to).unwrap();
-    couler_store::runs::set_status(&mut tx, tenant, &current, to, Some("moved by the test"))
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-}
-
 #[tokio::test]
 async fn streams_follow_the_run_and_resume() {
     let api = TestApi::start().await;
@@ -108,13 +91,13 @@ async fn streams_follow_the_run_and_resume() {
     );
 
     // Events written after the stream opened arrive live, in order.
-    advance(&api, &tenant, &id, RunStatus::Planning).await;
-    advance(&api, &tenant, &id, RunStatus::Running).await;
+    api.advance(&tenant, &id, &[RunStatus::Planning]).await;
+    api.advance(&tenant, &id, &[RunStatus::Running]).await;
     let (planning_id, kind, _) = live.next().await.unwrap();
     assert_eq!(kind, "run.planning");
     assert!(planning_id > first_id);
     assert_eq!(live.next().await.unwrap().1, "run.running");
-    advance(&api, &tenant, &id, RunStatus::Succeeded).await;
+    api.advance(&tenant, &id, &[RunStatus::Succeeded]).await;
     let (_, kind, data) = live.next().await.unwrap();
     assert_eq!(kind, "run.succeeded");
     assert_eq!(data["message"], "moved by the test");

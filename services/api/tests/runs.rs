@@ -3,33 +3,9 @@
 
 mod common;
 use common::*;
-use couler_store::{RunStatus, Store, StoreConfig, TenantId};
+use couler_store::{RunStatus, TenantId};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-
-async fn store(api: &TestApi) -> Store {
-    Store::connect(&StoreConfig::new(format!("{PG}/{}", api.database)))
-        .await
-        .unwrap()
-}
-
-/// Moves a run through the scheduler's states, as the scheduler will.
-async fn advance(api: &TestApi, tenant: &str, run: &str, path: &[RunStatus]) {
-    let store = store(api).await;
-    let tenant: TenantId = tenant.parse().unwrap();
-    for to in path {
-        let mut tx = store.tenant(tenant).await.unwrap();
-        let current = couler_store::runs::get(&mut tx, tenant, run.parse().unwrap())
-            .await
-            .unwrap()
-            .unwrap();
-        current.status.transition(*to).unwrap();
-        couler_store::runs::set_status(&mut tx, tenant, &current, *to, None)
-            .await
-            .unwrap();
-        tx.commit().await.unwrap();
-    }
-}
 
 /// An editor of a new tenant that stores the market-trend example.
 async fn market_trend_editor(api: &TestApi) -> String {
@@ -361,13 +337,8 @@ async fn cancel_and_retry_follow_the_lifecycle() {
 
     // Running: cancel is a request the scheduler carries out.
     let b = new_run().await;
-    advance(
-        &api,
-        &tenant,
-        &b,
-        &[RunStatus::Planning, RunStatus::Running],
-    )
-    .await;
+    api.advance(&tenant, &b, &[RunStatus::Planning, RunStatus::Running])
+        .await;
     let (_, run) = api
         .call(Method::POST, &format!("/v1/runs/{b}/cancel"), &editor, None)
         .await;
@@ -378,8 +349,7 @@ async fn cancel_and_retry_follow_the_lifecycle() {
 
     // Succeeded: nothing to retry or cancel.
     let c = new_run().await;
-    advance(
-        &api,
+    api.advance(
         &tenant,
         &c,
         &[
@@ -396,14 +366,13 @@ async fn cancel_and_retry_follow_the_lifecycle() {
 
     // Failed: retry keeps succeeded steps and resets failed ones.
     let d = new_run().await;
-    advance(
-        &api,
+    api.advance(
         &tenant,
         &d,
         &[RunStatus::Planning, RunStatus::Running, RunStatus::Failed],
     )
     .await;
-    let store = store(&api).await;
+    let store = api.store().await;
     let t: TenantId = tenant.parse().unwrap();
     let run_uuid = d.parse::<couler_store::RunId>().unwrap().0;
     let mut tx = store.platform().await.unwrap();

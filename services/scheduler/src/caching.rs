@@ -1,6 +1,7 @@
 //! The scheduler's side of the cache index: after a step succeeded and its
 //! outputs were stored and digested, offer its result (only schedulers
-//! write entries); before a run starts, look its steps up (see `driver`).
+//! write entries); before a run starts, look its steps up (see `driver`),
+//! and again when each later stage of a split or cut run starts (`stages`).
 
 use couler_cache::{CacheIndex, Entry};
 use couler_engines::{StepMetrics, StepState};

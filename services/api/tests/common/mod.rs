@@ -128,6 +128,37 @@ impl TestApi {
             .unwrap()
     }
 
+    /// The store on the service's database, as the scheduler opens it.
+    pub async fn store(&self) -> couler_store::Store {
+        let config = couler_store::StoreConfig::new(format!("{PG}/{}", self.database));
+        couler_store::Store::connect(&config).await.unwrap()
+    }
+
+    /// Moves a run through the scheduler's states, as the scheduler will,
+    /// each transition with the message "moved by the test".
+    pub async fn advance(&self, tenant: &str, run: &str, path: &[couler_store::RunStatus]) {
+        let store = self.store().await;
+        let tenant: couler_store::TenantId = tenant.parse().unwrap();
+        for &to in path {
+            let mut tx = store.tenant(tenant).await.unwrap();
+            let current = couler_store::runs::get(&mut tx, tenant, run.parse().unwrap())
+                .await
+                .unwrap()
+                .unwrap();
+            current.status.transition(to).unwrap();
+            couler_store::runs::set_status(
+                &mut tx,
+                tenant,
+                &current,
+                to,
+                Some("moved by the test"),
+            )
+            .await
+            .unwrap();
+            tx.commit().await.unwrap();
+        }
+    }
+
     /// Stops the server and drops its database.
     pub async fn stop(self) {
         self.shutdown.cancel();

@@ -231,23 +231,43 @@ steps:
             .collect();
         assert_eq!(cut, [Some("train-a"), Some("report"), None]);
 
-        // The stages go in order, each after the steps it reads.
+        // Each stage starts once the steps it reads have finished: `train-a`
+        // needs `prep` only, not `train-b`, which runs in the same stage.
         let dag = plan.dag().unwrap().into_owned();
-        let none = BTreeSet::new();
         let mut steps = BTreeMap::new();
-        let first = advance(&plan, &dag, &steps, false, &none);
+        let first = advance(&plan, &dag, &steps, false, &BTreeSet::new());
         assert_eq!(
             first.start.iter().map(|s| &s.id[..]).collect::<Vec<_>>(),
             ["p0"]
         );
+        assert!(first.start[0].looked_up, "planning looked p0 up");
+        let active = BTreeSet::from(["p0".to_owned()]);
+        steps.insert("train-b".to_owned(), Progress::Running);
+        let waiting = advance(&plan, &dag, &steps, false, &active);
+        assert!(waiting.start.is_empty(), "{:?}", waiting.start);
         steps.insert("prep".to_owned(), done("1"));
-        steps.insert("train-b".to_owned(), done("b1"));
-        let second = advance(&plan, &dag, &steps, false, &none);
+        let second = advance(&plan, &dag, &steps, false, &active);
         assert_eq!(second.start.len(), 1);
+        assert_eq!(second.start[0].id, "p1");
         assert_eq!(second.start[0].runs, BTreeSet::from(["train-a".to_owned()]));
+        assert!(!second.start[0].looked_up, "p1 is looked up when it starts");
         // The stage carries what it reads: the recorded outputs of `prep`.
         let prep = &second.start[0].plan.steps[0];
         assert!(matches!(prep.action, Action::Reuse { .. }), "{prep:?}");
+        // `report` reads `train-b` too.
+        steps.insert("train-a".to_owned(), done("a1"));
+        let active = BTreeSet::from(["p0".to_owned(), "p1".to_owned()]);
+        assert!(
+            advance(&plan, &dag, &steps, false, &active)
+                .start
+                .is_empty()
+        );
+        steps.insert("train-b".to_owned(), done("b1"));
+        let third = advance(&plan, &dag, &steps, false, &active);
+        assert_eq!(
+            third.start.iter().map(|s| &s.id[..]).collect::<Vec<_>>(),
+            ["p2"]
+        );
     }
 
     #[test]

@@ -35,7 +35,8 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanPart {
     pub steps: Vec<String>,
-    /// Parts (indexes) that must succeed before this one starts.
+    /// Parts (indexes) holding steps this one reads; it starts once those
+    /// steps have finished (see [`crate::stages`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<u32>,
     /// Estimated manifest bytes.

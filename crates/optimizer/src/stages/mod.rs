@@ -7,7 +7,9 @@
 //! steps they read from as `Reuse` stand-ins carrying the recorded outputs
 //! (parameters and artifacts cross the cut that way).
 //!
-//! - A part starts once every part in its `after` list has succeeded.
+//! - A part starts once every step it reads from other parts has finished
+//!   (succeeded, skipped or cached), even while the rest of those parts
+//!   still runs.
 //! - A `tune` step is a part of its own: its trials run in batches (one
 //!   stage per batch, see [`crate::tune::next`]); when the search is done
 //!   the step takes the best trial's outputs.
@@ -120,8 +122,7 @@ pub fn advance(
 
     if !stopping {
         for (k, part) in parts.iter().enumerate() {
-            let after = plan.parts.get(k).map_or(&[][..], |p| &p.after[..]);
-            if part_done[k] || !after.iter().all(|&a| part_done[a as usize]) {
+            if part_done[k] || !reads_done(plan, dag, part, &index, &done) {
                 continue;
             }
             match part.as_slice() {
@@ -226,6 +227,27 @@ pub fn advance(
 }
 
 /// The steps of each part; an unsplit plan is one part of every step.
+/// Whether every step outside `part` that one of its steps reads has
+/// finished: a part starts as soon as what it reads is recorded, not when
+/// the whole of each part it reads from has finished.
+fn reads_done(
+    plan: &Plan,
+    dag: &Dag,
+    part: &[&str],
+    index: &HashMap<&str, usize>,
+    done: &impl Fn(&str) -> bool,
+) -> bool {
+    let own: BTreeSet<usize> = part.iter().map(|s| index[*s]).collect();
+    own.iter().all(|&i| {
+        dag.steps
+            .upstream(i as u32)
+            .iter()
+            .map(|&u| u as usize)
+            .filter(|u| !own.contains(u))
+            .all(|u| done(&plan.workflow.steps[u].name))
+    })
+}
+
 fn parts_of(plan: &Plan) -> Vec<Vec<&str>> {
     if plan.parts.is_empty() {
         return vec![

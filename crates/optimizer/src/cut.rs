@@ -35,7 +35,6 @@ impl Pass for CutForCache {
             .zip(&plan.steps)
             .map(|(s, p)| {
                 matches!(p.action, Action::Run)
-                    && s.tune.is_none()
                     && facts.cache_pending.contains(&s.name)
                     && facts.history.get(&s.name).is_some_and(|h| !h.is_empty())
             })
@@ -240,7 +239,7 @@ steps:
             first.start.iter().map(|s| &s.id[..]).collect::<Vec<_>>(),
             ["p0"]
         );
-        assert!(first.start[0].looked_up, "planning looked p0 up");
+        assert!(!first.start[0].look_up, "planning looked p0 up");
         let active = BTreeSet::from(["p0".to_owned()]);
         steps.insert("train-b".to_owned(), Progress::Running);
         let waiting = advance(&plan, &dag, &steps, false, &active);
@@ -250,7 +249,7 @@ steps:
         assert_eq!(second.start.len(), 1);
         assert_eq!(second.start[0].id, "p1");
         assert_eq!(second.start[0].runs, BTreeSet::from(["train-a".to_owned()]));
-        assert!(!second.start[0].looked_up, "p1 is looked up when it starts");
+        assert!(second.start[0].look_up, "p1 is looked up when it starts");
         // The stage carries what it reads: the recorded outputs of `prep`.
         let prep = &second.start[0].plan.steps[0];
         assert!(matches!(prep.action, Action::Reuse { .. }), "{prep:?}");

@@ -207,18 +207,13 @@ impl Staged<'_> {
             id,
             plan,
             runs,
-            looked_up,
+            look_up,
         } = stage;
-        // A stage re-attached after a takeover keeps the plan it started
-        // with: its own finished steps would hit now, and the engine would
-        // be handed a plan other than the one it runs.
-        let started = runs.iter().any(|s| self.progress.contains_key(s));
-        let plan = if looked_up || started {
-            plan
-        } else {
+        let plan = Arc::new(if look_up {
             self.with_cache_hits(plan).await
-        };
-        let plan = Arc::new(plan);
+        } else {
+            plan
+        });
         let spec = self.spec.stage(&id);
         let resume: Vec<StepState> = self
             .d

@@ -49,11 +49,11 @@ pub struct Stage {
     pub plan: Plan,
     /// The steps this stage runs; the others in its plan are stand-ins.
     pub runs: BTreeSet<String>,
-    /// Whether planning already looked up every step it runs in the cache:
-    /// it reads nothing from other stages (or holds only exit handlers,
-    /// which are never cached). Otherwise the scheduler looks it up when it
-    /// starts, with the outputs the stages before recorded.
-    pub looked_up: bool,
+    /// Whether the scheduler looks the stage's steps up in the cache when
+    /// it starts it: the stage reads outputs other stages recorded, which
+    /// planning could not key with, and it has not started before (a stage
+    /// re-attached after a takeover keeps the plan it started with).
+    pub look_up: bool,
 }
 
 /// A step the scheduler settles itself (a `tune` step, or a step that will
@@ -226,7 +226,17 @@ pub fn advance(
     out
 }
 
-/// The steps of each part; an unsplit plan is one part of every step.
+/// The steps outside `own` that its steps read (repeats possible).
+fn reads_outside<'a>(dag: &'a Dag, own: &'a BTreeSet<usize>) -> impl Iterator<Item = usize> + 'a {
+    own.iter().flat_map(move |&i| {
+        dag.steps
+            .upstream(i as u32)
+            .iter()
+            .map(|&u| u as usize)
+            .filter(|u| !own.contains(u))
+    })
+}
+
 /// Whether every step outside `part` that one of its steps reads has
 /// finished: a part starts as soon as what it reads is recorded, not when
 /// the whole of each part it reads from has finished.
@@ -238,16 +248,10 @@ fn reads_done(
     done: &impl Fn(&str) -> bool,
 ) -> bool {
     let own: BTreeSet<usize> = part.iter().map(|s| index[*s]).collect();
-    own.iter().all(|&i| {
-        dag.steps
-            .upstream(i as u32)
-            .iter()
-            .map(|&u| u as usize)
-            .filter(|u| !own.contains(u))
-            .all(|u| done(&plan.workflow.steps[u].name))
-    })
+    reads_outside(dag, &own).all(|u| done(&plan.workflow.steps[u].name))
 }
 
+/// The steps of each part; an unsplit plan is one part of every step.
 fn parts_of(plan: &Plan) -> Vec<Vec<&str>> {
     if plan.parts.is_empty() {
         return vec![
@@ -411,14 +415,13 @@ fn part_stage(
     let own_set: BTreeSet<usize> = own.iter().copied().collect();
     let mut builder = StageBuilder::new(plan, steps);
     let mut reads_others = false;
-    for &i in own {
-        for &u in dag.steps.upstream(i as u32) {
-            if !own_set.contains(&(u as usize)) {
-                builder.stand_in(&plan.workflow.steps[u as usize]);
-                reads_others = true;
-            }
-        }
+    for u in reads_outside(dag, &own_set) {
+        builder.stand_in(&plan.workflow.steps[u]);
+        reads_others = true;
     }
+    let started = own
+        .iter()
+        .any(|&i| steps.contains_key(&plan.workflow.steps[i].name));
     for &i in own {
         let depends = dag
             .steps
@@ -428,7 +431,7 @@ fn part_stage(
             .collect();
         builder.own(plan.workflow.steps[i].clone(), depends);
     }
-    builder.finish(id, !reads_others)
+    builder.finish(id, reads_others && !started)
 }
 
 /// A stage of one batch of a search's trials.
@@ -451,10 +454,11 @@ fn trial_stage(
             s.name.clone()
         })
         .collect();
+    let started = trials.iter().any(|t| steps.contains_key(&t.name));
     for trial in trials {
         builder.own(trial, upstream.clone());
     }
-    builder.finish(id, false)
+    builder.finish(id, !started)
 }
 
 /// The exit handlers as a stage of their own, `{{workflow.status}}` set.
@@ -512,7 +516,7 @@ fn exit_stage(plan: &Plan, dag: &Dag, status: &str, steps: &BTreeMap<String, Pro
         depends.retain(|d| !by_name.contains_key(d.as_str()));
         builder.own(handler, depends);
     }
-    builder.finish(EXIT_STAGE.into(), true)
+    builder.finish(EXIT_STAGE.into(), false)
 }
 
 /// Assembles a stage's plan.
@@ -605,7 +609,7 @@ impl<'a> StageBuilder<'a> {
         self.workflow_steps.push(step);
     }
 
-    fn finish(self, id: String, looked_up: bool) -> Stage {
+    fn finish(self, id: String, look_up: bool) -> Stage {
         let w = &self.plan.workflow;
         let workflow = Workflow {
             api_version: w.api_version.clone(),
@@ -632,7 +636,7 @@ impl<'a> StageBuilder<'a> {
                 validated: None,
             },
             runs: self.runs,
-            looked_up,
+            look_up,
         }
     }
 }

@@ -170,6 +170,66 @@ fn a_step_whose_upstream_ran_again_with_the_same_outputs_is_a_hit() {
 }
 
 #[test]
+fn a_step_whose_bytes_are_gone_is_not_run_when_everything_reading_it_is_cached() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler("not-needed");
+    let (_, a) = couler.tenant("alice");
+    let first = run_to_end(&couler, &a, &pipeline("", "1"));
+    // `prepare`'s artifact goes from the store behind the service's back:
+    // its entry is a miss now, but what it produced is on record.
+    let prepare = first["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "prepare")
+        .unwrap();
+    let location = prepare["outputs"]["artifacts"]["data"]["location"]
+        .as_str()
+        .unwrap();
+    std::fs::remove_file(location.strip_prefix("file://").unwrap()).unwrap();
+
+    // `train` is keyed from the record and hits, so nothing needs
+    // `prepare`'s bytes and it does not run.
+    let second = run_to_end(&couler, &a, &pipeline("", "1"));
+    let steps = step_statuses(&second);
+    assert_eq!(
+        (
+            steps["prepare"].as_str(),
+            steps["train"].as_str(),
+            steps["report"].as_str()
+        ),
+        ("skipped", "cached", "cached"),
+        "{second:#}"
+    );
+    let id = second["id"].as_str().unwrap();
+    let (status, plan) = couler.call(
+        reqwest::Method::GET,
+        &format!("/v1/runs/{id}/plan"),
+        &a,
+        None,
+    );
+    assert_eq!(status, 200, "{plan}");
+    let prepare = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "prepare")
+        .unwrap();
+    assert_eq!(prepare["action"], "not_needed", "{plan:#}");
+
+    // A changed `train` needs the bytes: `prepare` runs again, and `train`
+    // runs on what it wrote.
+    let changed = pipeline("", "1").replace("wc -l <", "wc -c <");
+    let third = run_to_end(&couler, &a, &changed);
+    let steps = step_statuses(&third);
+    assert_eq!(
+        (steps["prepare"].as_str(), steps["train"].as_str()),
+        ("succeeded", "succeeded"),
+        "{third:#}"
+    );
+}
+
+#[test]
 fn private_steps_and_changed_inputs_are_not_reused() {
     let couler = Couler::start();
     let _scheduler = couler.scheduler("private");

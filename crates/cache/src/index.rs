@@ -8,7 +8,12 @@
 //! decaying reuse events of a step family and `P:cache:famof` each entry's
 //! family (a digest of workflow and step names, no tenant id);
 //! `P:cache:seen:<key>` marks keys computed before, so recomputing one
-//! counts as a reuse the cache missed; `P:cache:stats:<tenant>`
+//! counts as a reuse the cache missed; `P:cache:r:<key>` the record of a
+//! computed step (its outputs' values and digests and its cost, no
+//! artifact locations), kept for the entry's TTL whether the entry was
+//! admitted, rejected or later evicted, so that a step whose bytes are gone
+//! still keys its consumers and need not run when they all hit;
+//! `P:cache:stats:<tenant>`
 //! a tenant's hits, misses and savings; and sets of keys per producing
 //! tenant, per workflow step, per image and per cache version, for
 //! invalidation. Admission and eviction run as one Lua script, so scores
@@ -92,6 +97,39 @@ pub struct Cached {
     pub downstream: f64,
 }
 
+/// What the index remembers of a computed step after its bytes may be
+/// gone: enough to key its consumers and to stand in for it when none of
+/// them runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The outputs, artifact locations left empty: the bytes may be gone.
+    pub outputs: StepOutputs,
+    pub wall_ms: u64,
+}
+
+impl Record {
+    fn of(entry: &Entry) -> Record {
+        let mut outputs = entry.outputs.clone();
+        for (_, artifact) in outputs.artifacts.iter_mut() {
+            artifact.location.clear();
+        }
+        Record {
+            outputs,
+            wall_ms: entry.wall_ms,
+        }
+    }
+}
+
+/// What the index holds under one key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    /// A usable entry: its artifacts are in their store.
+    Entry(Cached),
+    /// No usable entry, but the step was computed under this key.
+    Record(Record),
+    Nothing,
+}
+
 /// The stored (aged) score of an entry with `requests` so far, its family
 /// as `family`, at `now` (hours since the Unix epoch).
 fn score(
@@ -157,14 +195,18 @@ pub struct Stats {
 }
 
 /// Admits a newcomer under the budget (Couler Algorithm 2). KEYS: entry,
-/// z, sz, bytes, famof. ARGV: key, size, score, budget, ttl, payload,
-/// prefix, family, then the invalidation sets to join.
+/// z, sz, bytes, famof, record. ARGV: key, size, score, budget, ttl,
+/// payload, prefix, family, record payload, then the invalidation sets to
+/// join. The record is kept and the sets joined whatever the outcome, so
+/// invalidating removes records of rejected and evicted entries too.
 /// Victims are chosen lowest score first; if any would score at least the
 /// newcomer, nothing is evicted and the newcomer is rejected.
 const ADMIT: &str = r#"
 local entry, z, sz, bytes, famof = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local key, size, score, budget, ttl, payload, prefix =
   ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7]
+redis.call('SET', KEYS[6], ARGV[9], 'EX', ttl)
+for i = 10, #ARGV do redis.call('SADD', ARGV[i], key) end
 if redis.call('EXISTS', entry) == 1 then return 'exists' end
 if size > budget then return 'too_big' end
 local total = tonumber(redis.call('GET', bytes) or '0')
@@ -191,15 +233,15 @@ redis.call('ZADD', z, score, key)
 redis.call('HSET', sz, key, size)
 redis.call('INCRBY', bytes, size)
 redis.call('HSET', famof, key, ARGV[8])
-for i = 9, #ARGV do redis.call('SADD', ARGV[i], key) end
 return 'admitted'
 "#;
 
-/// Removes entries. KEYS: z, sz, bytes, famof. ARGV: prefix, keys…
+/// Removes entries, and their records when ARGV[2] is `1`. KEYS: z, sz,
+/// bytes, famof. ARGV: prefix, records flag, keys…
 const REMOVE: &str = r#"
 local z, sz, bytes, famof, prefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1]
 local removed, freed = 0, 0
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   local k = ARGV[i]
   local size = redis.call('HGET', sz, k)
   if size then
@@ -210,6 +252,7 @@ for i = 2, #ARGV do
   redis.call('ZREM', z, k)
   redis.call('HDEL', famof, k)
   redis.call('DEL', prefix .. ':cache:e:' .. k, prefix .. ':cache:hits:' .. k)
+  if ARGV[2] == '1' then redis.call('DEL', prefix .. ':cache:r:' .. k) end
 end
 if freed > 0 then redis.call('DECRBY', bytes, freed) end
 return removed
@@ -355,26 +398,67 @@ impl CacheIndex {
                 entries = stale.len(),
                 "removing cache entries whose artifacts are gone"
             );
-            self.remove_keys(&stale).await;
+            // The records stay: what the steps produced is still known.
+            self.remove_keys(&stale, false).await;
         }
         out
     }
 
-    /// [`lookup`](Self::lookup) on a task of its own, so the caller can
-    /// compute the next keys while Redis answers and the entries are
-    /// decoded.
+    /// The records of `keys` (see [`Record`]), in one round trip.
+    pub async fn records(&self, keys: &[CacheKey]) -> Vec<Option<Record>> {
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let names: Vec<String> = keys.iter().map(|k| self.k(&format!("r:{k}"))).collect();
+        let found: Option<Vec<Option<Vec<u8>>>> = self
+            .call("records", async |mut c| {
+                redis::cmd("MGET").arg(&names).query_async(&mut c).await
+            })
+            .await;
+        match found {
+            Some(found) => found
+                .into_iter()
+                .map(|raw| raw.and_then(|r| rmp_serde::from_slice(&r).ok()))
+                .collect(),
+            None => vec![None; keys.len()],
+        }
+    }
+
+    /// [`lookup`](Self::lookup), then the [`records`](Self::records) of the
+    /// keys that missed (a second round trip only when some did), on a task
+    /// of its own, so the caller can compute the next keys while Redis
+    /// answers and the entries are decoded.
     pub fn lookup_in_background(
         &self,
         keys: Arc<[CacheKey]>,
-    ) -> impl Future<Output = Vec<Option<Cached>>> + use<> {
+    ) -> impl Future<Output = Vec<Found>> + use<> {
         let index = self.clone();
         let n = keys.len();
-        let task = tokio::spawn(async move { index.lookup(&keys).await });
+        let task = tokio::spawn(async move {
+            let entries = index.lookup(&keys).await;
+            let missed: Vec<CacheKey> = keys
+                .iter()
+                .zip(&entries)
+                .filter(|(_, e)| e.is_none())
+                .map(|(k, _)| k.clone())
+                .collect();
+            let mut records = index.records(&missed).await.into_iter();
+            entries
+                .into_iter()
+                .map(|entry| match entry {
+                    Some(entry) => Found::Entry(entry),
+                    None => records
+                        .next()
+                        .flatten()
+                        .map_or(Found::Nothing, Found::Record),
+                })
+                .collect()
+        });
         async move {
             task.await.unwrap_or_else(|e| {
                 // Only a panic gets here: misses, as when Redis is away.
                 tracing::error!(error = %e, "a cache lookup failed");
-                vec![None; n]
+                vec![Found::Nothing; n]
             })
         }
     }
@@ -517,6 +601,7 @@ impl CacheIndex {
             now,
         );
         let payload = rmp_serde::to_vec_named(entry).expect("entries serialize");
+        let record = rmp_serde::to_vec_named(&Record::of(entry)).expect("records serialize");
         let mut sets = vec![
             self.k(&format!("tenant:{tenant}")),
             self.k(&format!("image:{}", entry.image)),
@@ -531,6 +616,7 @@ impl CacheIndex {
             self.k("sz"),
             self.k("bytes"),
             self.k("famof"),
+            self.k(&format!("r:{key}")),
         ];
         let prefix = self.config.prefix.clone();
         let budget = self.config.budget_bytes;
@@ -547,7 +633,8 @@ impl CacheIndex {
                     .arg(ttl)
                     .arg(&payload)
                     .arg(&prefix)
-                    .arg(&family);
+                    .arg(&family)
+                    .arg(&record);
                 for s in &sets {
                     inv.arg(s);
                 }
@@ -565,7 +652,8 @@ impl CacheIndex {
         admission
     }
 
-    async fn remove_keys(&self, keys: &[CacheKey]) -> u64 {
+    /// Removes the entries of `keys`, and their records with `records`.
+    async fn remove_keys(&self, keys: &[CacheKey], records: bool) -> u64 {
         let names = [self.k("z"), self.k("sz"), self.k("bytes"), self.k("famof")];
         let prefix = self.config.prefix.clone();
         self.call("remove", async |mut c| {
@@ -573,7 +661,7 @@ impl CacheIndex {
             for n in &names {
                 inv.key(n);
             }
-            inv.arg(&prefix);
+            inv.arg(&prefix).arg(if records { "1" } else { "0" });
             for k in keys {
                 inv.arg(&k.0);
             }
@@ -657,7 +745,7 @@ impl CacheIndex {
         let removed = if keys.is_empty() {
             0
         } else {
-            self.remove_keys(&keys).await
+            self.remove_keys(&keys, true).await
         };
         let names: Vec<String> = keys.iter().map(|k| k.0.clone()).collect();
         if !names.is_empty() {

@@ -14,7 +14,9 @@ mod redis_conn;
 mod settings;
 pub mod sim;
 
-pub use index::{Admission, CacheConfig, CacheIndex, Cached, Entry, Invalidate, Stats};
+pub use index::{
+    Admission, CacheConfig, CacheIndex, Cached, Entry, Found, Invalidate, Record, Stats,
+};
 pub use key::{CacheKey, NoKey, Scope};
 pub use redis_conn::SharedRedis;
 pub use settings::{CacheSettings, RedisSettings};

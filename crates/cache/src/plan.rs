@@ -10,8 +10,17 @@
 //! starts (the planner cuts plans so that steps downstream of steps that
 //! run are looked up once their outputs are recorded), and by the API's
 //! `explain`.
+//!
+//! A step that missed but was computed before under its key (the index
+//! keeps a [`Record`] of its outputs after its bytes are evicted) keys its
+//! consumers from the record. If nothing that runs reads it, it need not
+//! run either ([`Outcome::NotNeeded`]), as Bazel skips actions whose
+//! outputs nobody downloads. If something does, it runs, and what was
+//! keyed from its record is looked up again once it has (the record is
+//! only ever trusted to skip a step, never to mix an old output with a new
+//! run of the same step).
 
-use crate::index::{CacheIndex, Cached};
+use crate::index::{CacheIndex, Cached, Found, Record};
 use crate::key::{self, CacheKey, NoKey, Scope};
 use couler_optimizer::{Action, Plan, StepOutputs};
 use std::collections::{HashMap, VecDeque};
@@ -26,6 +35,9 @@ pub enum Outcome {
     Hit { key: CacheKey, entry: Box<Cached> },
     /// The step has a key but nothing is cached under it.
     Miss { key: CacheKey },
+    /// Computed before, its bytes gone, and nothing that runs reads it:
+    /// the step need not run. Its consumers were keyed from its record.
+    NotNeeded { key: CacheKey, record: Box<Record> },
     /// The step has no key before the run.
     NotCacheable(NotCacheable),
     /// The plan already reuses a result from an earlier attempt of the run;
@@ -130,6 +142,9 @@ pub async fn lookup_plan_with_dag(
         .map(|i| key::scope_of(plan.ir_step(i), tenant, tenant_shares))
         .collect();
     let mut outcomes: Vec<Option<Outcome>> = vec![None; plan.steps.len()];
+    // The records of missed steps computed before, which key their
+    // consumers until `settle` decides whether the steps run.
+    let mut records: Vec<Option<Box<Record>>> = vec![None; plan.steps.len()];
     for exit_handler in &mut outcomes[main..] {
         *exit_handler = Some(Outcome::NotCacheable(NotCacheable::ExitHandler));
     }
@@ -161,7 +176,7 @@ pub async fn lookup_plan_with_dag(
                 let pending = in_flight
                     .pop_front()
                     .expect("an unresolved upstream step is being looked up");
-                pending.land(&mut outcomes).await;
+                pending.land(&mut outcomes, &mut records).await;
             }
         }
         let outputs_of = |name: &str| -> Option<&StepOutputs> {
@@ -172,6 +187,7 @@ pub async fn lookup_plan_with_dag(
                     Action::Reuse { outputs, .. } => Some(outputs),
                     Action::Run => None,
                 },
+                Some(Outcome::Miss { .. }) => records[j].as_ref().map(|r| &r.outputs),
                 _ => None,
             }
         };
@@ -187,17 +203,123 @@ pub async fn lookup_plan_with_dag(
         in_flight.push_back(send(index, chunk));
     }
     for pending in in_flight {
-        pending.land(&mut outcomes).await;
+        pending.land(&mut outcomes, &mut records).await;
     }
+    let mut outcomes: Vec<Outcome> = outcomes
+        .into_iter()
+        .map(|o| o.expect("every step is on a level or an exit handler"))
+        .collect();
+    settle(plan, dag, &mut outcomes, records);
 
     outcomes
         .into_iter()
         .zip(scopes)
-        .map(|(outcome, scope)| Lookup {
-            scope,
-            outcome: outcome.expect("every step is on a level or an exit handler"),
-        })
+        .map(|(outcome, scope)| Lookup { scope, outcome })
         .collect()
+}
+
+/// Decides which missed steps with a record run: one runs when a step that
+/// runs reads it, an exit handler reads it, or nothing reads it (its
+/// outputs are what the run is for); the rest are [`Outcome::NotNeeded`].
+/// Whatever was keyed from the record of a step that runs, or from an
+/// entry keyed so, becomes pending: it is looked up again once that step
+/// has run, as if there had been no record.
+fn settle(
+    plan: &Plan,
+    dag: &couler_ir::Dag,
+    outcomes: &mut [Outcome],
+    mut records: Vec<Option<Box<Record>>>,
+) {
+    if records.iter().all(Option::is_none) {
+        return;
+    }
+    let graph = &dag.steps;
+    let main = graph.len();
+    let read_by_exit = exit_handler_reads(plan);
+    let known = |i: usize| records[i].is_some();
+    let keyed = |o: &Outcome| matches!(o, Outcome::Hit { .. } | Outcome::Miss { .. });
+    let mut runs: Vec<bool> = (0..main)
+        .map(|i| match &outcomes[i] {
+            Outcome::Hit { .. } | Outcome::Kept => false,
+            Outcome::Miss { .. } => !known(i),
+            Outcome::NotCacheable(_) | Outcome::NotNeeded { .. } => true,
+        })
+        .collect();
+    // The upstream step that makes a step's key untrustworthy.
+    let mut invalid: Vec<Option<usize>> = vec![None; main];
+    loop {
+        let mut changed = false;
+        for &node in graph.order() {
+            let i = node as usize;
+            if invalid[i].is_some() || !keyed(&outcomes[i]) {
+                continue;
+            }
+            let bad =
+                graph.upstream(node).iter().map(|&u| u as usize).find(|&u| {
+                    (known(u) && runs[u]) || (invalid[u].is_some() && keyed(&outcomes[u]))
+                });
+            if let Some(u) = bad {
+                invalid[i] = Some(u);
+                runs[i] = true;
+                changed = true;
+            }
+        }
+        for &node in graph.order().iter().rev() {
+            let i = node as usize;
+            if runs[i] || !known(i) {
+                continue;
+            }
+            let downstream = graph.downstream(node);
+            if downstream.is_empty()
+                || read_by_exit.contains(plan.steps[i].name.as_str())
+                || downstream.iter().any(|&d| runs[d as usize])
+            {
+                runs[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for i in 0..main {
+        let (Outcome::Miss { key } | Outcome::Hit { key, .. }) = &outcomes[i] else {
+            continue;
+        };
+        if let Some(u) = invalid[i] {
+            // What the record of `u` (or an entry keyed from it) stood for
+            // is known only once `u` has run again.
+            let step = plan.steps[u].name.clone();
+            let reference = format!("{{{{steps.{step}.outputs}}}}");
+            outcomes[i] = Outcome::NotCacheable(NotCacheable::Pending {
+                step: Some(step),
+                reference,
+            });
+        } else if !runs[i]
+            && let Some(record) = records[i].take()
+        {
+            outcomes[i] = Outcome::NotNeeded {
+                key: key.clone(),
+                record,
+            };
+        }
+    }
+}
+
+/// The main steps whose outputs exit handlers read.
+fn exit_handler_reads(plan: &Plan) -> std::collections::HashSet<String> {
+    let read = std::cell::RefCell::new(std::collections::HashSet::new());
+    for step in &plan.workflow.on_exit {
+        let mut step = step.clone();
+        couler_optimizer::visit_text(&mut step, &|text: &mut String| {
+            for r in couler_ir::refs::references(text).flatten() {
+                if let Some(name) = r.step() {
+                    read.borrow_mut().insert(name.to_owned());
+                }
+            }
+        });
+    }
+    read.into_inner()
 }
 
 /// Keys looked up together: small enough that Redis answers one chunk,
@@ -209,21 +331,25 @@ const CHUNK: usize = 128;
 struct Pending {
     steps: Vec<usize>,
     keys: Arc<[CacheKey]>,
-    found: Pin<Box<dyn Future<Output = Vec<Option<Cached>>> + Send>>,
+    found: Pin<Box<dyn Future<Output = Vec<Found>> + Send>>,
 }
 
 impl Pending {
     /// Waits for the chunk and records what was found.
-    async fn land(self, outcomes: &mut [Option<Outcome>]) {
+    async fn land(self, outcomes: &mut [Option<Outcome>], records: &mut [Option<Box<Record>>]) {
         let found = self.found.await;
-        for ((i, key), entry) in self.steps.into_iter().zip(self.keys.iter()).zip(found) {
+        for ((i, key), found) in self.steps.into_iter().zip(self.keys.iter()).zip(found) {
             let key = key.clone();
-            outcomes[i] = Some(match entry {
-                Some(entry) => Outcome::Hit {
+            outcomes[i] = Some(match found {
+                Found::Entry(entry) => Outcome::Hit {
                     key,
                     entry: Box::new(entry),
                 },
-                None => Outcome::Miss { key },
+                Found::Record(record) => {
+                    records[i] = Some(Box::new(record));
+                    Outcome::Miss { key }
+                }
+                Found::Nothing => Outcome::Miss { key },
             });
         }
     }
@@ -341,6 +467,133 @@ mod tests {
                 step: Some("b".into()),
                 reference: "{{steps.b.outputs.result}}".into()
             })
+        );
+    }
+
+    /// prepare → train-a, train-b (each reading prepare) → report (reading
+    /// both).
+    const FAN: &str = "apiVersion: couler.dev/v1alpha1\nname: w\nsteps:\n  - {name: prepare, container: {image: x}}\n  - {name: train-a, container: {image: x, args: ['{{steps.prepare.outputs.result}}']}}\n  - {name: train-b, container: {image: x, args: ['{{steps.prepare.outputs.result}}']}}\n  - {name: report, container: {image: x, args: ['{{steps.train-a.outputs.result}}', '{{steps.train-b.outputs.result}}']}}\n";
+
+    fn hit() -> Outcome {
+        Outcome::Hit {
+            key: CacheKey("h".into()),
+            entry: Box::new(Cached {
+                outputs: StepOutputs::default(),
+                wall_ms: 1,
+                size: 1,
+                reconstruction: 1.0,
+                downstream: 0.0,
+            }),
+        }
+    }
+
+    fn miss() -> Outcome {
+        Outcome::Miss {
+            key: CacheKey("m".into()),
+        }
+    }
+
+    fn record() -> Option<Box<Record>> {
+        Some(Box::new(Record {
+            outputs: StepOutputs::default(),
+            wall_ms: 7,
+        }))
+    }
+
+    /// Settles `outcomes` of the plan's steps, those `recorded` names
+    /// missed with a record; per step: hit, miss, not needed, or pending
+    /// on the step named.
+    fn settled(yaml: &str, outcomes: Vec<Outcome>, recorded: &[usize]) -> Vec<String> {
+        let p = plan(yaml);
+        let dag = couler_ir::validate(&p.workflow, &Default::default()).unwrap();
+        let mut records = vec![None; outcomes.len()];
+        for &i in recorded {
+            records[i] = record();
+        }
+        let mut outcomes = outcomes;
+        settle(&p, &dag, &mut outcomes, records);
+        outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Hit { .. } => "hit".to_owned(),
+                Outcome::Miss { .. } => "miss".to_owned(),
+                Outcome::NotNeeded { .. } => "not needed".to_owned(),
+                Outcome::NotCacheable(NotCacheable::Pending { step: Some(s), .. }) => {
+                    format!("pending on {s}")
+                }
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_recorded_step_that_only_hits_read_need_not_run() {
+        assert_eq!(
+            settled(FAN, vec![miss(), hit(), hit(), hit()], &[0]),
+            ["not needed", "hit", "hit", "hit"]
+        );
+        // report runs, but reads only the trainings, which are cached.
+        assert_eq!(
+            settled(FAN, vec![miss(), hit(), hit(), miss()], &[0]),
+            ["not needed", "hit", "hit", "miss"]
+        );
+        // A chain of recorded steps: the trainings read prepare only via
+        // records.
+        assert_eq!(
+            settled(FAN, vec![miss(), miss(), miss(), hit()], &[0, 1, 2]),
+            ["not needed", "not needed", "not needed", "hit"]
+        );
+    }
+
+    #[test]
+    fn a_recorded_step_that_a_running_step_reads_runs_and_what_its_record_keyed_waits() {
+        // train-b runs, so prepare does; train-a's hit was keyed from
+        // prepare's record, so it is looked up again after prepare, and so
+        // is report (keyed from train-a's entry).
+        assert_eq!(
+            settled(
+                FAN,
+                vec![
+                    miss(),
+                    hit(),
+                    miss(),
+                    Outcome::NotCacheable(NotCacheable::Pending {
+                        step: Some("train-b".into()),
+                        reference: "{{steps.train-b.outputs.result}}".into()
+                    })
+                ],
+                &[0]
+            ),
+            [
+                "miss",
+                "pending on prepare",
+                "pending on prepare",
+                "pending on train-b"
+            ]
+        );
+        // What nothing reads is the run's result: it runs.
+        assert_eq!(
+            settled(FAN, vec![hit(), hit(), hit(), miss()], &[3]),
+            ["hit", "hit", "hit", "miss"]
+        );
+    }
+
+    #[test]
+    fn a_recorded_step_an_exit_handler_reads_runs() {
+        let yaml = format!(
+            "{FAN}onExit:\n  - {{name: notify, container: {{image: x, args: ['{{{{steps.prepare.outputs.result}}}}']}}}}\n"
+        );
+        let mut outcomes = vec![miss(), hit(), hit(), hit()];
+        outcomes.push(Outcome::NotCacheable(NotCacheable::ExitHandler));
+        let got = settled(&yaml, outcomes, &[0]);
+        assert_eq!(
+            got[..4],
+            [
+                "miss",
+                "pending on prepare",
+                "pending on prepare",
+                "pending on train-a"
+            ]
         );
     }
 

@@ -316,3 +316,52 @@ async fn a_key_computed_again_counts_as_a_reuse_its_family_missed() {
     assert!((produced - 2.0).abs() < 1e-3, "{produced}");
     assert!((reused - 1.0).abs() < 1e-3, "{reused}");
 }
+
+#[tokio::test]
+async fn a_step_keeps_its_record_when_its_bytes_go_and_invalidation_removes_it() {
+    use couler_cache::Found;
+    let dir = std::env::temp_dir().join(format!("couler-cache-{}", uuid_like()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("model");
+    std::fs::write(&file, b"weights").unwrap();
+    let index = index(100).await;
+    let find = async |keys: &[CacheKey]| index.lookup_in_background(keys.into()).await;
+    // Larger than the whole budget: not admitted, but recorded, with the
+    // artifact's digest and no location.
+    assert_eq!(
+        index
+            .admit(&key(1), &entry(500, 5.0, Some(&file)), "tnt_a")
+            .await,
+        Admission::TooBig
+    );
+    let found = find(&[key(1), key(2)]).await;
+    let Found::Record(record) = &found[0] else {
+        panic!("{found:?}")
+    };
+    assert_eq!(record.wall_ms, 5000);
+    assert_eq!(record.outputs.result.as_deref(), Some("done"));
+    let model = &record.outputs.artifacts.get("model").unwrap();
+    assert_eq!((model.digest.as_str(), model.location.as_str()), ("d", ""));
+    assert_eq!(found[1], Found::Nothing);
+    assert_eq!(index.bytes().await, Some(0));
+
+    // An entry whose artifact was deleted is a miss; what it produced is
+    // still on record.
+    assert_eq!(
+        index
+            .admit(&key(3), &entry(10, 5.0, Some(&file)), "tnt_a")
+            .await,
+        Admission::Admitted
+    );
+    assert!(matches!(find(&[key(3)]).await[0], Found::Entry(_)));
+    std::fs::remove_file(&file).unwrap();
+    assert!(matches!(find(&[key(3)]).await[0], Found::Record(_)));
+
+    // Another tenant cannot invalidate them; the producer's invalidation
+    // removes records as well as entries.
+    assert_eq!(index.invalidate("tnt_b", &Invalidate::All).await, Some(0));
+    assert!(matches!(find(&[key(1)]).await[0], Found::Record(_)));
+    index.invalidate("tnt_a", &Invalidate::All).await.unwrap();
+    assert_eq!(find(&[key(1), key(3)]).await, vec![Found::Nothing; 2]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

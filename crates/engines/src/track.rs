@@ -35,6 +35,10 @@ pub(crate) fn reused_state(name: &str, status: ReuseStatus, outputs: &StepOutput
         ReuseStatus::Succeeded => (StepPhase::Succeeded, "kept from an earlier attempt"),
         ReuseStatus::Skipped => (StepPhase::Skipped, "skipped in an earlier attempt"),
         ReuseStatus::Cached => (StepPhase::Cached, "reused from the cache"),
+        ReuseStatus::NotNeeded => (
+            StepPhase::Skipped,
+            "not needed: computed before, and every step that reads it is cached",
+        ),
     };
     StepState {
         name: name.to_owned(),

@@ -34,6 +34,9 @@ pub struct Facts {
     pub earlier: BTreeMap<String, (ReuseStatus, StepOutputs)>,
     /// Cache hits by step name: the outputs, and why (for explanations).
     pub cache_hits: BTreeMap<String, (StepOutputs, String)>,
+    /// Steps computed before that nothing that runs reads (every consumer
+    /// is a hit): their recorded outputs, and why. They are not run.
+    pub cache_not_needed: BTreeMap<String, (StepOutputs, String)>,
     /// Steps with no cache key before the run only because a step they
     /// read runs: a lookup once it has could hit ([`CutForCache`]).
     pub cache_pending: BTreeSet<String>,

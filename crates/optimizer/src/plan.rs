@@ -86,6 +86,10 @@ pub enum ReuseStatus {
     Succeeded,
     Skipped,
     Cached,
+    /// Computed before under the same key, its bytes gone, and every step
+    /// that reads it is cached: it need not run (reported as skipped).
+    #[serde(rename = "not_needed")]
+    NotNeeded,
 }
 
 /// Outputs by name, in name order. A sorted vector: a step has a handful,

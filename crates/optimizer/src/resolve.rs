@@ -159,7 +159,9 @@ impl Pass for ReuseEarlierResults {
 
 /// Steps whose exact inputs were computed before (the cache index's hits,
 /// looked up by the scheduler and handed in) are not run: they become
-/// `cached`, with the recorded outputs wired to their consumers.
+/// `cached`, with the recorded outputs wired to their consumers. Steps
+/// computed before that only cached steps read are not run either
+/// (`not_needed`).
 pub struct UseCacheHits;
 
 impl Pass for UseCacheHits {
@@ -174,9 +176,15 @@ impl Pass for UseCacheHits {
             if !matches!(step.action, Action::Run) {
                 continue;
             }
-            if let Some((outputs, why)) = facts.cache_hits.get(&step.name) {
+            let found = [
+                (&facts.cache_hits, crate::ReuseStatus::Cached),
+                (&facts.cache_not_needed, crate::ReuseStatus::NotNeeded),
+            ]
+            .into_iter()
+            .find_map(|(found, status)| Some((found.get(&step.name)?, status)));
+            if let Some(((outputs, why), status)) = found {
                 step.action = Action::Reuse {
-                    status: crate::ReuseStatus::Cached,
+                    status,
                     outputs: outputs.clone(),
                 };
                 decided.push((step.name.clone(), why.clone()));

@@ -84,6 +84,7 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
     if let Some(index) = sources.cache {
         let found = cache_hits(&plan, req.tenant, req.share_cache, index, req.for_run).await?;
         facts.cache_hits = found.hits;
+        facts.cache_not_needed = found.not_needed;
         facts.cache_pending = found.pending;
     }
     facts.history = history(sources.store, req.tenant, &plan).await;
@@ -96,6 +97,9 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
 pub struct Found {
     /// The outputs of each hit by step name, with why it was reused.
     pub hits: BTreeMap<String, (StepOutputs, String)>,
+    /// Steps that need not run (computed before, read by nothing that
+    /// runs): their recorded outputs, and why.
+    pub not_needed: BTreeMap<String, (StepOutputs, String)>,
     /// Steps not keyed before the run only because a step they read runs.
     pub pending: BTreeSet<String>,
 }
@@ -133,6 +137,16 @@ pub async fn cache_hits(
                 hits.push((key, *entry));
             }
             couler_cache::plan::Outcome::Miss { .. } => misses += 1,
+            couler_cache::plan::Outcome::NotNeeded { record, .. } => {
+                let why = format!(
+                    "not run: computed before ({} ms), and every step that reads it is cached",
+                    record.wall_ms
+                );
+                saved_ms += record.wall_ms;
+                found
+                    .not_needed
+                    .insert(step.name.clone(), (record.outputs, why));
+            }
             couler_cache::plan::Outcome::NotCacheable(NotCacheable::Pending {
                 step: Some(_),
                 ..

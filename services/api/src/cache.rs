@@ -52,6 +52,9 @@ pub enum StepCacheStatus {
     Miss,
     /// The step has no key before the run (see `reason`).
     NotCacheable,
+    /// Computed before (its cached bytes are gone), and every step that
+    /// reads it is a hit: the step would not run.
+    NotNeeded,
 }
 
 /// Who may reuse the step's result.
@@ -96,7 +99,8 @@ pub struct ExplainTotals {
     pub hits: u64,
     pub misses: u64,
     pub not_cacheable: u64,
-    /// Compute time the hits save.
+    pub not_needed: u64,
+    /// Compute time the hits and the steps not needed save.
     pub saved_ms: u64,
     /// Bytes of the hits' cached outputs.
     pub bytes: u64,
@@ -204,7 +208,10 @@ impl IntoResponse for CacheError {
 ///
 /// Plans the workflow with the given parameters, then computes each step's
 /// cache key in depth order: a step that reads another step's outputs has a
-/// key only when that step is a hit. Read-only: nothing is recorded.
+/// key only when that step is a hit or was computed before (the index keeps
+/// a record of what it produced after its bytes go; such a step is
+/// `not_needed` when every step reading it is a hit). Read-only: nothing is
+/// recorded.
 #[utoipa::path(post, path = "/v1/cache/explain", tag = "cache", request_body = ExplainRequest,
     responses((status = 200, body = Explanation), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 async fn explain(
@@ -328,6 +335,12 @@ fn explanation(plan: &Plan, lookups: &[Lookup], degraded: bool) -> Explanation {
                 Outcome::Miss { .. } => {
                     (StepCacheStatus::Miss, Some("not cached".into()), None, None)
                 }
+                Outcome::NotNeeded { record, .. } => (
+                    StepCacheStatus::NotNeeded,
+                    Some("computed before; every step that reads it is a hit".into()),
+                    Some(record.wall_ms),
+                    None,
+                ),
                 Outcome::NotCacheable(why) => (
                     StepCacheStatus::NotCacheable,
                     Some(why.to_string()),
@@ -347,6 +360,7 @@ fn explanation(plan: &Plan, lookups: &[Lookup], degraded: bool) -> Explanation {
                 StepCacheStatus::Hit => totals.hits += 1,
                 StepCacheStatus::Miss => totals.misses += 1,
                 StepCacheStatus::NotCacheable => totals.not_cacheable += 1,
+                StepCacheStatus::NotNeeded => totals.not_needed += 1,
             }
             totals.saved_ms += saved_ms.unwrap_or(0);
             totals.bytes += size.unwrap_or(0);

@@ -43,6 +43,8 @@ pub enum StepAction {
     Kept,
     /// Skipped in an earlier attempt of the run.
     Skipped,
+    /// Computed before, and every step that reads it is cached: not run.
+    NotNeeded,
     /// A hyperparameter search: its trials run, and it takes the best one's outputs.
     Tune,
 }
@@ -346,6 +348,7 @@ fn view(plan: &Plan, engine: String) -> PlanView {
                     ReuseStatus::Cached => StepAction::Cached,
                     ReuseStatus::Succeeded => StepAction::Kept,
                     ReuseStatus::Skipped => StepAction::Skipped,
+                    ReuseStatus::NotNeeded => StepAction::NotNeeded,
                 },
             };
             let resources = ir.resources.as_ref();

@@ -176,7 +176,7 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     );
     assert_eq!(
         explained["totals"],
-        json!({"steps": 4, "hits": 2, "misses": 1, "not_cacheable": 1, "saved_ms": 3_000, "bytes": 4_096})
+        json!({"steps": 4, "hits": 2, "misses": 1, "not_cacheable": 1, "not_needed": 0, "saved_ms": 3_000, "bytes": 4_096})
     );
 
     // The same workflow by id gives the same answer; other parameters
@@ -221,6 +221,49 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     let private = explain(&api, &user(&solo, "viewer"), json!({"ir": ir})).await;
     assert_eq!(outcomes(&private)["a"], outcome("miss", Some("not cached")));
     assert_eq!(private["steps"][0]["scope"], "tenant");
+
+    // With other parameters, `a` was computed but is too big to cache: the
+    // index keeps only its record, which keys b and c. Both hit, and d
+    // reads only them, so `a` would not run.
+    let plan = diamond_plan(Some("big"));
+    let mut known = HashMap::new();
+    let a = key_of(&plan, "a", &acme, true, &known).unwrap();
+    let mut big = entry(
+        "A says big",
+        "acme-pipeline",
+        "acme-step-a",
+        "alpine:3.20",
+        None,
+    );
+    big.size = u64::MAX / 2;
+    assert_eq!(index.admit(&a, &big, &acme).await, Admission::TooBig);
+    known.insert("a".to_owned(), big.outputs.clone());
+    for step in ["b", "c"] {
+        let k = key_of(&plan, step, &acme, true, &known).unwrap();
+        admit(
+            &index,
+            &k,
+            entry("fine", "acme-pipeline", step, "alpine:3.20", None),
+            &acme,
+        )
+        .await;
+    }
+    let body = json!({"workflow": "diamond", "parameters": {"message": "big"}});
+    let explained = explain(&api, &viewer, body).await;
+    let got = outcomes(&explained);
+    assert_eq!(
+        got["a"],
+        outcome(
+            "not_needed",
+            Some("computed before; every step that reads it is a hit")
+        )
+    );
+    assert_eq!(
+        (&got["b"], &got["c"]),
+        (&outcome("hit", None), &outcome("hit", None))
+    );
+    assert_eq!(got["d"], outcome("miss", Some("not cached")));
+    assert_eq!(explained["totals"]["not_needed"], 1);
     api.stop().await;
 }
 

@@ -286,11 +286,15 @@ impl Staged<'_> {
             return plan;
         };
         for step in &mut plan.steps {
-            if let Some((outputs, _)) = found.hits.remove(&step.name) {
-                step.action = couler_optimizer::Action::Reuse {
-                    status: ReuseStatus::Cached,
-                    outputs,
-                };
+            let reuse = match found.hits.remove(&step.name) {
+                Some((outputs, _)) => Some((ReuseStatus::Cached, outputs)),
+                None => found
+                    .not_needed
+                    .remove(&step.name)
+                    .map(|(outputs, _)| (ReuseStatus::NotNeeded, outputs)),
+            };
+            if let Some((status, outputs)) = reuse {
+                step.action = couler_optimizer::Action::Reuse { status, outputs };
             }
         }
         plan

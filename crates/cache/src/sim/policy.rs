@@ -505,6 +505,9 @@ pub struct Oracle {
     next_use: Vec<usize>,
     /// Requests seen so far.
     clock: usize,
+    /// Each key's latest request, which an offer of it answers (a replay
+    /// may look a whole execution up before it runs any step).
+    asked: HashMap<Key, usize>,
     /// Cached keys by their next request.
     next_of: HashMap<Key, usize>,
     by_next: BTreeSet<(usize, Key)>,
@@ -530,6 +533,7 @@ impl Oracle {
             store: Store::default(),
             next_use,
             clock: 0,
+            asked: HashMap::new(),
             next_of: HashMap::new(),
             by_next: BTreeSet::new(),
         }
@@ -557,6 +561,7 @@ impl Policy for Oracle {
         let now = self.clock;
         self.clock += 1;
         let key = ctx.run().key;
+        self.asked.insert(key, now);
         let hit = self.store.contains(&key);
         if hit {
             self.set_next(key, self.next_use[now]);
@@ -565,8 +570,10 @@ impl Policy for Oracle {
     }
     fn offer(&mut self, ctx: &StepContext<'_>) {
         let run = *ctx.run();
-        // The request this output answers was the last one looked up.
-        let next = self.next_use[self.clock - 1];
+        let next = self
+            .asked
+            .get(&run.key)
+            .map_or(usize::MAX, |&asked| self.next_use[asked]);
         if next == usize::MAX || run.size > self.budget {
             return self.store.reject();
         }

@@ -88,8 +88,8 @@ impl Writer {
                 })
         };
         // L(u) is the step's own cost: its key needs its ancestors' outputs,
-        // so they hit or ran already and none is recomputed for its sake
-        // (see `couler_cache::importance`).
+        // so they hit, ran or are on record, and none is recomputed for its
+        // sake (see `couler_cache::importance`).
         let reconstruction = metrics.wall_ms as f64 / 1000.0;
         let downstream: f64 = self
             .dag

@@ -197,26 +197,33 @@ pub struct Stats {
 /// Admits a newcomer under the budget (Couler Algorithm 2). KEYS: entry,
 /// z, sz, bytes, famof, record. ARGV: key, size, score, budget, ttl,
 /// payload, prefix, family, record payload, then the invalidation sets to
-/// join. The record is kept and the sets joined whatever the outcome, so
-/// invalidating removes records of rejected and evicted entries too.
+/// join. Whatever the outcome, a record is kept: the newcomer's when it is
+/// admitted or none was there. The sets are joined when either is the
+/// newcomer's, so its producer can invalidate a record its entry did not
+/// outlive (see [`CacheIndex::invalidate`]).
 /// Victims are chosen lowest score first; if any would score at least the
 /// newcomer, nothing is evicted and the newcomer is rejected.
 const ADMIT: &str = r#"
 local entry, z, sz, bytes, famof = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local key, size, score, budget, ttl, payload, prefix =
   ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7]
-redis.call('SET', KEYS[6], ARGV[9], 'EX', ttl)
-for i = 10, #ARGV do redis.call('SADD', ARGV[i], key) end
-if redis.call('EXISTS', entry) == 1 then return 'exists' end
-if size > budget then return 'too_big' end
+local recorded = redis.call('SET', KEYS[6], ARGV[9], 'NX', 'EX', ttl) ~= false
+local function refused(outcome)
+  if recorded then
+    for i = 10, #ARGV do redis.call('SADD', ARGV[i], key) end
+  end
+  return outcome
+end
+if redis.call('EXISTS', entry) == 1 then return refused('exists') end
+if size > budget then return refused('too_big') end
 local total = tonumber(redis.call('GET', bytes) or '0')
 local victims, freed, offset = {}, 0, 0
 while total - freed + size > budget do
   local lowest = redis.call('ZRANGE', z, offset, offset, 'WITHSCORES')
-  if #lowest == 0 then return 'too_big' end
+  if #lowest == 0 then return refused('too_big') end
   local k = lowest[1]
   local alive = redis.call('EXISTS', prefix .. ':cache:e:' .. k) == 1
-  if alive and tonumber(lowest[2]) >= score then return 'rejected' end
+  if alive and tonumber(lowest[2]) >= score then return refused('rejected') end
   victims[#victims + 1] = k
   freed = freed + tonumber(redis.call('HGET', sz, k) or '0')
   offset = offset + 1
@@ -233,6 +240,8 @@ redis.call('ZADD', z, score, key)
 redis.call('HSET', sz, key, size)
 redis.call('INCRBY', bytes, size)
 redis.call('HSET', famof, key, ARGV[8])
+redis.call('SET', KEYS[6], ARGV[9], 'EX', ttl)
+for i = 10, #ARGV do redis.call('SADD', ARGV[i], key) end
 return 'admitted'
 "#;
 
@@ -741,13 +750,22 @@ impl CacheIndex {
                     .await
             })
             .await?;
-        let keys: Vec<CacheKey> = members.into_iter().map(CacheKey).collect();
-        let removed = if keys.is_empty() {
+        let names: Vec<String> = members;
+        // A key joins the sets of whoever first recorded it, and of whoever
+        // admitted its entry: an entry another tenant produced stays.
+        let keys: Vec<CacheKey> = names.iter().cloned().map(CacheKey).collect();
+        let producers = self.producers(&keys).await?;
+        let own: Vec<CacheKey> = keys
+            .into_iter()
+            .zip(producers)
+            .filter(|(_, producer)| producer.as_deref().is_none_or(|p| p == tenant))
+            .map(|(k, _)| k)
+            .collect();
+        let removed = if own.is_empty() {
             0
         } else {
-            self.remove_keys(&keys, true).await
+            self.remove_keys(&own, true).await
         };
-        let names: Vec<String> = keys.iter().map(|k| k.0.clone()).collect();
         if !names.is_empty() {
             let _: Option<()> = self
                 .call("invalidate", async |mut c| {
@@ -762,6 +780,32 @@ impl CacheIndex {
                 .await;
         }
         Some(removed)
+    }
+
+    /// The producing tenant of each key's entry (`None`: no entry).
+    async fn producers(&self, keys: &[CacheKey]) -> Option<Vec<Option<String>>> {
+        #[derive(Deserialize)]
+        struct Producer {
+            producer: String,
+        }
+        if keys.is_empty() {
+            return Some(Vec::new());
+        }
+        let names: Vec<String> = keys.iter().map(|k| self.entry_name(k)).collect();
+        let found: Vec<Option<Vec<u8>>> = self
+            .call("invalidate", async |mut c| {
+                redis::cmd("MGET").arg(&names).query_async(&mut c).await
+            })
+            .await?;
+        Some(
+            found
+                .into_iter()
+                .map(|raw| {
+                    raw.and_then(|r| rmp_serde::from_slice::<Producer>(&r).ok())
+                        .map(|p| p.producer)
+                })
+                .collect(),
+        )
     }
 
     /// Empties the whole index (platform admins).

@@ -357,8 +357,16 @@ async fn a_step_keeps_its_record_when_its_bytes_go_and_invalidation_removes_it()
     std::fs::remove_file(&file).unwrap();
     assert!(matches!(find(&[key(3)]).await[0], Found::Record(_)));
 
-    // Another tenant cannot invalidate them; the producer's invalidation
-    // removes records as well as entries.
+    // Another tenant computing the same keys later neither replaces the
+    // records nor can invalidate them; the producer's invalidation removes
+    // records as well as entries.
+    let mut again = entry(500, 9.0, Some(&file));
+    again.producer = "tnt_b".into();
+    assert_eq!(
+        index.admit(&key(1), &again, "tnt_b").await,
+        Admission::TooBig
+    );
+    assert!(matches!(&find(&[key(1)]).await[0], Found::Record(r) if r.wall_ms == 5000));
     assert_eq!(index.invalidate("tnt_b", &Invalidate::All).await, Some(0));
     assert!(matches!(find(&[key(1)]).await[0], Found::Record(_)));
     index.invalidate("tnt_a", &Invalidate::All).await.unwrap();

@@ -48,6 +48,35 @@ fn run_to_end(couler: &Couler, token: &str, yaml: &str) -> Value {
     run
 }
 
+/// The statuses of the pipeline's three steps.
+fn three(run: &Value) -> [String; 3] {
+    let steps = step_statuses(run);
+    ["prepare", "train", "report"].map(|name| steps[name].clone())
+}
+
+/// The entry named `name` of a run's or a plan's `steps`.
+fn step<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step {name}: {doc:#}"))
+}
+
+/// A run's plan.
+fn plan_of(couler: &Couler, token: &str, run: &Value) -> Value {
+    let id = run["id"].as_str().unwrap();
+    let (status, plan) = couler.call(
+        reqwest::Method::GET,
+        &format!("/v1/runs/{id}/plan"),
+        token,
+        None,
+    );
+    assert_eq!(status, 200, "{plan}");
+    plan
+}
+
 #[test]
 fn another_tenant_reuses_results_and_runs_five_times_faster() {
     let couler = Couler::start();
@@ -60,31 +89,14 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
     assert!(steps.values().all(|s| s == "succeeded"), "{first:#}");
 
     let second = run_to_end(&couler, &b, &pipeline("", "1"));
-    let steps = step_statuses(&second);
-    assert_eq!(
-        (
-            steps["prepare"].as_str(),
-            steps["train"].as_str(),
-            steps["report"].as_str()
-        ),
-        ("cached", "cached", "cached"),
-        "{second:#}"
-    );
+    assert_eq!(three(&second), ["cached", "cached", "cached"], "{second:#}");
     let (slow, fast) = (duration(&first), duration(&second));
     assert!(
         fast * 5 <= slow,
         "cached run took {fast:?}, the original {slow:?}"
     );
     // Outputs are wired through: the report is the first run's.
-    let report = |run: &Value| {
-        run["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == "report")
-            .unwrap()["outputs"]["result"]
-            .clone()
-    };
+    let report = |run: &Value| step(run, "report")["outputs"]["result"].clone();
     assert_eq!(report(&second), report(&first));
 
     // The cache's statistics are the tenant's own.
@@ -131,24 +143,12 @@ fn a_step_whose_upstream_ran_again_with_the_same_outputs_is_a_hit() {
     // `train` and `report`, looked up once the steps they read have run,
     // are hits.
     let second = run_to_end(&couler, &a, &pipeline("", "2"));
-    let steps = step_statuses(&second);
     assert_eq!(
-        (
-            steps["prepare"].as_str(),
-            steps["train"].as_str(),
-            steps["report"].as_str()
-        ),
-        ("succeeded", "cached", "cached"),
+        three(&second),
+        ["succeeded", "cached", "cached"],
         "{second:#}"
     );
-    let id = second["id"].as_str().unwrap();
-    let (status, plan) = couler.call(
-        reqwest::Method::GET,
-        &format!("/v1/runs/{id}/plan"),
-        &a,
-        None,
-    );
-    assert_eq!(status, 200, "{plan}");
+    let plan = plan_of(&couler, &a, &second);
     let cut: Vec<&str> = plan["decisions"]
         .as_array()
         .unwrap()
@@ -177,13 +177,7 @@ fn a_step_whose_bytes_are_gone_is_not_run_when_everything_reading_it_is_cached()
     let first = run_to_end(&couler, &a, &pipeline("", "1"));
     // `prepare`'s artifact goes from the store behind the service's back:
     // its entry is a miss now, but what it produced is on record.
-    let prepare = first["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "prepare")
-        .unwrap();
-    let location = prepare["outputs"]["artifacts"]["data"]["location"]
+    let location = step(&first, "prepare")["outputs"]["artifacts"]["data"]["location"]
         .as_str()
         .unwrap();
     std::fs::remove_file(location.strip_prefix("file://").unwrap()).unwrap();
@@ -191,31 +185,13 @@ fn a_step_whose_bytes_are_gone_is_not_run_when_everything_reading_it_is_cached()
     // `train` is keyed from the record and hits, so nothing needs
     // `prepare`'s bytes and it does not run.
     let second = run_to_end(&couler, &a, &pipeline("", "1"));
-    let steps = step_statuses(&second);
     assert_eq!(
-        (
-            steps["prepare"].as_str(),
-            steps["train"].as_str(),
-            steps["report"].as_str()
-        ),
-        ("skipped", "cached", "cached"),
+        three(&second),
+        ["skipped", "cached", "cached"],
         "{second:#}"
     );
-    let id = second["id"].as_str().unwrap();
-    let (status, plan) = couler.call(
-        reqwest::Method::GET,
-        &format!("/v1/runs/{id}/plan"),
-        &a,
-        None,
-    );
-    assert_eq!(status, 200, "{plan}");
-    let prepare = plan["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "prepare")
-        .unwrap();
-    assert_eq!(prepare["action"], "not_needed", "{plan:#}");
+    let plan = plan_of(&couler, &a, &second);
+    assert_eq!(step(&plan, "prepare")["action"], "not_needed", "{plan:#}");
 
     // A changed `train` needs the bytes: `prepare` runs again, and `train`
     // runs on what it wrote.

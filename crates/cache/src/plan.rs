@@ -254,10 +254,10 @@ fn settle(
             if invalid[i].is_some() || !keyed(&outcomes[i]) {
                 continue;
             }
-            let bad =
-                graph.upstream(node).iter().map(|&u| u as usize).find(|&u| {
-                    (known(u) && runs[u]) || (invalid[u].is_some() && keyed(&outcomes[u]))
-                });
+            let bad = graph.upstream(node).iter().map(|&u| u as usize).find(|&u| {
+                // Only keyed steps are ever invalid.
+                (known(u) && runs[u]) || invalid[u].is_some()
+            });
             if let Some(u) = bad {
                 invalid[i] = Some(u);
                 runs[i] = true;

@@ -9,7 +9,7 @@ use crate::driver::{Tracker, cache_writer, fail, families, finish, hand_back, pe
 use crate::lease::Control;
 use couler_engines::{EngineAdapter, RunSpec, StepPhase, StepState, Update};
 use couler_optimizer::stages::{Outcome, Progress, Settle, Stage, advance};
-use couler_optimizer::{Plan, ReuseStatus, StepOutputs};
+use couler_optimizer::{Pass, Plan, ReuseStatus, StepOutputs};
 use couler_store::scheduling::{self, Driving};
 use couler_store::{RunStatus, StepStatus};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -282,20 +282,17 @@ impl Staged<'_> {
             true,
         )
         .await;
-        let Ok(mut found) = found else {
+        let Ok(found) = found else {
             return plan;
         };
-        for step in &mut plan.steps {
-            let reuse = match found.hits.remove(&step.name) {
-                Some((outputs, _)) => Some((ReuseStatus::Cached, outputs)),
-                None => found
-                    .not_needed
-                    .remove(&step.name)
-                    .map(|(outputs, _)| (ReuseStatus::NotNeeded, outputs)),
-            };
-            if let Some((status, outputs)) = reuse {
-                step.action = couler_optimizer::Action::Reuse { status, outputs };
-            }
+        // The planner's own pass turns what was found into reused steps.
+        let facts = couler_optimizer::Facts {
+            cache_hits: found.hits,
+            cache_not_needed: found.not_needed,
+            ..Default::default()
+        };
+        if let Err(e) = couler_optimizer::UseCacheHits.apply(&mut plan, &facts) {
+            tracing::warn!(error = %e, "the stage runs without its cache hits");
         }
         plan
     }

@@ -85,15 +85,21 @@ struct Tally {
 impl Tally {
     /// Looks the step up (execution `index`); whether it hit.
     fn look(&mut self, policy: &mut dyn Policy, ctx: &StepContext<'_>, index: usize) -> bool {
-        self.steps += 1;
-        let kind = ctx.dag.steps()[ctx.step].kind;
-        self.last_request.insert(ctx.run().key, (index, kind));
+        let kind = self.request(ctx, index);
         let hit = policy.lookup(ctx);
         if hit {
             self.hits += 1;
             *self.saved_by_kind.entry(kind).or_default() += ctx.run().cost;
         }
         hit
+    }
+
+    /// Counts the step as requested (execution `index`); its kind.
+    fn request(&mut self, ctx: &StepContext<'_>, index: usize) -> StepKind {
+        self.steps += 1;
+        let kind = ctx.dag.steps()[ctx.step].kind;
+        self.last_request.insert(ctx.run().key, (index, kind));
+        kind
     }
 
     /// Runs the step and offers its output.
@@ -137,11 +143,7 @@ pub fn replay_with(trace: &Trace, policy: &mut dyn Policy, lookups: Lookups) -> 
                     if keyed {
                         hit[step] = tally.look(policy, &ctx(step), index);
                     } else {
-                        tally.steps += 1;
-                        let kind = dag.steps()[step].kind;
-                        tally
-                            .last_request
-                            .insert(ctx(step).run().key, (index, kind));
+                        tally.request(&ctx(step), index);
                     }
                     if !hit[step] {
                         ran[step] = true;

@@ -13,11 +13,15 @@
 //! artifact locations), kept for the entry's TTL whether the entry was
 //! admitted, rejected or later evicted, so that a step whose bytes are gone
 //! still keys its consumers and need not run when they all hit;
-//! `P:cache:stats:<tenant>`
-//! a tenant's hits, misses and savings; and sets of keys per producing
+//! `P:cache:stats:<tenant>` a tenant's hits, misses and savings;
+//! `P:cache:prodof` each entry's producer and `P:cache:produced` how many
+//! entries each tenant produced are cached; sets of keys per producing
 //! tenant, per workflow step, per image and per cache version, for
-//! invalidation. Admission and eviction run as one Lua script, so scores
-//! and the byte total stay consistent under concurrent schedulers.
+//! invalidation, with `P:cache:setsof` the sets each key joined; and
+//! `P:cache:exp`, when each key's record expires, so that what expired is
+//! reclaimed (see [`scripts`]). Admission and eviction run as one Lua
+//! script, so scores and the byte total stay consistent under concurrent
+//! schedulers.
 //!
 //! Redis being away or slow (past the timeout) never fails a run: lookups
 //! miss, writes are skipped, and a metric counts it.
@@ -28,7 +32,7 @@ use crate::SharedRedis;
 use crate::importance::{self, ReuseStats, Weights};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
-use scripts::{ADMIT, FAMILY, REMOVE};
+use scripts::{ADMIT, FAMILY, RECLAIM_PER_ADMISSION, REMOVE, SWEEP};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -212,6 +216,7 @@ pub struct CacheIndex {
     config: CacheConfig,
     admit: Arc<redis::Script>,
     remove: Arc<redis::Script>,
+    sweep: Arc<redis::Script>,
     family: Arc<redis::Script>,
 }
 
@@ -222,6 +227,7 @@ impl CacheIndex {
             config,
             admit: Arc::new(redis::Script::new(ADMIT)),
             remove: Arc::new(redis::Script::new(REMOVE)),
+            sweep: Arc::new(redis::Script::new(SWEEP)),
             family: Arc::new(redis::Script::new(FAMILY)),
         }
     }
@@ -516,31 +522,23 @@ impl CacheIndex {
         if let Some(v) = &entry.version {
             sets.push(self.k(&format!("version:{v}")));
         }
-        let keys = [
-            self.entry_name(key),
-            self.k("z"),
-            self.k("sz"),
-            self.k("bytes"),
-            self.k("famof"),
-            self.k(&format!("r:{key}")),
-        ];
-        let prefix = self.config.prefix.clone();
-        let budget = self.config.budget_bytes;
+        let keys = [self.entry_name(key), self.k(&format!("r:{key}"))];
         let outcome: Option<String> = self
             .call("admit", async |mut c| {
                 let mut inv = self.admit.prepare_invoke();
-                for k in &keys {
-                    inv.key(k);
-                }
-                inv.arg(&key.0)
+                inv.key(&keys[0])
+                    .key(&keys[1])
+                    .arg(self.k(""))
+                    .arg(&key.0)
                     .arg(entry.size)
                     .arg(score)
-                    .arg(budget)
+                    .arg(self.config.budget_bytes)
                     .arg(ttl)
                     .arg(&payload)
-                    .arg(&prefix)
                     .arg(&family)
-                    .arg(&record);
+                    .arg(&record)
+                    .arg(tenant)
+                    .arg(RECLAIM_PER_ADMISSION);
                 for s in &sets {
                     inv.arg(s);
                 }
@@ -558,16 +556,12 @@ impl CacheIndex {
         admission
     }
 
-    /// Removes the entries of `keys`, and their records with `records`.
+    /// Removes the entries of `keys`, and with `records` their records and
+    /// their places in the invalidation sets.
     async fn remove_keys(&self, keys: &[CacheKey], records: bool) -> u64 {
-        let names = [self.k("z"), self.k("sz"), self.k("bytes"), self.k("famof")];
-        let prefix = self.config.prefix.clone();
         self.call("remove", async |mut c| {
             let mut inv = self.remove.prepare_invoke();
-            for n in &names {
-                inv.key(n);
-            }
-            inv.arg(&prefix).arg(if records { "1" } else { "0" });
+            inv.arg(self.k("")).arg(if records { "1" } else { "0" });
             for k in keys {
                 inv.arg(&k.0);
             }
@@ -575,6 +569,21 @@ impl CacheIndex {
         })
         .await
         .unwrap_or(0)
+    }
+
+    /// Frees what expired entries and records left behind (their bytes,
+    /// scores and places in the invalidation sets), up to `limit` keys;
+    /// returns how many were due (`None` when Redis is away). Admissions
+    /// reclaim as they go; this drains the rest.
+    pub async fn sweep(&self, limit: u32) -> Option<u64> {
+        self.call("sweep", async |mut c| {
+            self.sweep
+                .arg(self.k(""))
+                .arg(limit)
+                .invoke_async(&mut c)
+                .await
+        })
+        .await
     }
 
     /// Records a run's cache outcome for the tenant's statistics.
@@ -607,12 +616,12 @@ impl CacheIndex {
     /// A tenant's statistics (aggregates only: no other tenant's entries).
     pub async fn stats(&self, tenant: &str) -> Option<Stats> {
         let stats = self.k(&format!("stats:{tenant}"));
-        let produced = self.k(&format!("tenant:{tenant}"));
-        let (map, entries): (std::collections::HashMap<String, u64>, u64) = self
+        let produced = self.k("produced");
+        let (map, entries): (std::collections::HashMap<String, u64>, Option<i64>) = self
             .call("stats", async |mut c| {
                 redis::pipe()
                     .hgetall(&stats)
-                    .scard(&produced)
+                    .hget(&produced, tenant)
                     .query_async(&mut c)
                     .await
             })
@@ -623,7 +632,7 @@ impl CacheIndex {
             misses: get("misses"),
             bytes_saved: get("bytes_saved"),
             compute_ms_saved: get("compute_ms_saved"),
-            entries_produced: entries,
+            entries_produced: entries.unwrap_or(0).max(0) as u64,
         })
     }
 
@@ -647,17 +656,16 @@ impl CacheIndex {
                     .await
             })
             .await?;
-        let names = members;
         // A key joins the sets of whoever first recorded it, and of whoever
-        // admitted its entry: an entry another tenant produced stays.
-        let keys: Vec<CacheKey> = names.iter().cloned().map(CacheKey).collect();
-        let producers = self.producers(&keys).await?;
-        let own: Vec<CacheKey> = keys
+        // admitted its entry: an entry another tenant produced stays, and
+        // only this tenant's sets let go of it.
+        let producers = self.producers(&members).await?;
+        let (own, theirs): (Vec<_>, Vec<_>) = members
             .into_iter()
             .zip(producers)
-            .filter(|(_, producer)| producer.as_deref().is_none_or(|p| p == tenant))
-            .map(|(k, _)| k)
-            .collect();
+            .partition(|(_, producer)| producer.as_deref().is_none_or(|p| p == tenant));
+        let own: Vec<CacheKey> = own.into_iter().map(|(k, _)| CacheKey(k)).collect();
+        let names: Vec<String> = theirs.into_iter().map(|(k, _)| k).collect();
         let removed = if own.is_empty() {
             0
         } else {
@@ -680,29 +688,19 @@ impl CacheIndex {
     }
 
     /// The producing tenant of each key's entry (`None`: no entry).
-    async fn producers(&self, keys: &[CacheKey]) -> Option<Vec<Option<String>>> {
-        #[derive(Deserialize)]
-        struct Producer {
-            producer: String,
-        }
+    async fn producers(&self, keys: &[String]) -> Option<Vec<Option<String>>> {
         if keys.is_empty() {
             return Some(Vec::new());
         }
-        let names: Vec<String> = keys.iter().map(|k| self.entry_name(k)).collect();
-        let found: Vec<Option<Vec<u8>>> = self
-            .call("invalidate", async |mut c| {
-                redis::cmd("MGET").arg(&names).query_async(&mut c).await
-            })
-            .await?;
-        Some(
-            found
-                .into_iter()
-                .map(|raw| {
-                    raw.and_then(|r| rmp_serde::from_slice::<Producer>(&r).ok())
-                        .map(|p| p.producer)
-                })
-                .collect(),
-        )
+        let prodof = self.k("prodof");
+        self.call("invalidate", async |mut c| {
+            redis::cmd("HMGET")
+                .arg(&prodof)
+                .arg(keys)
+                .query_async(&mut c)
+                .await
+        })
+        .await
     }
 
     /// Empties the whole index (platform admins).

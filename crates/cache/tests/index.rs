@@ -373,3 +373,116 @@ async fn a_step_keeps_its_record_when_its_bytes_go_and_invalidation_removes_it()
     assert_eq!(find(&[key(1), key(3)]).await, vec![Found::Nothing; 2]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn expiring(size: u64, cost_s: f64) -> Entry {
+    Entry {
+        ttl_secs: 1,
+        ..entry(size, cost_s, None)
+    }
+}
+
+/// Past a one-second TTL, whatever Redis's clock says.
+async fn until_expired() {
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+}
+
+#[tokio::test]
+async fn expired_bytes_never_crowd_out_a_newcomer() {
+    let index = index(100).await;
+    assert_eq!(
+        index.admit(&key(1), &entry(30, 60.0, None), "tnt_a").await,
+        Admission::Admitted
+    );
+    // The costliest entry, soon expired: Redis drops it, not its bytes.
+    assert_eq!(
+        index.admit(&key(2), &expiring(60, 600.0), "tnt_a").await,
+        Admission::Admitted
+    );
+    until_expired().await;
+    assert!(index.lookup(&[key(2)]).await[0].is_none());
+    // Scoring below the live entry, the newcomer fits only in the expired
+    // entry's bytes, which admission reclaims first.
+    assert_eq!(
+        index.admit(&key(3), &entry(60, 5.0, None), "tnt_a").await,
+        Admission::Admitted
+    );
+    assert_eq!(index.bytes().await, Some(90));
+    assert_eq!(index.stats("tnt_a").await.unwrap().entries_produced, 2);
+}
+
+#[tokio::test]
+async fn a_sweep_leaves_nothing_of_what_expired() {
+    let index = index(1000).await;
+    index.admit(&key(1), &entry(30, 60.0, None), "tnt_a").await;
+    index.admit(&key(2), &expiring(60, 600.0), "tnt_b").await;
+    // Too big for the budget: a record only.
+    index.admit(&key(3), &expiring(5000, 600.0), "tnt_b").await;
+    let hit = index.lookup(&[key(2)]).await.remove(0).unwrap();
+    index.reused(&[(key(2), hit)]).await;
+    assert_eq!(index.stats("tnt_b").await.unwrap().entries_produced, 1);
+    until_expired().await;
+    assert_eq!(index.sweep(100).await, Some(2));
+    assert_eq!(index.sweep(100).await, Some(0), "nothing is due again");
+    assert_eq!(index.bytes().await, Some(30));
+    assert_eq!(index.stats("tnt_b").await.unwrap().entries_produced, 0);
+
+    // Nothing under the prefix names the expired keys but their seen marks
+    // (kept on purpose, with a TTL of their own), and tenant b's
+    // invalidation sets are gone.
+    let prefix = format!("{}:cache:", index.config().prefix);
+    let mut c = redis::Client::open("redis://127.0.0.1:6379")
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let names: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}*"))
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    for gone in [key(2), key(3)] {
+        let seen = format!("{prefix}seen:{}", gone.0);
+        let left: Vec<_> = names.iter().filter(|n| n.contains(&gone.0)).collect();
+        assert_eq!(left, [&seen]);
+        for hash in ["sz", "famof", "prodof", "setsof"] {
+            let held: bool = redis::cmd("HEXISTS")
+                .arg(format!("{prefix}{hash}"))
+                .arg(&gone.0)
+                .query_async(&mut c)
+                .await
+                .unwrap();
+            assert!(!held, "{hash} still holds {gone:?}");
+        }
+        for zset in ["z", "exp"] {
+            let score: Option<f64> = redis::cmd("ZSCORE")
+                .arg(format!("{prefix}{zset}"))
+                .arg(&gone.0)
+                .query_async(&mut c)
+                .await
+                .unwrap();
+            assert_eq!(score, None, "{zset} still holds {gone:?}");
+        }
+    }
+    assert!(!names.iter().any(|n| n.contains("tnt_b")), "{names:?}");
+    assert!(index.lookup(&[key(1)]).await[0].is_some());
+}
+
+#[tokio::test]
+async fn entries_produced_counts_the_tenants_cached_entries_only() {
+    let index = index(100).await;
+    let produced = async |tenant: &str| index.stats(tenant).await.unwrap().entries_produced;
+    index.admit(&key(1), &entry(60, 5.0, None), "tnt_a").await;
+    // A record of an offer too big to cache is not an entry.
+    index.admit(&key(2), &entry(500, 5.0, None), "tnt_a").await;
+    // Nor is an offer another tenant was first to.
+    index.admit(&key(1), &entry(60, 5.0, None), "tnt_b").await;
+    assert_eq!((produced("tnt_a").await, produced("tnt_b").await), (1, 0));
+    // Evicted by another tenant's costlier newcomer: no longer counted.
+    assert_eq!(
+        index.admit(&key(3), &entry(60, 600.0, None), "tnt_b").await,
+        Admission::Admitted
+    );
+    assert_eq!((produced("tnt_a").await, produced("tnt_b").await), (0, 1));
+    assert_eq!(index.invalidate("tnt_b", &Invalidate::All).await, Some(1));
+    assert_eq!(produced("tnt_b").await, 0);
+}

@@ -134,3 +134,33 @@ impl Writer {
         });
     }
 }
+
+/// How often a scheduler reclaims what expired in the index.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
+/// Keys one sweep call reclaims at most (Redis runs each call atomically).
+const SWEEP_BATCH: u32 = 1000;
+
+/// Reclaims, every [`SWEEP_EVERY`], what expired entries and records left
+/// in the index (their bytes, scores and set memberships), until
+/// `shutdown`. Admissions reclaim as they go; this keeps an idle index's
+/// byte total and statistics true, and its sets from growing.
+pub async fn sweep(index: CacheIndex, shutdown: tokio_util::sync::CancellationToken) {
+    let mut tick = tokio::time::interval(SWEEP_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let mut reclaimed = 0;
+        while let Some(due) = index.sweep(SWEEP_BATCH).await {
+            reclaimed += due;
+            if due < u64::from(SWEEP_BATCH) || shutdown.is_cancelled() {
+                break;
+            }
+        }
+        if reclaimed > 0 {
+            tracing::debug!(keys = reclaimed, "reclaimed expired cache keys");
+        }
+    }
+}

@@ -53,6 +53,9 @@ pub async fn run(
     });
     tracing::info!(owner = %ctx.owner, engines = ?ctx.engines.names(), "scheduler started");
     let heartbeat = tokio::spawn(lease::heartbeat(ctx.clone(), shutdown.clone()));
+    if let Some(index) = &ctx.cache {
+        tokio::spawn(caching::sweep(index.clone(), shutdown.clone()));
+    }
     queue::claim_loop(ctx.clone(), shutdown.clone()).await?;
     // Stop claiming first (done), then let drivers hand their runs back.
     ctx.held.shutdown_all();

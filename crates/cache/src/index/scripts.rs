@@ -1,78 +1,176 @@
-//! The index's Lua scripts: each runs atomically in Redis, so scores, sizes
-//! and the byte total stay consistent under concurrent schedulers.
+//! The index's Lua scripts: each runs atomically in Redis, so scores, sizes,
+//! the byte total and the producers' counts stay consistent under
+//! concurrent schedulers.
+//!
+//! Every key a computed step wrote is due in `P:cache:exp` when its record
+//! expires (an admitted entry expires with its record). Reclaiming a due
+//! key frees what Redis's own expiry left behind: an expired entry's bytes,
+//! score and counters, and, once the record is gone too, the key's places
+//! in the invalidation sets (`P:cache:setsof` lists them). Admission
+//! reclaims before it weighs the budget, so expired bytes never crowd out
+//! a newcomer, and [`SWEEP`] drains what is left.
+
+/// Lua shared by the scripts. `p` is `<prefix>:cache:`.
+macro_rules! common {
+    () => {
+        r#"
+-- Drops an entry's bookkeeping; returns its size, or nil if none was held.
+local function forget_entry(p, k)
+  local size = redis.call('HGET', p .. 'sz', k)
+  redis.call('DEL', p .. 'e:' .. k, p .. 'hits:' .. k)
+  redis.call('ZREM', p .. 'z', k)
+  redis.call('HDEL', p .. 'sz', k)
+  redis.call('HDEL', p .. 'famof', k)
+  local producer = redis.call('HGET', p .. 'prodof', k)
+  if producer then
+    redis.call('HDEL', p .. 'prodof', k)
+    if redis.call('HINCRBY', p .. 'produced', producer, -1) <= 0 then
+      redis.call('HDEL', p .. 'produced', producer)
+    end
+  end
+  if size then return tonumber(size) end
+  return nil
+end
+-- Takes a key out of every invalidation set it joined.
+local function leave_sets(p, k)
+  local sets = redis.call('HGET', p .. 'setsof', k)
+  if sets then
+    for _, s in ipairs(cjson.decode(sets)) do redis.call('SREM', s, k) end
+    redis.call('HDEL', p .. 'setsof', k)
+  end
+end
+-- Puts a key in the sets `names` and notes them in setsof.
+local function join_sets(p, k, names)
+  local known, list = {}, {}
+  local sets = redis.call('HGET', p .. 'setsof', k)
+  if sets then list = cjson.decode(sets) end
+  for _, s in ipairs(list) do known[s] = true end
+  for _, s in ipairs(names) do
+    redis.call('SADD', s, k)
+    if not known[s] then list[#list + 1] = s; known[s] = true end
+  end
+  redis.call('HSET', p .. 'setsof', k, cjson.encode(list))
+end
+-- Reclaims up to `limit` due keys at `now` (Unix seconds); returns how many.
+local function reclaim(p, now, limit)
+  local due = redis.call('ZRANGEBYSCORE', p .. 'exp', '-inf', now, 'LIMIT', 0, limit)
+  local freed = 0
+  for _, k in ipairs(due) do
+    local entry_left = redis.call('PTTL', p .. 'e:' .. k)
+    if entry_left == -2 then freed = freed + (forget_entry(p, k) or 0) end
+    local left = math.max(entry_left, redis.call('PTTL', p .. 'r:' .. k))
+    if left == -2 then
+      leave_sets(p, k)
+      redis.call('ZREM', p .. 'exp', k)
+    elseif left == -1 then
+      -- No expiry: set outside the index; it is no longer due.
+      redis.call('ZREM', p .. 'exp', k)
+    else
+      redis.call('ZADD', p .. 'exp', now + math.ceil(left / 1000), k)
+    end
+  end
+  if freed > 0 then redis.call('DECRBY', p .. 'bytes', freed) end
+  return #due
+end
+local function unix_now() return tonumber(redis.call('TIME')[1]) end
+"#
+    };
+}
+
+/// How many due keys one admission reclaims at most.
+pub(super) const RECLAIM_PER_ADMISSION: u32 = 64;
 
 /// Admits a newcomer under the budget (Couler Algorithm 2). KEYS: entry,
-/// z, sz, bytes, famof, record. ARGV: key, size, score, budget, ttl,
-/// payload, prefix, family, record payload, then the invalidation sets to
-/// join. Whatever the outcome, a record is kept: the newcomer's when it is
-/// admitted or none was there. The sets are joined when either is the
-/// newcomer's, so its producer can invalidate a record its entry did not
-/// outlive (see [`super::CacheIndex::invalidate`]).
+/// record. ARGV: `p`, key, size, score, budget, ttl, payload, family,
+/// record payload, tenant, reclaim limit, then the invalidation sets to
+/// join. First reclaims due keys. Whatever the outcome, a record is kept:
+/// the newcomer's when it is admitted or none was there. The sets are
+/// joined when either is the newcomer's, so its producer can invalidate a
+/// record its entry did not outlive (see [`super::CacheIndex::invalidate`]).
 /// Victims are chosen lowest score first; if any would score at least the
 /// newcomer, nothing is evicted and the newcomer is rejected.
-pub(super) const ADMIT: &str = r#"
-local entry, z, sz, bytes, famof = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local key, size, score, budget, ttl, payload, prefix =
-  ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7]
-local recorded = redis.call('SET', KEYS[6], ARGV[9], 'NX', 'EX', ttl) ~= false
+pub(super) const ADMIT: &str = concat!(
+    common!(),
+    r#"
+local entry, record = KEYS[1], KEYS[2]
+local p, key, size, score, budget, ttl, payload, family, tenant =
+  ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]),
+  tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[10]
+local now = unix_now()
+reclaim(p, now, tonumber(ARGV[11]))
+local sets = {}
+for i = 12, #ARGV do sets[#sets + 1] = ARGV[i] end
+local function keep(outcome)
+  redis.call('ZADD', p .. 'exp', now + ttl, key)
+  join_sets(p, key, sets)
+  return outcome
+end
+local recorded = redis.call('SET', record, ARGV[9], 'NX', 'EX', ttl) ~= false
 local function refused(outcome)
-  if recorded then
-    for i = 10, #ARGV do redis.call('SADD', ARGV[i], key) end
-  end
+  if recorded then return keep(outcome) end
   return outcome
 end
 if redis.call('EXISTS', entry) == 1 then return refused('exists') end
 if size > budget then return refused('too_big') end
-local total = tonumber(redis.call('GET', bytes) or '0')
+local total = tonumber(redis.call('GET', p .. 'bytes') or '0')
 local victims, freed, offset = {}, 0, 0
 while total - freed + size > budget do
-  local lowest = redis.call('ZRANGE', z, offset, offset, 'WITHSCORES')
+  local lowest = redis.call('ZRANGE', p .. 'z', offset, offset, 'WITHSCORES')
   if #lowest == 0 then return refused('too_big') end
   local k = lowest[1]
-  local alive = redis.call('EXISTS', prefix .. ':cache:e:' .. k) == 1
+  local alive = redis.call('EXISTS', p .. 'e:' .. k) == 1
   if alive and tonumber(lowest[2]) >= score then return refused('rejected') end
   victims[#victims + 1] = k
-  freed = freed + tonumber(redis.call('HGET', sz, k) or '0')
+  freed = freed + tonumber(redis.call('HGET', p .. 'sz', k) or '0')
   offset = offset + 1
 end
-for _, k in ipairs(victims) do
-  redis.call('DEL', prefix .. ':cache:e:' .. k, prefix .. ':cache:hits:' .. k)
-  redis.call('ZREM', z, k)
-  redis.call('HDEL', sz, k)
-  redis.call('HDEL', famof, k)
-end
-if freed > 0 then redis.call('DECRBY', bytes, freed) end
+for _, k in ipairs(victims) do forget_entry(p, k) end
+if freed > 0 then redis.call('DECRBY', p .. 'bytes', freed) end
 redis.call('SET', entry, payload, 'EX', ttl)
-redis.call('ZADD', z, score, key)
-redis.call('HSET', sz, key, size)
-redis.call('INCRBY', bytes, size)
-redis.call('HSET', famof, key, ARGV[8])
-redis.call('SET', KEYS[6], ARGV[9], 'EX', ttl)
-for i = 10, #ARGV do redis.call('SADD', ARGV[i], key) end
-return 'admitted'
-"#;
+redis.call('ZADD', p .. 'z', score, key)
+redis.call('HSET', p .. 'sz', key, size)
+redis.call('INCRBY', p .. 'bytes', size)
+redis.call('HSET', p .. 'famof', key, family)
+redis.call('HSET', p .. 'prodof', key, tenant)
+redis.call('HINCRBY', p .. 'produced', tenant, 1)
+redis.call('SET', record, ARGV[9], 'EX', ttl)
+return keep('admitted')
+"#
+);
 
-/// Removes entries, and their records when ARGV[2] is `1`. KEYS: z, sz,
-/// bytes, famof. ARGV: prefix, records flag, keys…
-pub(super) const REMOVE: &str = r#"
-local z, sz, bytes, famof, prefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1]
+/// Removes entries, and with ARGV[2] `1` their records and their places in
+/// the invalidation sets. ARGV: `p`, records flag, keys…; returns how many
+/// entries were held.
+pub(super) const REMOVE: &str = concat!(
+    common!(),
+    r#"
+local p, records = ARGV[1], ARGV[2] == '1'
 local removed, freed = 0, 0
 for i = 3, #ARGV do
   local k = ARGV[i]
-  local size = redis.call('HGET', sz, k)
+  local size = forget_entry(p, k)
   if size then
-    freed = freed + tonumber(size)
-    redis.call('HDEL', sz, k)
+    freed = freed + size
     removed = removed + 1
   end
-  redis.call('ZREM', z, k)
-  redis.call('HDEL', famof, k)
-  redis.call('DEL', prefix .. ':cache:e:' .. k, prefix .. ':cache:hits:' .. k)
-  if ARGV[2] == '1' then redis.call('DEL', prefix .. ':cache:r:' .. k) end
+  if records then
+    redis.call('DEL', p .. 'r:' .. k)
+    leave_sets(p, k)
+    redis.call('ZREM', p .. 'exp', k)
+  end
 end
-if freed > 0 then redis.call('DECRBY', bytes, freed) end
+if freed > 0 then redis.call('DECRBY', p .. 'bytes', freed) end
 return removed
-"#;
+"#
+);
+
+/// Reclaims up to ARGV[2] due keys; ARGV[1] is `p`. Returns how many.
+pub(super) const SWEEP: &str = concat!(
+    common!(),
+    r#"
+return reclaim(ARGV[1], unix_now(), tonumber(ARGV[2]))
+"#
+);
 
 /// Records reuse events of step families, atomically, and returns each
 /// family's decayed counts after its event (as `ReuseStats::decayed` and

@@ -51,18 +51,20 @@ pub fn render(plan: &Value) -> String {
     let count = |action: &str| steps.iter().filter(|s| s["action"] == action).count();
     let _ = writeln!(
         out,
-        "plan for {} on the {} engine: {} steps — {} run, {} cached, {} kept, {} searches",
+        "plan for {} on the {} engine: {} steps — {} run, {} cached, {} not needed, {} kept, {} skipped, {} searches",
         text(&plan["workflow"]),
         text(&plan["engine"]),
         steps.len(),
         count("run"),
         count("cached"),
+        count("not_needed"),
         count("kept"),
+        count("skipped"),
         count("tune"),
     );
     let _ = writeln!(out, "\nsteps:");
     for s in &steps {
-        let mut line = format!("  {:<28} {:<7}", text(&s["name"]), text(&s["action"]));
+        let mut line = format!("  {:<28} {:<10}", text(&s["name"]), text(&s["action"]));
         if let Some(part) = s["part"].as_u64() {
             let _ = write!(line, " part {part}");
         }
@@ -167,6 +169,7 @@ mod tests {
             "workflow": "w", "engine": "local",
             "steps": [
                 {"name": "a", "action": "cached", "part": 0, "exit_handler": false, "why": ["use-cache-hits: cache hit"]},
+                {"name": "prepare", "action": "not_needed", "part": 0, "exit_handler": false, "why": []},
                 {"name": "train", "action": "tune", "part": 1, "exit_handler": false, "cpu": "500m", "why": []},
             ],
             "parts": [{"index": 0, "steps": ["a"], "after": [], "bytes": 120, "pods": 1},
@@ -178,7 +181,7 @@ mod tests {
         let text = render(&plan);
         assert!(
             text.starts_with(
-                "plan for w on the local engine: 2 steps — 0 run, 1 cached, 0 kept, 1 searches"
+                "plan for w on the local engine: 3 steps — 0 run, 1 cached, 1 not needed, 0 kept, 0 skipped, 1 searches"
             ),
             "{text}"
         );

@@ -117,51 +117,26 @@ pub(super) struct Template {
     pub suspend: Option<Suspend>,
 }
 
+/// A template's inputs or outputs, or a task's or step's arguments: the
+/// same shape in Argo's schema.
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct Inputs {
+pub(super) struct Values {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parameters: Vec<Parameter>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<Artifact>,
 }
 
-impl Inputs {
+impl Values {
     pub fn is_empty(&self) -> bool {
         self.parameters.is_empty() && self.artifacts.is_empty()
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Outputs {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub parameters: Vec<Parameter>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub artifacts: Vec<Artifact>,
-}
-
-impl Outputs {
-    pub fn is_empty(&self) -> bool {
-        self.parameters.is_empty() && self.artifacts.is_empty()
-    }
-}
-
-/// Task and step arguments.
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Arguments {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub parameters: Vec<Parameter>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub artifacts: Vec<Artifact>,
-}
-
-impl Arguments {
-    pub fn is_empty(&self) -> bool {
-        self.parameters.is_empty() && self.artifacts.is_empty()
-    }
-}
+pub(super) type Inputs = Values;
+pub(super) type Outputs = Values;
+pub(super) type Arguments = Values;
 
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -486,3 +486,45 @@ async fn entries_produced_counts_the_tenants_cached_entries_only() {
     assert_eq!(index.invalidate("tnt_b", &Invalidate::All).await, Some(1));
     assert_eq!(produced("tnt_b").await, 0);
 }
+
+#[tokio::test]
+async fn the_byte_total_survives_bookkeeping_deleted_behind_its_back() {
+    let index = index(1000).await;
+    index.admit(&key(1), &expiring(10, 5.0), "tnt_a").await;
+    // Behind the service's back: what reclaiming goes by is gone.
+    let mut c = redis::Client::open("redis://127.0.0.1:6379")
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let exp = format!("{}:cache:exp", index.config().prefix);
+    let _: () = redis::cmd("DEL")
+        .arg(&exp)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    until_expired().await;
+    assert_eq!(
+        index.admit(&key(1), &entry(10, 5.0, None), "tnt_a").await,
+        Admission::Admitted
+    );
+    assert_eq!(index.bytes().await, Some(10));
+    assert_eq!(index.stats("tnt_a").await.unwrap().entries_produced, 1);
+
+    // The byte total itself deleted: counted again from the sizes held.
+    let bytes = format!("{}:cache:bytes", index.config().prefix);
+    let _: () = redis::cmd("DEL")
+        .arg(&bytes)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    index.admit(&key(2), &entry(20, 5.0, None), "tnt_a").await;
+    assert_eq!(index.bytes().await, Some(30));
+    let _: () = redis::cmd("DEL")
+        .arg(&bytes)
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(index.invalidate("tnt_a", &Invalidate::All).await, Some(2));
+    assert_eq!(index.bytes().await, Some(0));
+}

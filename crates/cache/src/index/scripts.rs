@@ -8,12 +8,31 @@
 //! score and counters, and, once the record is gone too, the key's places
 //! in the invalidation sets (`P:cache:setsof` lists them). Admission
 //! reclaims before it weighs the budget, so expired bytes never crowd out
-//! a newcomer, and [`SWEEP`] drains what is left.
+//! a newcomer, and [`SWEEP`] drains what is left. A byte total deleted
+//! behind the index's back is counted again from the sizes it holds.
 
 /// Lua shared by the scripts. `p` is `<prefix>:cache:`.
 macro_rules! common {
     () => {
         r#"
+-- The byte total, counted again from the sizes if it went missing.
+local function held_bytes(p)
+  local total = redis.call('GET', p .. 'bytes')
+  if total then return tonumber(total) end
+  local sum = 0
+  for _, v in ipairs(redis.call('HVALS', p .. 'sz')) do sum = sum + tonumber(v) end
+  redis.call('SET', p .. 'bytes', sum)
+  return sum
+end
+-- Takes `n` bytes, whose sizes are already dropped, off the total (a
+-- missing total is counted again without them).
+local function free_bytes(p, n)
+  if redis.call('EXISTS', p .. 'bytes') == 0 then
+    held_bytes(p)
+  elseif n > 0 then
+    redis.call('DECRBY', p .. 'bytes', n)
+  end
+end
 -- Drops an entry's bookkeeping; returns its size, or nil if none was held.
 local function forget_entry(p, k)
   local size = redis.call('HGET', p .. 'sz', k)
@@ -69,7 +88,7 @@ local function reclaim(p, now, limit)
       redis.call('ZADD', p .. 'exp', now + math.ceil(left / 1000), k)
     end
   end
-  if freed > 0 then redis.call('DECRBY', p .. 'bytes', freed) end
+  free_bytes(p, freed)
   return #due
 end
 local function unix_now() return tonumber(redis.call('TIME')[1]) end
@@ -112,7 +131,10 @@ local function refused(outcome)
 end
 if redis.call('EXISTS', entry) == 1 then return refused('exists') end
 if size > budget then return refused('too_big') end
-local total = tonumber(redis.call('GET', p .. 'bytes') or '0')
+-- Bookkeeping of this key's expired entry, if reclaiming missed it.
+local stale = forget_entry(p, key)
+free_bytes(p, stale or 0)
+local total = held_bytes(p)
 local victims, freed, offset = {}, 0, 0
 while total - freed + size > budget do
   local lowest = redis.call('ZRANGE', p .. 'z', offset, offset, 'WITHSCORES')
@@ -125,7 +147,7 @@ while total - freed + size > budget do
   offset = offset + 1
 end
 for _, k in ipairs(victims) do forget_entry(p, k) end
-if freed > 0 then redis.call('DECRBY', p .. 'bytes', freed) end
+free_bytes(p, freed)
 redis.call('SET', entry, payload, 'EX', ttl)
 redis.call('ZADD', p .. 'z', score, key)
 redis.call('HSET', p .. 'sz', key, size)
@@ -159,7 +181,7 @@ for i = 3, #ARGV do
     redis.call('ZREM', p .. 'exp', k)
   end
 end
-if freed > 0 then redis.call('DECRBY', p .. 'bytes', freed) end
+free_bytes(p, freed)
 return removed
 "#
 );

@@ -141,9 +141,10 @@ const SWEEP_EVERY: Duration = Duration::from_secs(60);
 const SWEEP_BATCH: u32 = 1000;
 
 /// Reclaims, every [`SWEEP_EVERY`], what expired entries and records left
-/// in the index (their bytes, scores and set memberships), until
-/// `shutdown`. Admissions reclaim as they go; this keeps an idle index's
-/// byte total and statistics true, and its sets from growing.
+/// in the index (their bytes, scores and set memberships), and reports the
+/// bytes held against the budget, until `shutdown`. Admissions reclaim as
+/// they go; this keeps an idle index's byte total and statistics true, and
+/// its sets from growing.
 pub async fn sweep(index: CacheIndex, shutdown: tokio_util::sync::CancellationToken) {
     let mut tick = tokio::time::interval(SWEEP_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -160,7 +161,12 @@ pub async fn sweep(index: CacheIndex, shutdown: tokio_util::sync::CancellationTo
             }
         }
         if reclaimed > 0 {
+            metrics::counter!("couler_cache_reclaimed_total").increment(reclaimed);
             tracing::debug!(keys = reclaimed, "reclaimed expired cache keys");
+        }
+        if let Some(bytes) = index.bytes().await {
+            metrics::gauge!("couler_cache_bytes").set(bytes as f64);
+            metrics::gauge!("couler_cache_budget_bytes").set(index.config().budget_bytes as f64);
         }
     }
 }

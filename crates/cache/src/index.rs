@@ -4,7 +4,8 @@
 //! `P:cache:e:<key>` the entry (MessagePack with field names, decoding
 //! about twice as fast as JSON; expiring with its TTL);
 //! `P:cache:z` importance scores; `P:cache:sz` sizes; `P:cache:bytes` the
-//! byte total; `P:cache:hits:<key>` reuse counts; `P:cache:fam:<family>`
+//! byte total; `P:cache:hits:<key>` an entry's reuses (`n`) and when it
+//! was last reused (`last`, Unix seconds); `P:cache:fam:<family>`
 //! decaying reuse events of a step family and `P:cache:famof` each entry's
 //! family (a digest of workflow and step names, no tenant id);
 //! `P:cache:seen:<key>` marks keys computed before, so recomputing one
@@ -102,6 +103,17 @@ pub struct Cached {
     pub size: u64,
     pub reconstruction: f64,
     pub downstream: f64,
+    /// Unix seconds.
+    #[serde(default)]
+    pub created_at: i64,
+}
+
+/// How an entry has been reused (shown only to the tenant that produced it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub hits: u64,
+    /// Unix seconds of the latest hit.
+    pub last_hit_at: Option<i64>,
 }
 
 /// What the index remembers of a computed step after its bytes may be
@@ -161,6 +173,12 @@ pub fn family_of(workflow: &str, step: &str) -> String {
     h.update(workflow.as_bytes());
     h.update(step.as_bytes());
     h.finalize().to_hex()[..32].to_owned()
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 fn now_hours() -> f64 {
@@ -437,25 +455,20 @@ impl CacheIndex {
             .map(|(k, _)| self.k(&format!("hits:{k}")))
             .collect();
         let keys: Vec<&str> = hits.iter().map(|(k, _)| k.0.as_str()).collect();
-        let counted: Option<(Vec<u64>, Vec<Option<String>>)> = self
+        let counted: Option<(Vec<Option<String>>, Vec<u64>)> = self
             .call("reuse", async |mut c| {
                 let mut p = redis::pipe();
                 p.cmd("HMGET").arg(&famof).arg(&keys);
+                let last = unix_now();
                 for name in &counters {
-                    p.incr(name, 1u64);
+                    p.hincr(name, "n", 1u64);
+                    p.hset(name, "last", last).ignore();
                 }
                 // One round trip: the families, then each hit's new count.
-                let mut replies: Vec<redis::Value> = p.query_async(&mut c).await?;
-                let counts = replies
-                    .split_off(1)
-                    .into_iter()
-                    .map(|v| redis::from_redis_value(v).map_err(redis::RedisError::from))
-                    .collect::<redis::RedisResult<_>>()?;
-                let families = redis::from_redis_value(replies.remove(0))?;
-                Ok((counts, families))
+                head_and_rest(p.query_async(&mut c).await?)
             })
             .await;
-        let Some((counts, families)) = counted else {
+        let Some((families, counts)) = counted else {
             return;
         };
         let events: Vec<(&str, FamilyEvent)> = families
@@ -492,6 +505,43 @@ impl CacheIndex {
         let _: Option<()> = self
             .call("rescore", async |mut c| p.query_async(&mut c).await)
             .await;
+    }
+
+    /// How each of `keys`' entries was reused, for the entries `tenant`
+    /// produced (`None` for the others and for keys with no entry).
+    pub async fn usage(&self, tenant: &str, keys: &[CacheKey]) -> Option<Vec<Option<Usage>>> {
+        if keys.is_empty() {
+            return Some(Vec::new());
+        }
+        let prodof = self.k("prodof");
+        type Counts = Vec<(Option<u64>, Option<i64>)>;
+        let (producers, counts): (Vec<Option<String>>, Counts) = self
+            .call("usage", async |mut c| {
+                let mut p = redis::pipe();
+                p.cmd("HMGET")
+                    .arg(&prodof)
+                    .arg(keys.iter().map(|k| &k.0).collect::<Vec<_>>());
+                for k in keys {
+                    p.cmd("HMGET")
+                        .arg(self.k(&format!("hits:{k}")))
+                        .arg("n")
+                        .arg("last");
+                }
+                head_and_rest(p.query_async(&mut c).await?)
+            })
+            .await?;
+        Some(
+            producers
+                .into_iter()
+                .zip(counts)
+                .map(|(producer, (hits, last))| {
+                    (producer.as_deref() == Some(tenant)).then_some(Usage {
+                        hits: hits.unwrap_or(0),
+                        last_hit_at: last,
+                    })
+                })
+                .collect(),
+        )
     }
 
     /// Offers a computed step's result to the cache (Algorithm 2).
@@ -759,6 +809,19 @@ impl CacheIndex {
         .await
         .map(|b| b.unwrap_or(0))
     }
+}
+
+/// A pipeline's first reply, then each of the others, decoded.
+fn head_and_rest<A: redis::FromRedisValue, B: redis::FromRedisValue>(
+    mut replies: Vec<redis::Value>,
+) -> redis::RedisResult<(A, Vec<B>)> {
+    let rest = replies
+        .split_off(1.min(replies.len()))
+        .into_iter()
+        .map(|v| redis::from_redis_value(v).map_err(redis::RedisError::from))
+        .collect::<redis::RedisResult<_>>()?;
+    let head = redis::from_redis_value(replies.pop().unwrap_or(redis::Value::Nil))?;
+    Ok((head, rest))
 }
 
 /// Whether every artifact of an entry is still in its store.

@@ -483,6 +483,7 @@ mod tests {
                 size: 1,
                 reconstruction: 1.0,
                 downstream: 0.0,
+                created_at: 0,
             }),
         }
     }

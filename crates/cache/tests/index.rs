@@ -528,3 +528,34 @@ async fn the_byte_total_survives_bookkeeping_deleted_behind_its_back() {
     assert_eq!(index.invalidate("tnt_a", &Invalidate::All).await, Some(2));
     assert_eq!(index.bytes().await, Some(0));
 }
+
+#[tokio::test]
+async fn reuses_are_counted_and_shown_to_the_producer_only() {
+    let index = index(1 << 30).await;
+    index.admit(&key(1), &entry(10, 5.0, None), "tnt_a").await;
+    let usage = async |tenant: &str| index.usage(tenant, &[key(1), key(2)]).await.unwrap();
+    assert_eq!(
+        usage("tnt_a").await,
+        [
+            Some(couler_cache::Usage {
+                hits: 0,
+                last_hit_at: None
+            }),
+            None
+        ]
+    );
+    for _ in 0..3 {
+        let hit = index.lookup(&[key(1)]).await.remove(0).unwrap();
+        index.reused(&[(key(1), hit)]).await;
+    }
+    let [Some(mine), None] = usage("tnt_a").await[..] else {
+        panic!("{:?}", usage("tnt_a").await)
+    };
+    assert_eq!(mine.hits, 3);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!(mine.last_hit_at.is_some_and(|t| (now - t).abs() < 60));
+    assert_eq!(usage("tnt_b").await, [None, None]);
+}

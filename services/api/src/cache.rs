@@ -15,13 +15,14 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
 use couler_cache::plan::{Lookup, NotCacheable, Outcome, lookup_plan_with_dag};
-use couler_cache::{Invalidate, Scope, Stats};
+use couler_cache::{CacheKey, Invalidate, Scope, Stats, Usage};
 use couler_ir::scalar::ParamValue;
 use couler_optimizer::{Facts, Pipeline, Plan};
 use couler_store::{TenantId, WorkflowId};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -91,6 +92,22 @@ pub struct ExplainedStep {
     /// Bytes of the cached outputs (hits only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// The entry hit, when the tenant's own runs produced it (another
+    /// tenant's entries show nothing of their history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<OwnEntry>,
+}
+
+/// An entry the tenant produced, as the index holds it.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct OwnEntry {
+    /// When the step that produced it finished.
+    pub created_at: DateTime<Utc>,
+    /// Runs that reused it since.
+    pub hits: u64,
+    /// The latest run that reused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_hit_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
@@ -239,7 +256,24 @@ async fn explain(
         .any(|l| matches!(l.outcome, Outcome::Hit { .. }));
     // A lookup cannot tell "nothing cached" from "Redis away"; ask once.
     let degraded = missed && !hit && state.cache.bytes().await.is_none();
-    Ok(Json(explanation(&plan, &lookups, degraded)))
+    let hits: Vec<CacheKey> = lookups
+        .iter()
+        .filter_map(|l| match &l.outcome {
+            Outcome::Hit { key, .. } => Some(key.clone()),
+            _ => None,
+        })
+        .collect();
+    let usage = state
+        .cache
+        .usage(&tenant.to_string(), &hits)
+        .await
+        .unwrap_or_default();
+    let own: HashMap<CacheKey, Usage> = hits
+        .into_iter()
+        .zip(usage)
+        .filter_map(|(k, u)| Some((k, u?)))
+        .collect();
+    Ok(Json(explanation(&plan, &lookups, &own, degraded)))
 }
 
 /// The workflow to explain.
@@ -311,13 +345,26 @@ fn plan_of(ir: Ir, given: &BTreeMap<String, ParamValue>) -> ApiResult<(Plan, cou
     Ok((plan, dag))
 }
 
-fn explanation(plan: &Plan, lookups: &[Lookup], degraded: bool) -> Explanation {
+fn explanation(
+    plan: &Plan,
+    lookups: &[Lookup],
+    own: &HashMap<CacheKey, Usage>,
+    degraded: bool,
+) -> Explanation {
     let mut totals = ExplainTotals::default();
     let steps = plan
         .steps
         .iter()
         .zip(lookups)
         .map(|(planned, lookup)| {
+            let entry = match &lookup.outcome {
+                Outcome::Hit { key, entry } => own.get(key).map(|usage| OwnEntry {
+                    created_at: from_unix(entry.created_at),
+                    hits: usage.hits,
+                    last_hit_at: usage.last_hit_at.map(from_unix),
+                }),
+                _ => None,
+            };
             let (status, reason, saved_ms, size) = match &lookup.outcome {
                 Outcome::Hit { entry, .. } => (
                     StepCacheStatus::Hit,
@@ -371,6 +418,7 @@ fn explanation(plan: &Plan, lookups: &[Lookup], degraded: bool) -> Explanation {
                 scope: (&lookup.scope).into(),
                 saved_ms,
                 size,
+                entry,
             }
         })
         .collect();
@@ -511,6 +559,10 @@ async fn flush(
     let removed = state.cache.flush().await.ok_or(CacheError::Unavailable)?;
     tracing::warn!(by = %principal.subject, removed, "cache index flushed");
     Ok(Json(Removed { removed }))
+}
+
+fn from_unix(secs: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(secs, 0).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -127,15 +127,23 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     let plan = diamond_plan(None);
     let mut known = HashMap::new();
     let a = key_of(&plan, "a", &acme, true, &known).unwrap();
-    let a_entry = entry(
+    let mut a_entry = entry(
         "A says hello",
         "acme-pipeline",
         "acme-step-a",
         "alpine:3.20",
         None,
     );
+    a_entry.created_at = 1_700_000_000;
     known.insert("a".to_owned(), a_entry.outputs.clone());
     admit(&index, &a, a_entry, &acme).await;
+    // A run reused `a` once.
+    let cached = index
+        .lookup(std::slice::from_ref(&a))
+        .await
+        .remove(0)
+        .unwrap();
+    index.reused(&[(a.clone(), cached)]).await;
     let b = key_of(&plan, "b", &acme, true, &known).unwrap();
     admit(
         &index,
@@ -174,6 +182,18 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
         (&a_view["scope"], &a_view["saved_ms"], &a_view["size"]),
         (&json!("shared"), &json!(1_500), &json!(2_048))
     );
+    // The producer sees its entries' history.
+    assert_eq!(
+        (&a_view["entry"]["created_at"], &a_view["entry"]["hits"]),
+        (&json!("2023-11-14T22:13:20Z"), &json!(1))
+    );
+    let last_hit: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(a_view["entry"]["last_hit_at"].clone()).unwrap();
+    assert!((chrono::Utc::now() - last_hit).num_seconds().abs() < 60);
+    assert_eq!(
+        explained["steps"][1]["entry"],
+        json!({"created_at": "1970-01-01T00:00:00Z", "hits": 0})
+    );
     assert_eq!(
         explained["totals"],
         json!({"steps": 4, "hits": 2, "misses": 1, "not_cacheable": 1, "not_needed": 0, "saved_ms": 3_000, "bytes": 4_096})
@@ -207,6 +227,14 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     let ir = wf["version"]["ir"].clone();
     let theirs = explain(&api, &user(&globex, "viewer"), json!({"ir": ir})).await;
     assert_eq!(outcomes(&theirs), got);
+    assert!(
+        theirs["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s.get("entry").is_none()),
+        "{theirs}"
+    );
     let text = theirs.to_string();
     for secret in [
         acme.as_str(),

@@ -19,6 +19,12 @@
 //! keyed from its record is looked up again once it has (the record is
 //! only ever trusted to skip a step, never to mix an old output with a new
 //! run of the same step).
+//!
+//! A hit produced on another engine may keep its artifacts where this
+//! plan's engine cannot read them (a local engine's files, for Argo pods).
+//! Such a hit is used as long as nothing that runs reads it; otherwise the
+//! step runs ([`Outcome::Elsewhere`]), with what was keyed from it looked
+//! up again after it, as for a record.
 
 use crate::index::{CacheIndex, Cached, Found, Record};
 use crate::key::{self, CacheKey, NoKey, Scope};
@@ -43,6 +49,31 @@ pub enum Outcome {
     /// The plan already reuses a result from an earlier attempt of the run;
     /// its outputs feed downstream keys, and nothing was looked up.
     Kept,
+    /// Cached where the plan's engine cannot read its artifacts, and a step
+    /// that runs reads it: the step runs.
+    Elsewhere { key: CacheKey },
+}
+
+/// Who looks a plan up.
+#[derive(Debug, Clone, Copy)]
+pub struct Asker<'a> {
+    pub tenant: &'a str,
+    /// Whether the tenant shares its cache entries.
+    pub shares: bool,
+    /// Where the engine that runs the plan reads artifacts from, by
+    /// location prefix (`couler_engines::reads_artifacts_from`).
+    pub reads: &'a [&'a str],
+}
+
+impl Asker<'_> {
+    /// Whether the plan's engine can read every artifact of `entry`.
+    fn can_read(&self, entry: &Cached) -> bool {
+        entry.outputs.artifacts.values().all(|a| {
+            self.reads
+                .iter()
+                .any(|prefix| a.location.starts_with(prefix))
+        })
+    }
 }
 
 /// Why a step has no key before the run.
@@ -113,12 +144,11 @@ pub struct Lookup {
 /// Nothing is counted as reused: the caller does that for hits it uses.
 pub async fn lookup_plan(
     plan: &Plan,
-    tenant: &str,
-    tenant_shares: bool,
+    asker: Asker<'_>,
     index: &CacheIndex,
 ) -> Result<Vec<Lookup>, couler_ir::Problems> {
     let dag = plan.dag()?;
-    Ok(lookup_plan_with_dag(plan, &dag, tenant, tenant_shares, index).await)
+    Ok(lookup_plan_with_dag(plan, &dag, asker, index).await)
 }
 
 /// [`lookup_plan`] for a caller that already holds the plan's DAG (from
@@ -127,8 +157,7 @@ pub async fn lookup_plan(
 pub async fn lookup_plan_with_dag(
     plan: &Plan,
     dag: &couler_ir::Dag,
-    tenant: &str,
-    tenant_shares: bool,
+    asker: Asker<'_>,
     index: &CacheIndex,
 ) -> Vec<Lookup> {
     let main = plan.workflow.steps.len();
@@ -139,12 +168,14 @@ pub async fn lookup_plan_with_dag(
         .map(|(i, s)| (s.name.as_str(), i))
         .collect();
     let scopes: Vec<Scope> = (0..plan.steps.len())
-        .map(|i| key::scope_of(plan.ir_step(i), tenant, tenant_shares))
+        .map(|i| key::scope_of(plan.ir_step(i), asker.tenant, asker.shares))
         .collect();
     let mut outcomes: Vec<Option<Outcome>> = vec![None; plan.steps.len()];
     // The records of missed steps computed before, which key their
     // consumers until `settle` decides whether the steps run.
     let mut records: Vec<Option<Box<Record>>> = vec![None; plan.steps.len()];
+    // Hits whose artifacts the plan's engine cannot read, likewise.
+    let mut elsewhere = vec![false; plan.steps.len()];
     for exit_handler in &mut outcomes[main..] {
         *exit_handler = Some(Outcome::NotCacheable(NotCacheable::ExitHandler));
     }
@@ -176,7 +207,9 @@ pub async fn lookup_plan_with_dag(
                 let pending = in_flight
                     .pop_front()
                     .expect("an unresolved upstream step is being looked up");
-                pending.land(&mut outcomes, &mut records).await;
+                pending
+                    .land(asker, &mut outcomes, &mut records, &mut elsewhere)
+                    .await;
             }
         }
         let outputs_of = |name: &str| -> Option<&StepOutputs> {
@@ -203,13 +236,15 @@ pub async fn lookup_plan_with_dag(
         in_flight.push_back(send(index, chunk));
     }
     for pending in in_flight {
-        pending.land(&mut outcomes, &mut records).await;
+        pending
+            .land(asker, &mut outcomes, &mut records, &mut elsewhere)
+            .await;
     }
     let mut outcomes: Vec<Outcome> = outcomes
         .into_iter()
         .map(|o| o.expect("every step is on a level or an exit handler"))
         .collect();
-    settle(plan, dag, &mut outcomes, records);
+    settle(plan, dag, &mut outcomes, records, &elsewhere);
 
     outcomes
         .into_iter()
@@ -221,6 +256,8 @@ pub async fn lookup_plan_with_dag(
 /// Decides which missed steps with a record run: one runs when a step that
 /// runs reads it, an exit handler reads it, or nothing reads it (its
 /// outputs are what the run is for); the rest are [`Outcome::NotNeeded`].
+/// Hits stored `elsewhere` (where the engine cannot read them) run on the
+/// first two grounds and are [`Outcome::Elsewhere`]; the rest stay hits.
 /// Whatever was keyed from the record of a step that runs, or from an
 /// entry keyed so, becomes pending: it is looked up again once that step
 /// has run, as if there had been no record.
@@ -229,20 +266,23 @@ fn settle(
     dag: &couler_ir::Dag,
     outcomes: &mut [Outcome],
     mut records: Vec<Option<Box<Record>>>,
+    elsewhere: &[bool],
 ) {
-    if records.iter().all(Option::is_none) {
+    if records.iter().all(Option::is_none) && !elsewhere.contains(&true) {
         return;
     }
     let graph = &dag.steps;
     let main = graph.len();
     let read_by_exit = exit_handler_reads(plan);
-    let known = |i: usize| records[i].is_some();
+    let known = |i: usize| records[i].is_some() || elsewhere[i];
     let keyed = |o: &Outcome| matches!(o, Outcome::Hit { .. } | Outcome::Miss { .. });
     let mut runs: Vec<bool> = (0..main)
         .map(|i| match &outcomes[i] {
             Outcome::Hit { .. } | Outcome::Kept => false,
             Outcome::Miss { .. } => !known(i),
-            Outcome::NotCacheable(_) | Outcome::NotNeeded { .. } => true,
+            Outcome::NotCacheable(_) | Outcome::NotNeeded { .. } | Outcome::Elsewhere { .. } => {
+                true
+            }
         })
         .collect();
     // The upstream step that makes a step's key untrustworthy.
@@ -270,7 +310,7 @@ fn settle(
                 continue;
             }
             let downstream = graph.downstream(node);
-            if downstream.is_empty()
+            if (downstream.is_empty() && !elsewhere[i])
                 || read_by_exit.contains(plan.steps[i].name.as_str())
                 || downstream.iter().any(|&d| runs[d as usize])
             {
@@ -295,6 +335,8 @@ fn settle(
                 step: Some(step),
                 reference,
             });
+        } else if runs[i] && elsewhere[i] {
+            outcomes[i] = Outcome::Elsewhere { key: key.clone() };
         } else if !runs[i]
             && let Some(record) = records[i].take()
         {
@@ -336,15 +378,24 @@ struct Pending {
 
 impl Pending {
     /// Waits for the chunk and records what was found.
-    async fn land(self, outcomes: &mut [Option<Outcome>], records: &mut [Option<Box<Record>>]) {
+    async fn land(
+        self,
+        asker: Asker<'_>,
+        outcomes: &mut [Option<Outcome>],
+        records: &mut [Option<Box<Record>>],
+        elsewhere: &mut [bool],
+    ) {
         let found = self.found.await;
         for ((i, key), found) in self.steps.into_iter().zip(self.keys.iter()).zip(found) {
             let key = key.clone();
             outcomes[i] = Some(match found {
-                Found::Entry(entry) => Outcome::Hit {
-                    key,
-                    entry: Box::new(entry),
-                },
+                Found::Entry(entry) => {
+                    elsewhere[i] = !asker.can_read(&entry);
+                    Outcome::Hit {
+                        key,
+                        entry: Box::new(entry),
+                    }
+                }
                 Found::Record(record) => {
                     records[i] = Some(Box::new(record));
                     Outcome::Miss { key }
@@ -457,7 +508,12 @@ mod tests {
             .unwrap();
         // No Redis at all: every lookup misses.
         let index = CacheIndex::new(crate::SharedRedis::default(), Default::default());
-        let found = lookup_plan(&p, "tnt_x", true, &index).await.unwrap();
+        let asker = Asker {
+            tenant: "tnt_x",
+            shares: true,
+            reads: &["file://"],
+        };
+        let found = lookup_plan(&p, asker, &index).await.unwrap();
         let outcomes: Vec<&Outcome> = found.iter().map(|l| &l.outcome).collect();
         assert_eq!(outcomes[0], &Outcome::Kept);
         assert!(matches!(outcomes[1], Outcome::Miss { .. }));
@@ -505,20 +561,36 @@ mod tests {
     /// missed with a record; per step: hit, miss, not needed, or pending
     /// on the step named.
     fn settled(yaml: &str, outcomes: Vec<Outcome>, recorded: &[usize]) -> Vec<String> {
+        settled_with(yaml, outcomes, recorded, &[])
+    }
+
+    /// [`settled`], with the hits `stored_elsewhere` names kept where the
+    /// engine cannot read them.
+    fn settled_with(
+        yaml: &str,
+        outcomes: Vec<Outcome>,
+        recorded: &[usize],
+        stored_elsewhere: &[usize],
+    ) -> Vec<String> {
         let p = plan(yaml);
         let dag = couler_ir::validate(&p.workflow, &Default::default()).unwrap();
         let mut records = vec![None; outcomes.len()];
         for &i in recorded {
             records[i] = record();
         }
+        let mut elsewhere = vec![false; outcomes.len()];
+        for &i in stored_elsewhere {
+            elsewhere[i] = true;
+        }
         let mut outcomes = outcomes;
-        settle(&p, &dag, &mut outcomes, records);
+        settle(&p, &dag, &mut outcomes, records, &elsewhere);
         outcomes
             .iter()
             .map(|o| match o {
                 Outcome::Hit { .. } => "hit".to_owned(),
                 Outcome::Miss { .. } => "miss".to_owned(),
                 Outcome::NotNeeded { .. } => "not needed".to_owned(),
+                Outcome::Elsewhere { .. } => "runs: stored elsewhere".to_owned(),
                 Outcome::NotCacheable(NotCacheable::Pending { step: Some(s), .. }) => {
                     format!("pending on {s}")
                 }
@@ -576,6 +648,43 @@ mod tests {
         assert_eq!(
             settled(FAN, vec![hit(), hit(), hit(), miss()], &[3]),
             ["hit", "hit", "hit", "miss"]
+        );
+    }
+
+    #[test]
+    fn a_hit_stored_where_the_engine_cannot_read_runs_only_when_a_running_step_reads_it() {
+        // Read only by hits, or by nothing: used as it is.
+        assert_eq!(
+            settled_with(FAN, vec![hit(), hit(), hit(), miss()], &[], &[0]),
+            ["hit", "hit", "hit", "miss"]
+        );
+        assert_eq!(
+            settled_with(FAN, vec![hit(), hit(), hit(), hit()], &[], &[3]),
+            ["hit", "hit", "hit", "hit"]
+        );
+        // train-b runs and reads prepare: prepare runs on this engine, and
+        // what was keyed from its entry waits for it.
+        assert_eq!(
+            settled_with(
+                FAN,
+                vec![
+                    hit(),
+                    hit(),
+                    miss(),
+                    Outcome::NotCacheable(NotCacheable::Pending {
+                        step: Some("train-b".into()),
+                        reference: "{{steps.train-b.outputs.result}}".into()
+                    })
+                ],
+                &[],
+                &[0]
+            ),
+            [
+                "runs: stored elsewhere",
+                "pending on prepare",
+                "pending on prepare",
+                "pending on train-b"
+            ]
         );
     }
 

@@ -160,6 +160,20 @@ pub enum EngineError {
     Other(String),
 }
 
+/// The artifact locations (by prefix) steps on `engine` can read a reused
+/// step's artifacts from. A cache hit stored anywhere else is used only
+/// where no step that runs reads it (see `couler_cache::plan`).
+pub fn reads_artifacts_from(engine: &str) -> &'static [&'static str] {
+    match engine {
+        "local" => local::READS,
+        "airflow" => airflow::READS,
+        "argo" => argo::READS,
+        "kfp" => kfp::READS,
+        "tekton" => tekton::READS,
+        _ => &[],
+    }
+}
+
 #[async_trait]
 pub trait EngineAdapter: Send + Sync {
     fn name(&self) -> &'static str;

@@ -93,6 +93,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 const ENGINE: &str = "local";
+/// Where steps read reused artifacts from: the host's files (see `cas`).
+pub const READS: &[&str] = &["file://"];
 const LOCK_FILE: &str = "driver.lock";
 const CANCELLED_FILE: &str = "cancelled";
 /// How long `start` waits for another driver of the same run to let go.

@@ -32,6 +32,9 @@ pub struct Request {
     pub earlier: BTreeMap<String, (ReuseStatus, StepOutputs)>,
     /// Whether the tenant shares cache entries.
     pub share_cache: bool,
+    /// Where the tenant's engine reads artifacts from
+    /// (`couler_engines::reads_artifacts_from`).
+    pub reads_artifacts: &'static [&'static str],
     /// The engine's and tenant's limits of one sub-workflow.
     pub split_budget: Budget,
     /// Planning a run (cache statistics and reuse are counted), not
@@ -82,7 +85,12 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
     facts.tune_answers = suggestions(sources.llm, &req.workflow).await;
     let mut plan = Pipeline::before_lookup().plan(req.workflow, &facts, passes)?;
     if let Some(index) = sources.cache {
-        let found = cache_hits(&plan, req.tenant, req.share_cache, index, req.for_run).await?;
+        let asker = couler_cache::plan::Asker {
+            tenant: &req.tenant.to_string(),
+            shares: req.share_cache,
+            reads: req.reads_artifacts,
+        };
+        let found = cache_hits(&plan, asker, index, req.for_run).await?;
         facts.cache_hits = found.hits;
         facts.cache_not_needed = found.not_needed;
         facts.cache_pending = found.pending;
@@ -109,14 +117,12 @@ pub struct Found {
 /// the tenant's statistics and the entries' reuse scores.
 pub async fn cache_hits(
     plan: &Plan,
-    tenant: TenantId,
-    share: bool,
+    asker: couler_cache::plan::Asker<'_>,
     index: &CacheIndex,
     for_run: bool,
 ) -> Result<Found, PlanError> {
     let dag = plan.dag()?;
-    let tenant = tenant.to_string();
-    let lookups = couler_cache::plan::lookup_plan_with_dag(plan, &dag, &tenant, share, index)
+    let lookups = couler_cache::plan::lookup_plan_with_dag(plan, &dag, asker, index)
         .instrument(tracing::info_span!("pass", pass = "cache-lookup"))
         .await;
     let (mut misses, mut bytes, mut saved_ms) = (0u64, 0u64, 0u64);
@@ -136,7 +142,8 @@ pub async fn cache_hits(
                 saved_ms += entry.wall_ms;
                 hits.push((key, *entry));
             }
-            couler_cache::plan::Outcome::Miss { .. } => misses += 1,
+            couler_cache::plan::Outcome::Miss { .. }
+            | couler_cache::plan::Outcome::Elsewhere { .. } => misses += 1,
             couler_cache::plan::Outcome::NotNeeded { record, .. } => {
                 let why = format!(
                     "not run: computed before ({} ms), and every step that reads it is cached",
@@ -158,7 +165,7 @@ pub async fn cache_hits(
     }
     if for_run {
         index
-            .record(&tenant, hits.len() as u64, misses, bytes, saved_ms)
+            .record(asker.tenant, hits.len() as u64, misses, bytes, saved_ms)
             .await;
         index.reused(&hits).await;
         metrics::counter!("couler_cache_hits_total").increment(hits.len() as u64);

@@ -16,7 +16,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use couler_cache::plan::{Lookup, NotCacheable, Outcome, lookup_plan_with_dag};
+use couler_cache::plan::{Asker, Lookup, NotCacheable, Outcome, lookup_plan_with_dag};
 use couler_cache::{CacheKey, Invalidate, Scope, Stats, Usage};
 use couler_ir::scalar::ParamValue;
 use couler_optimizer::{Facts, Pipeline, Plan};
@@ -237,17 +237,20 @@ async fn explain(
     Body(req): Body<ExplainRequest>,
 ) -> ApiResult<Json<Explanation>> {
     let tenant = principal.tenant(Role::Viewer)?;
-    let shares = tenant_by_id(&state, tenant)
+    let settings = tenant_by_id(&state, tenant)
         .await?
-        .ok_or_else(|| ApiError::not_found("tenant"))?
-        .share_cache;
+        .ok_or_else(|| ApiError::not_found("tenant"))?;
     let ir = workflow_ir(&state, tenant, &req).await?;
     let parameters = req.parameters;
     let (plan, dag) = tokio::task::spawn_blocking(move || plan_of(ir, &parameters))
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("planning task failed: {e}")))??;
-    let lookups =
-        lookup_plan_with_dag(&plan, &dag, &tenant.to_string(), shares, &state.cache).await;
+    let asker = Asker {
+        tenant: &tenant.to_string(),
+        shares: settings.share_cache,
+        reads: couler_engines::reads_artifacts_from(&settings.engine),
+    };
+    let lookups = lookup_plan_with_dag(&plan, &dag, asker, &state.cache).await;
     let missed = lookups
         .iter()
         .any(|l| matches!(l.outcome, Outcome::Miss { .. }));
@@ -382,6 +385,15 @@ fn explanation(
                 Outcome::Miss { .. } => {
                     (StepCacheStatus::Miss, Some("not cached".into()), None, None)
                 }
+                Outcome::Elsewhere { .. } => (
+                    StepCacheStatus::Miss,
+                    Some(
+                        "cached where the tenant's engine cannot read its artifacts, and a step that runs reads them"
+                            .into(),
+                    ),
+                    None,
+                    None,
+                ),
                 Outcome::NotNeeded { record, .. } => (
                     StepCacheStatus::NotNeeded,
                     Some("computed before; every step that reads it is a hit".into()),

@@ -296,6 +296,78 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
 }
 
 #[tokio::test]
+async fn a_hit_stored_where_the_engine_cannot_read_it_serves_only_steps_that_do_not_run() {
+    let (api, index) = start().await;
+    let acme = api.tenant("acme").await;
+    // acme runs on the local engine: `a`'s artifact is a file on the host,
+    // which Argo pods cannot fetch.
+    let dir = std::env::temp_dir().join(format!("couler-elsewhere-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("model");
+    std::fs::write(&file, b"weights").unwrap();
+    let plan = diamond_plan(None);
+    let mut known = HashMap::new();
+    let mut a_entry = entry("A says hello", "p", "a", "alpine:3.20", None);
+    a_entry.outputs.artifacts = couler_optimizer::Named::from_iter([(
+        "model".to_owned(),
+        couler_optimizer::ArtifactRef {
+            digest: "d".into(),
+            size: 7,
+            location: format!("file://{}", file.display()),
+        },
+    )]);
+    let a = key_of(&plan, "a", &acme, true, &known).unwrap();
+    known.insert("a".to_owned(), a_entry.outputs.clone());
+    admit(&index, &a, a_entry, &acme).await;
+    let b = key_of(&plan, "b", &acme, true, &known).unwrap();
+    admit(&index, &b, entry("B", "p", "b", "alpine:3.20", None), &acme).await;
+
+    let globex = api.tenant_with("globex", json!({"engine": "argo"})).await;
+    let viewer = user(&globex, "viewer");
+    let ir = couler_ir::load(DIAMOND, couler_ir::Format::Yaml).unwrap();
+    let body = json!({"ir": serde_json::to_value(&ir).unwrap()});
+    // c runs and reads a: on Argo, a runs too, and b waits for it.
+    let got = outcomes(&explain(&api, &viewer, body.clone()).await);
+    assert_eq!(
+        got["a"],
+        outcome(
+            "miss",
+            Some(
+                "cached where the tenant's engine cannot read its artifacts, and a step that runs reads them"
+            )
+        )
+    );
+    assert_eq!(
+        got["b"],
+        outcome(
+            "not_cacheable",
+            Some("reads outputs of a that are not cached")
+        )
+    );
+    // The local engine reads the file: a and b hit.
+    let local = outcomes(&explain(&api, &user(&acme, "viewer"), body.clone()).await);
+    assert_eq!(
+        (&local["a"], &local["b"]),
+        (&outcome("hit", None), &outcome("hit", None))
+    );
+
+    // Once c is cached too, nothing that runs reads a: Argo uses the hit.
+    let c = key_of(&plan, "c", &acme, true, &known).unwrap();
+    admit(&index, &c, entry("C", "p", "c", "alpine:3.20", None), &acme).await;
+    let got = outcomes(&explain(&api, &viewer, body).await);
+    assert_eq!(
+        (&got["a"], &got["b"], &got["c"]),
+        (
+            &outcome("hit", None),
+            &outcome("hit", None),
+            &outcome("hit", None)
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    api.stop().await;
+}
+
+#[tokio::test]
 async fn explain_names_what_is_never_cached_and_checks_its_input() {
     let (api, _index) = start().await;
     let acme = api.tenant("acme").await;

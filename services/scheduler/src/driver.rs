@@ -273,6 +273,7 @@ async fn plan(
         parameters: d.run.parameters.0.clone(),
         earlier: earlier_results(d),
         share_cache: d.share_cache,
+        reads_artifacts: couler_engines::reads_artifacts_from(engine.name()),
         split_budget: couler_planner::split_budget(engine.name(), &d.split_budget),
         for_run: true,
     };

@@ -274,14 +274,12 @@ impl Staged<'_> {
         let Some(index) = &self.ctx.cache else {
             return plan;
         };
-        let found = couler_planner::cache_hits(
-            &plan,
-            self.d.run.tenant_id,
-            self.d.share_cache,
-            index,
-            true,
-        )
-        .await;
+        let asker = couler_cache::plan::Asker {
+            tenant: &self.d.run.tenant_id.to_string(),
+            shares: self.d.share_cache,
+            reads: couler_engines::reads_artifacts_from(self.engine.name()),
+        };
+        let found = couler_planner::cache_hits(&plan, asker, index, true).await;
         let Ok(found) = found else {
             return plan;
         };

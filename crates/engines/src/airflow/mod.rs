@@ -43,6 +43,8 @@ use std::fmt::Write;
 use text::{id_part, label_value, py_list, py_str};
 
 pub(crate) const ENGINE: &str = "airflow";
+/// Where a BashOperator reads reused artifacts from: the worker's files.
+pub const READS: &[&str] = &["file://"];
 
 /// The operator that runs container and script steps.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

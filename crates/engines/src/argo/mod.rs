@@ -55,6 +55,9 @@ use names::{MAX_CRON_NAME, MAX_NAME, dns_label, label_value};
 use std::collections::BTreeMap;
 
 const ENGINE: &str = "argo";
+/// Where pods fetch reused artifacts from (`s3`, `gcs` and `http` artifact
+/// sources).
+pub const READS: &[&str] = &["s3://", "gs://", "http://", "https://"];
 const TENANT_LABEL: &str = "couler.dev/tenant";
 const RUN_LABEL: &str = "couler.dev/run";
 const STEP_LABEL: &str = "couler.dev/step";

@@ -50,6 +50,8 @@ use couler_ir::{RetryOn, Step};
 use couler_optimizer::{Action, Plan};
 
 const ENGINE: &str = "kfp";
+/// Where KFP's importer fetches reused artifacts from.
+pub const READS: &[&str] = &["gs://", "s3://", "minio://"];
 
 fn unsupported(feature: String) -> EngineError {
     EngineError::Unsupported {

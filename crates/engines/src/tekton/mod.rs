@@ -49,6 +49,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use text::{ARTIFACTS, Output, Problems};
 
 const ENGINE: &str = "tekton";
+/// Where tasks read reused artifacts from: nowhere, as tasks read
+/// artifacts from the run's workspace only.
+pub const READS: &[&str] = &[];
 /// Size of the per-run volume that carries artifacts between tasks.
 const ARTIFACT_VOLUME: &str = "1Gi";
 /// Where the compiler lists the Tekton feature flags a manifest needs.

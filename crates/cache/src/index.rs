@@ -53,6 +53,17 @@ pub struct CacheConfig {
     /// Half-life of a step family's reuse events.
     pub family_half_life: Duration,
     pub timeout: Duration,
+    /// Object stores readable on this host as directories: a hit's
+    /// artifacts under them are checked to exist, as `file://` ones are.
+    pub mounts: Vec<Mount>,
+}
+
+/// An object store prefix, such as `s3://couler-artifacts/`, whose objects
+/// are files under `path` here (the Argo artifact bucket's mount).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub prefix: String,
+    pub path: std::path::PathBuf,
 }
 
 impl Default for CacheConfig {
@@ -66,6 +77,7 @@ impl Default for CacheConfig {
             aging_per_hour: 1.0 / 24.0,
             family_half_life: Duration::from_secs(7 * 24 * 3600),
             timeout: Duration::from_millis(250),
+            mounts: Vec::new(),
         }
     }
 }
@@ -315,7 +327,7 @@ impl CacheIndex {
         for (key, raw) in keys.iter().zip(found) {
             let entry = raw.and_then(|r| rmp_serde::from_slice::<Cached>(&r).ok());
             match entry {
-                Some(e) if artifacts_exist(&e.outputs) => out.push(Some(e)),
+                Some(e) if artifacts_exist(&e.outputs, &self.config.mounts) => out.push(Some(e)),
                 Some(_) => {
                     stale.push(key.clone());
                     out.push(None);
@@ -824,14 +836,26 @@ fn head_and_rest<A: redis::FromRedisValue, B: redis::FromRedisValue>(
     Ok((head, rest))
 }
 
-/// Whether every artifact of an entry is still in its store.
-fn artifacts_exist(outputs: &StepOutputs) -> bool {
-    outputs
-        .artifacts
-        .values()
-        .all(|a| match a.location.strip_prefix("file://") {
-            Some(path) => std::path::Path::new(path).exists(),
-            // Other stores are checked by their engines.
-            None => true,
-        })
+/// Whether every artifact of an entry is still in its store, as far as
+/// this host can see: files, and objects under a [`Mount`]. Objects of
+/// stores not mounted here are taken to exist; a deleted one fails the step
+/// that reads it, and its retry runs the producer again only once the
+/// entry is invalidated or expires.
+fn artifacts_exist(outputs: &StepOutputs, mounts: &[Mount]) -> bool {
+    outputs.artifacts.values().all(|a| {
+        let local = a
+            .location
+            .strip_prefix("file://")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                mounts.iter().find_map(|m| {
+                    let key = std::path::Path::new(a.location.strip_prefix(&m.prefix)?);
+                    // Only a plain key names a file under the mount.
+                    key.components()
+                        .all(|c| matches!(c, std::path::Component::Normal(_)))
+                        .then(|| m.path.join(key))
+                })
+            });
+        local.is_none_or(|path| path.exists())
+    })
 }

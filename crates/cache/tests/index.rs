@@ -559,3 +559,54 @@ async fn reuses_are_counted_and_shown_to_the_producer_only() {
     assert!(mine.last_hit_at.is_some_and(|t| (now - t).abs() < 60));
     assert_eq!(usage("tnt_b").await, [None, None]);
 }
+
+#[tokio::test]
+async fn a_deleted_object_in_a_mounted_store_is_a_miss() {
+    let dir = std::env::temp_dir().join(format!("couler-mount-{}", uuid_like()));
+    std::fs::create_dir_all(dir.join("runs/r1")).unwrap();
+    let object = dir.join("runs/r1/model");
+    std::fs::write(&object, b"weights").unwrap();
+    let mut index = index(1 << 30).await;
+    let mut config = index.config().clone();
+    config.mounts = vec![couler_cache::Mount {
+        prefix: "s3://bkt/".into(),
+        path: dir.clone(),
+    }];
+    index = CacheIndex::new(redis().await, config);
+    let at = |location: &str| {
+        let mut e = entry(7, 5.0, None);
+        e.outputs.artifacts = Named::from_iter([(
+            "model".into(),
+            ArtifactRef {
+                digest: "d".into(),
+                size: 7,
+                location: location.into(),
+            },
+        )]);
+        e
+    };
+    index
+        .admit(&key(1), &at("s3://bkt/runs/r1/model"), "tnt_a")
+        .await;
+    // Another bucket is not visible here: taken to exist.
+    index
+        .admit(&key(2), &at("s3://other/runs/r1/model"), "tnt_a")
+        .await;
+    // A key that climbs out of the mount is not looked for.
+    index
+        .admit(&key(3), &at("s3://bkt/../outside"), "tnt_a")
+        .await;
+    let found = |index: CacheIndex| async move {
+        index
+            .lookup(&[key(1), key(2), key(3)])
+            .await
+            .iter()
+            .map(Option::is_some)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(found(index.clone()).await, [true, true, true]);
+    std::fs::remove_file(&object).unwrap();
+    assert_eq!(found(index.clone()).await, [false, true, true]);
+    assert_eq!(index.bytes().await, Some(14), "the stale entry was removed");
+    let _ = std::fs::remove_dir_all(&dir);
+}

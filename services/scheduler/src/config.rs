@@ -85,6 +85,25 @@ pub struct ArgoEngineConfig {
     pub artifact_mount: Option<PathBuf>,
 }
 
+impl Config {
+    /// The cache index's settings, with the object stores this scheduler
+    /// sees as directories (Argo's mounted artifact bucket), so that a hit
+    /// on a deleted artifact there is a miss.
+    pub fn cache_config(&self) -> couler_cache::CacheConfig {
+        let mut config = self.redis.cache_config(&self.cache);
+        if let Some(argo) = &self.argo {
+            let adapter = argo.adapter();
+            if let Some(path) = adapter.artifact_mount {
+                config.mounts.push(couler_cache::Mount {
+                    prefix: format!("s3://{}/", adapter.artifact_bucket),
+                    path,
+                });
+            }
+        }
+        config
+    }
+}
+
 impl ArgoEngineConfig {
     pub fn adapter(&self) -> couler_engines::argo::ArgoConfig {
         let kube = KubeEngineConfig {

@@ -84,6 +84,7 @@ data_dir = "{}"
 api_url = "https://10.0.0.1:6443"
 token = "argo-token"
 artifact_bucket = "ml-artifacts"
+artifact_mount = "/mnt/ml-artifacts"
 
 [tekton]
 namespace = "pipelines-{{tenant}}"
@@ -99,6 +100,14 @@ pods = {{ namespace = "kubeflow" }}
         let config = Config::load(Some(&file)).expect("the config loads");
         let argo = config.argo.as_ref().unwrap().adapter();
         assert_eq!(argo.artifact_bucket, "ml-artifacts");
+        // Hits on the mounted bucket are checked there.
+        assert_eq!(
+            config.cache_config().mounts,
+            [couler_cache::Mount {
+                prefix: "s3://ml-artifacts/".into(),
+                path: "/mnt/ml-artifacts".into(),
+            }]
+        );
         assert_eq!(argo.kube.namespace("tnt_ab"), "couler-tnt-ab");
         assert!(
             !format!("{argo:?}").contains("argo-token"),

@@ -83,7 +83,7 @@ pub async fn serve(config: Config, shutdown: CancellationToken) -> anyhow::Resul
         config.redis.timeout(),
         shutdown.child_token(),
     );
-    let cache = couler_cache::CacheIndex::new(redis, config.redis.cache_config(&config.cache));
+    let cache = couler_cache::CacheIndex::new(redis, config.cache_config());
     let llm = config.llm.map(couler_nl::llm::LlmClient::new).transpose()?;
     run(store, engines, Some(cache), llm, config.scheduler, shutdown).await
 }

@@ -17,6 +17,15 @@ async fn redis() -> SharedRedis {
     .expect("no Redis on 127.0.0.1:6379")
 }
 
+/// A plain connection, to look behind the index's back.
+async fn raw() -> redis::aio::MultiplexedConnection {
+    redis::Client::open("redis://127.0.0.1:6379")
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
+}
+
 async fn index(budget: u64) -> CacheIndex {
     let redis = redis().await;
     let config = CacheConfig {
@@ -430,11 +439,7 @@ async fn a_sweep_leaves_nothing_of_what_expired() {
     // (kept on purpose, with a TTL of their own), and tenant b's
     // invalidation sets are gone.
     let prefix = format!("{}:cache:", index.config().prefix);
-    let mut c = redis::Client::open("redis://127.0.0.1:6379")
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut c = raw().await;
     let names: Vec<String> = redis::cmd("KEYS")
         .arg(format!("{prefix}*"))
         .query_async(&mut c)
@@ -492,11 +497,7 @@ async fn the_byte_total_survives_bookkeeping_deleted_behind_its_back() {
     let index = index(1000).await;
     index.admit(&key(1), &expiring(10, 5.0), "tnt_a").await;
     // Behind the service's back: what reclaiming goes by is gone.
-    let mut c = redis::Client::open("redis://127.0.0.1:6379")
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let mut c = raw().await;
     let exp = format!("{}:cache:exp", index.config().prefix);
     let _: () = redis::cmd("DEL")
         .arg(&exp)

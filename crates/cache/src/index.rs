@@ -507,9 +507,13 @@ impl CacheIndex {
                 reuses + 1,
                 now,
             );
+            // A reuse raises a score (one more request, a later clock), so
+            // of two schedulers re-scoring at once the one that counted
+            // more wins, whichever writes last.
             p.cmd("ZADD")
                 .arg(&z)
                 .arg("XX")
+                .arg("GT")
                 .arg(score)
                 .arg(&key.0)
                 .ignore();

@@ -344,6 +344,22 @@ async fn a_hit_stored_where_the_engine_cannot_read_it_serves_only_steps_that_do_
             Some("reads outputs of a that are not cached")
         )
     );
+    // The plan runs a on Argo rather than hand its pods a file they cannot
+    // fetch.
+    let (status, planned) = api
+        .call(Method::POST, "/v1/plans", &viewer, Some(body.clone()))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{planned}");
+    let action = |plan: &Value, step: &str| {
+        plan["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == step)
+            .map(|s| s["action"].clone())
+            .unwrap()
+    };
+    assert_eq!(action(&planned, "a"), "run", "{planned}");
     // The local engine reads the file: a and b hit.
     let local = outcomes(&explain(&api, &user(&acme, "viewer"), body.clone()).await);
     assert_eq!(
@@ -354,7 +370,11 @@ async fn a_hit_stored_where_the_engine_cannot_read_it_serves_only_steps_that_do_
     // Once c is cached too, nothing that runs reads a: Argo uses the hit.
     let c = key_of(&plan, "c", &acme, true, &known).unwrap();
     admit(&index, &c, entry("C", "p", "c", "alpine:3.20", None), &acme).await;
-    let got = outcomes(&explain(&api, &viewer, body).await);
+    let got = outcomes(&explain(&api, &viewer, body.clone()).await);
+    let (_, planned) = api
+        .call(Method::POST, "/v1/plans", &viewer, Some(body))
+        .await;
+    assert_eq!(action(&planned, "a"), "cached", "{planned}");
     assert_eq!(
         (&got["a"], &got["b"], &got["c"]),
         (

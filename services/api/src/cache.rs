@@ -227,8 +227,9 @@ impl IntoResponse for CacheError {
 /// cache key in depth order: a step that reads another step's outputs has a
 /// key only when that step is a hit or was computed before (the index keeps
 /// a record of what it produced after its bytes go; such a step is
-/// `not_needed` when every step reading it is a hit). Read-only: nothing is
-/// recorded.
+/// `not_needed` when every step reading it is a hit). A hit on an entry the
+/// tenant's own runs produced shows when it was computed and how often runs
+/// reused it. Read-only: nothing is recorded.
 #[utoipa::path(post, path = "/v1/cache/explain", tag = "cache", request_body = ExplainRequest,
     responses((status = 200, body = Explanation), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 async fn explain(
@@ -245,8 +246,9 @@ async fn explain(
     let (plan, dag) = tokio::task::spawn_blocking(move || plan_of(ir, &parameters))
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("planning task failed: {e}")))??;
+    let tenant = tenant.to_string();
     let asker = Asker {
-        tenant: &tenant.to_string(),
+        tenant: &tenant,
         shares: settings.share_cache,
         reads: couler_engines::reads_artifacts_from(&settings.engine),
     };
@@ -266,11 +268,7 @@ async fn explain(
             _ => None,
         })
         .collect();
-    let usage = state
-        .cache
-        .usage(&tenant.to_string(), &hits)
-        .await
-        .unwrap_or_default();
+    let usage = state.cache.usage(&tenant, &hits).await.unwrap_or_default();
     let own: HashMap<CacheKey, Usage> = hits
         .into_iter()
         .zip(usage)

@@ -198,6 +198,9 @@ fn the_scheduler_reports_metrics() {
         "couler_steps_finished_total",
         "couler_claim_duration_seconds",
         "couler_queue_depth",
+        // The cache sweep reports these as the scheduler starts.
+        "couler_cache_bytes",
+        "couler_cache_budget_bytes",
     ] {
         assert!(text.contains(metric), "{metric} missing from:\n{text}");
     }

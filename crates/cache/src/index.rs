@@ -28,6 +28,7 @@
 //! miss, writes are skipped, and a metric counts it.
 
 mod scripts;
+mod tenants;
 
 use crate::SharedRedis;
 use crate::importance::{self, ReuseStats, Weights};
@@ -37,6 +38,7 @@ use scripts::{ADMIT, FAMILY, RECLAIM_PER_ADMISSION, REMOVE, SWEEP};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
+pub use tenants::{Invalidate, Stats, Usage};
 
 #[derive(Debug, Clone)]
 pub struct CacheConfig {
@@ -120,14 +122,6 @@ pub struct Cached {
     pub created_at: i64,
 }
 
-/// How an entry has been reused (shown only to the tenant that produced it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Usage {
-    pub hits: u64,
-    /// Unix seconds of the latest hit.
-    pub last_hit_at: Option<i64>,
-}
-
 /// What the index remembers of a computed step after its bytes may be
 /// gone: enough to key its consumers and to stand in for it when none of
 /// them runs.
@@ -187,16 +181,18 @@ pub fn family_of(workflow: &str, step: &str) -> String {
     h.finalize().to_hex()[..32].to_owned()
 }
 
-fn unix_now() -> i64 {
+fn since_epoch() -> Duration {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
+
+fn unix_now() -> i64 {
+    since_epoch().as_secs() as i64
 }
 
 fn now_hours() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() / 3600.0)
+    since_epoch().as_secs_f64() / 3600.0
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,25 +206,6 @@ pub enum Admission {
     TooBig,
     /// Redis was unreachable; nothing written.
     Unavailable,
-}
-
-/// What to invalidate, within the tenant's own entries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Invalidate {
-    Step { workflow: String, step: String },
-    Image(String),
-    Version(String),
-    All,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Stats {
-    pub hits: u64,
-    pub misses: u64,
-    pub bytes_saved: u64,
-    pub compute_ms_saved: u64,
-    /// Entries the tenant produced that are still cached.
-    pub entries_produced: u64,
 }
 
 /// What happened to a step family's output.
@@ -523,43 +500,6 @@ impl CacheIndex {
             .await;
     }
 
-    /// How each of `keys`' entries was reused, for the entries `tenant`
-    /// produced (`None` for the others and for keys with no entry).
-    pub async fn usage(&self, tenant: &str, keys: &[CacheKey]) -> Option<Vec<Option<Usage>>> {
-        if keys.is_empty() {
-            return Some(Vec::new());
-        }
-        let prodof = self.k("prodof");
-        type Counts = Vec<(Option<u64>, Option<i64>)>;
-        let (producers, counts): (Vec<Option<String>>, Counts) = self
-            .call("usage", async |mut c| {
-                let mut p = redis::pipe();
-                p.cmd("HMGET")
-                    .arg(&prodof)
-                    .arg(keys.iter().map(|k| &k.0).collect::<Vec<_>>());
-                for k in keys {
-                    p.cmd("HMGET")
-                        .arg(self.k(&format!("hits:{k}")))
-                        .arg("n")
-                        .arg("last");
-                }
-                head_and_rest(p.query_async(&mut c).await?)
-            })
-            .await?;
-        Some(
-            producers
-                .into_iter()
-                .zip(counts)
-                .map(|(producer, (hits, last))| {
-                    (producer.as_deref() == Some(tenant)).then_some(Usage {
-                        hits: hits.unwrap_or(0),
-                        last_hit_at: last,
-                    })
-                })
-                .collect(),
-        )
-    }
-
     /// Offers a computed step's result to the cache (Algorithm 2).
     pub async fn admit(&self, key: &CacheKey, entry: &Entry, tenant: &str) -> Admission {
         let ttl = entry.ttl_secs.clamp(1, self.config.max_ttl.as_secs());
@@ -648,154 +588,6 @@ impl CacheIndex {
                 .arg(limit)
                 .invoke_async(&mut c)
                 .await
-        })
-        .await
-    }
-
-    /// Records a run's cache outcome for the tenant's statistics.
-    pub async fn record(
-        &self,
-        tenant: &str,
-        hits: u64,
-        misses: u64,
-        bytes_saved: u64,
-        ms_saved: u64,
-    ) {
-        let stats = self.k(&format!("stats:{tenant}"));
-        let _: Option<()> = self
-            .call("stats", async |mut c| {
-                redis::pipe()
-                    .hincr(&stats, "hits", hits)
-                    .ignore()
-                    .hincr(&stats, "misses", misses)
-                    .ignore()
-                    .hincr(&stats, "bytes_saved", bytes_saved)
-                    .ignore()
-                    .hincr(&stats, "compute_ms_saved", ms_saved)
-                    .ignore()
-                    .query_async(&mut c)
-                    .await
-            })
-            .await;
-    }
-
-    /// A tenant's statistics (aggregates only: no other tenant's entries).
-    pub async fn stats(&self, tenant: &str) -> Option<Stats> {
-        let stats = self.k(&format!("stats:{tenant}"));
-        let produced = self.k("produced");
-        let (map, entries): (std::collections::HashMap<String, u64>, Option<i64>) = self
-            .call("stats", async |mut c| {
-                redis::pipe()
-                    .hgetall(&stats)
-                    .hget(&produced, tenant)
-                    .query_async(&mut c)
-                    .await
-            })
-            .await?;
-        let get = |k: &str| map.get(k).copied().unwrap_or(0);
-        Some(Stats {
-            hits: get("hits"),
-            misses: get("misses"),
-            bytes_saved: get("bytes_saved"),
-            compute_ms_saved: get("compute_ms_saved"),
-            entries_produced: entries.unwrap_or(0).max(0) as u64,
-        })
-    }
-
-    /// Removes entries the tenant produced that match; returns how many.
-    pub async fn invalidate(&self, tenant: &str, what: &Invalidate) -> Option<u64> {
-        let mine = self.k(&format!("tenant:{tenant}"));
-        let set = match what {
-            Invalidate::Step { workflow, step } => {
-                self.k(&format!("step:{tenant}:{workflow}:{step}"))
-            }
-            Invalidate::Image(image) => self.k(&format!("image:{image}")),
-            Invalidate::Version(v) => self.k(&format!("version:{v}")),
-            Invalidate::All => mine.clone(),
-        };
-        let members: Vec<String> = self
-            .call("invalidate", async |mut c| {
-                redis::cmd("SINTER")
-                    .arg(&mine)
-                    .arg(&set)
-                    .query_async(&mut c)
-                    .await
-            })
-            .await?;
-        // A key joins the sets of whoever first recorded it, and of whoever
-        // admitted its entry: an entry another tenant produced stays, and
-        // only this tenant's sets let go of it.
-        let producers = self.producers(&members).await?;
-        let (own, theirs): (Vec<_>, Vec<_>) = members
-            .into_iter()
-            .zip(producers)
-            .partition(|(_, producer)| producer.as_deref().is_none_or(|p| p == tenant));
-        let own: Vec<CacheKey> = own.into_iter().map(|(k, _)| CacheKey(k)).collect();
-        let names: Vec<String> = theirs.into_iter().map(|(k, _)| k).collect();
-        let removed = if own.is_empty() {
-            0
-        } else {
-            self.remove_keys(&own, true).await
-        };
-        if !names.is_empty() {
-            let _: Option<()> = self
-                .call("invalidate", async |mut c| {
-                    redis::pipe()
-                        .srem(&mine, &names)
-                        .ignore()
-                        .srem(&set, &names)
-                        .ignore()
-                        .query_async(&mut c)
-                        .await
-                })
-                .await;
-        }
-        Some(removed)
-    }
-
-    /// The producing tenant of each key's entry (`None`: no entry).
-    async fn producers(&self, keys: &[String]) -> Option<Vec<Option<String>>> {
-        if keys.is_empty() {
-            return Some(Vec::new());
-        }
-        let prodof = self.k("prodof");
-        self.call("invalidate", async |mut c| {
-            redis::cmd("HMGET")
-                .arg(&prodof)
-                .arg(keys)
-                .query_async(&mut c)
-                .await
-        })
-        .await
-    }
-
-    /// Empties the whole index (platform admins).
-    pub async fn flush(&self) -> Option<u64> {
-        let pattern = format!("{}:cache:*", self.config.prefix);
-        self.call("flush", async |mut c| {
-            let mut removed = 0u64;
-            let mut cursor = 0u64;
-            loop {
-                let (next, names): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&pattern)
-                    .arg("COUNT")
-                    .arg(1000)
-                    .query_async(&mut c)
-                    .await?;
-                if !names.is_empty() {
-                    removed += names.len() as u64;
-                    redis::cmd("UNLINK")
-                        .arg(&names)
-                        .query_async::<()>(&mut c)
-                        .await?;
-                }
-                if next == 0 {
-                    return Ok(removed);
-                }
-                cursor = next;
-            }
         })
         .await
     }

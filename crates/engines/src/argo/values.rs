@@ -432,6 +432,18 @@ mod tests {
     use super::*;
     use couler_ir::scalar::ParamValue;
 
+    #[test]
+    fn every_store_argo_says_it_reads_is_one_pods_fetch_from() {
+        for prefix in super::super::READS {
+            let mut arg = Artifact::named("m");
+            assert!(
+                locate(&mut arg, &format!("{prefix}bucket/key")).is_some(),
+                "{prefix}"
+            );
+        }
+        assert!(locate(&mut Artifact::named("m"), "file:///data/m").is_none());
+    }
+
     fn condition(input: &str, op: Operator, values: &[&str]) -> Condition {
         Condition {
             input: input.into(),

@@ -186,22 +186,34 @@ fn the_scheduler_reports_metrics() {
     );
     let run = couler.submit(&token, &nap("quick", "0"), json!({}));
     assert_eq!(couler.wait(&token, &run, LIMIT)["status"], "succeeded");
-    let text = couler
-        .http
-        .get(format!("http://{addr}/metrics"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
-    for metric in [
+    let metrics = [
         "couler_runs_finished_total",
         "couler_steps_finished_total",
         "couler_claim_duration_seconds",
         "couler_queue_depth",
-        // The cache sweep reports these as the scheduler starts.
+        // The cache sweep reports these once it reaches Redis, which it
+        // retries each second from the scheduler's start.
         "couler_cache_bytes",
         "couler_cache_budget_bytes",
-    ] {
-        assert!(text.contains(metric), "{metric} missing from:\n{text}");
+    ];
+    // Well under the minute between sweeps that reached Redis.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = couler
+            .http
+            .get(format!("http://{addr}/metrics"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap();
+        let missing: Vec<_> = metrics.iter().filter(|m| !text.contains(*m)).collect();
+        if missing.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{missing:?} missing from:\n{text}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
     }
 }

@@ -137,6 +137,9 @@ impl Writer {
 
 /// How often a scheduler reclaims what expired in the index.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
+/// How soon a sweep that found Redis away (or not yet connected, as when
+/// the scheduler starts) tries again.
+const SWEEP_RETRY: Duration = Duration::from_secs(1);
 /// Keys one sweep call reclaims at most (Redis runs each call atomically).
 const SWEEP_BATCH: u32 = 1000;
 
@@ -144,29 +147,47 @@ const SWEEP_BATCH: u32 = 1000;
 /// in the index (their bytes, scores and set memberships), and reports the
 /// bytes held against the budget, until `shutdown`. Admissions reclaim as
 /// they go; this keeps an idle index's byte total and statistics true, and
-/// its sets from growing.
+/// its sets from growing. A sweep that could not reach Redis is retried
+/// after [`SWEEP_RETRY`].
 pub async fn sweep(index: CacheIndex, shutdown: tokio_util::sync::CancellationToken) {
-    let mut tick = tokio::time::interval(SWEEP_EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    metrics::gauge!("couler_cache_budget_bytes").set(index.config().budget_bytes as f64);
+    let mut wait = Duration::ZERO;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
+            _ = tokio::time::sleep(wait) => {}
         }
-        let mut reclaimed = 0;
-        while let Some(due) = index.sweep(SWEEP_BATCH).await {
-            reclaimed += due;
-            if due < u64::from(SWEEP_BATCH) || shutdown.is_cancelled() {
-                break;
-            }
+        wait = if sweep_once(&index, &shutdown).await {
+            SWEEP_EVERY
+        } else {
+            SWEEP_RETRY
+        };
+    }
+}
+
+/// One sweep: false when Redis could not be reached.
+async fn sweep_once(index: &CacheIndex, shutdown: &tokio_util::sync::CancellationToken) -> bool {
+    let mut reclaimed = 0;
+    let mut reached = true;
+    loop {
+        let Some(due) = index.sweep(SWEEP_BATCH).await else {
+            reached = false;
+            break;
+        };
+        reclaimed += due;
+        if due < u64::from(SWEEP_BATCH) || shutdown.is_cancelled() {
+            break;
         }
-        if reclaimed > 0 {
-            metrics::counter!("couler_cache_reclaimed_total").increment(reclaimed);
-            tracing::debug!(keys = reclaimed, "reclaimed expired cache keys");
-        }
-        if let Some(bytes) = index.bytes().await {
+    }
+    if reclaimed > 0 {
+        metrics::counter!("couler_cache_reclaimed_total").increment(reclaimed);
+        tracing::debug!(keys = reclaimed, "reclaimed expired cache keys");
+    }
+    match index.bytes().await {
+        Some(bytes) => {
             metrics::gauge!("couler_cache_bytes").set(bytes as f64);
-            metrics::gauge!("couler_cache_budget_bytes").set(index.config().budget_bytes as f64);
+            reached
         }
+        None => false,
     }
 }

@@ -167,27 +167,21 @@ pub async fn sweep(index: CacheIndex, shutdown: tokio_util::sync::CancellationTo
 
 /// One sweep: false when Redis could not be reached.
 async fn sweep_once(index: &CacheIndex, shutdown: &tokio_util::sync::CancellationToken) -> bool {
-    let mut reclaimed = 0;
-    let mut reached = true;
     loop {
         let Some(due) = index.sweep(SWEEP_BATCH).await else {
-            reached = false;
-            break;
+            return false;
         };
-        reclaimed += due;
+        if due > 0 {
+            metrics::counter!("couler_cache_reclaimed_total").increment(due);
+            tracing::debug!(keys = due, "reclaimed expired cache keys");
+        }
         if due < u64::from(SWEEP_BATCH) || shutdown.is_cancelled() {
             break;
         }
     }
-    if reclaimed > 0 {
-        metrics::counter!("couler_cache_reclaimed_total").increment(reclaimed);
-        tracing::debug!(keys = reclaimed, "reclaimed expired cache keys");
-    }
-    match index.bytes().await {
-        Some(bytes) => {
-            metrics::gauge!("couler_cache_bytes").set(bytes as f64);
-            reached
-        }
-        None => false,
-    }
+    let Some(bytes) = index.bytes().await else {
+        return false;
+    };
+    metrics::gauge!("couler_cache_bytes").set(bytes as f64);
+    true
 }

@@ -356,3 +356,124 @@ fn redis_stopped_restarted_and_emptied_behind_the_services_back() {
     );
     drop(redis);
 }
+
+/// A slow step that writes a model, and one that reads it for the split
+/// given as a parameter.
+const TRAIN_AND_EVALUATE: &str = "apiVersion: couler.dev/v1alpha1
+name: train-and-evaluate
+parameters: [{name: split, default: '1'}]
+steps:
+  - name: train
+    container:
+      image: alpine
+      command: [sh, -c, 'sleep 1; mkdir -p $(dirname {{outputs.artifacts.model.path}}); echo weights-7 > {{outputs.artifacts.model.path}}']
+    outputs: {artifacts: [{name: model, path: /tmp/outputs/model.txt}]}
+  - name: evaluate
+    inputs: {artifacts: [{name: model, from: '{{steps.train.outputs.artifacts.model}}', path: /tmp/inputs/model.txt}]}
+    container: {image: alpine, command: [sh, -c, 'echo $(cat {{inputs.artifacts.model.path}}) on split {{workflow.parameters.split}}']}
+";
+
+/// The fake Kubernetes API server and Argo controller, on a runtime of
+/// their own, with the artifact bucket in a directory the scheduler mounts.
+struct FakeArgo {
+    runtime: tokio::runtime::Runtime,
+    cluster: Option<couler_fakes::kube::Cluster>,
+    controller: tokio::task::JoinHandle<()>,
+    dir: tempdir::Dir,
+}
+
+impl FakeArgo {
+    fn start() -> FakeArgo {
+        let dir = tempdir::Dir::new("fake-argo");
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let cluster = runtime
+            .block_on(couler_fakes::kube::Cluster::start(dir.path().join("pods")))
+            .expect("fake cluster");
+        let config = couler_fakes::argo::Config::new(dir.path().join("artifacts"));
+        let controller = {
+            // The controller is a task on this runtime.
+            let _guard = runtime.enter();
+            couler_fakes::argo::spawn(&cluster, config)
+        };
+        FakeArgo {
+            runtime,
+            cluster: Some(cluster),
+            controller,
+            dir,
+        }
+    }
+
+    /// The scheduler's settings for this cluster.
+    fn env(&self) -> [(&'static str, String); 2] {
+        let cluster = self.cluster.as_ref().expect("running");
+        [
+            ("COULER__ARGO__API_URL", cluster.url()),
+            (
+                "COULER__ARGO__ARTIFACT_MOUNT",
+                self.dir.path().join("artifacts").display().to_string(),
+            ),
+        ]
+    }
+}
+
+impl Drop for FakeArgo {
+    fn drop(&mut self) {
+        self.controller.abort();
+        // The cluster's server task stops with it, on its runtime.
+        let _guard = self.runtime.enter();
+        self.cluster.take();
+    }
+}
+
+#[test]
+fn a_step_cached_where_argo_cannot_read_it_runs_once_there_and_is_then_read_from_its_copy() {
+    let argo = FakeArgo::start();
+    let couler = Couler::start();
+    let env = argo.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let _scheduler = couler.scheduler_with("copies", &env);
+    let (_, alice) = couler.tenant("alice");
+    let (_, bob) = couler.tenant_with("bob", json!({"engine": "argo"}));
+    let run = |token: &str, split: &str| {
+        let id = couler.submit(token, TRAIN_AND_EVALUATE, json!({"split": split}));
+        let run = couler.wait(token, &id, LIMIT);
+        assert_eq!(run["status"], "succeeded", "{run:#}");
+        let steps = step_statuses(&run);
+        let evaluated = step(&run, "evaluate")["outputs"]["result"].clone();
+        (steps["train"].clone(), steps["evaluate"].clone(), evaluated)
+    };
+    let expect = |train: &str, split: &str| {
+        (
+            train.to_owned(),
+            "succeeded".to_owned(),
+            json!(format!("weights-7 on split {split}")),
+        )
+    };
+
+    // alice, on the local engine, trains: the model is a file on the host.
+    assert_eq!(run(&alice, "1"), expect("succeeded", "1"));
+    // bob's Argo pods cannot fetch that file, and evaluate reads it: train
+    // runs on Argo, and its model, in the bucket, is kept as a copy.
+    assert_eq!(run(&bob, "2"), expect("succeeded", "2"));
+    let train_hits = |token: &str| {
+        let ir: Value = serde_saphyr::from_str(TRAIN_AND_EVALUATE).unwrap();
+        let (status, explained) = couler.call(
+            reqwest::Method::POST,
+            "/v1/cache/explain",
+            token,
+            Some(json!({"ir": ir, "parameters": {"split": "3"}})),
+        );
+        assert_eq!(status, 200, "{explained}");
+        explained["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["step"] == "train" && s["status"] == "hit")
+    };
+    // The scheduler offers a result without holding up the run.
+    wait_until(Duration::from_secs(10), || train_hits(&bob));
+    // From then on bob's pods read the copy.
+    assert_eq!(run(&bob, "3"), expect("cached", "3"));
+    // alice's runs still read her file.
+    assert_eq!(run(&alice, "4"), expect("cached", "4"));
+}

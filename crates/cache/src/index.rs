@@ -16,7 +16,9 @@
 //! still keys its consumers and need not run when they all hit;
 //! `P:cache:stats:<tenant>` a tenant's hits, misses and savings;
 //! `P:cache:prodof` each entry's producer and `P:cache:produced` how many
-//! entries each tenant produced are cached; sets of keys per producing
+//! entries each tenant produced are cached; `P:cache:storeof` the store an
+//! entry's artifacts are in and `P:cache:c:<key>` its copies in other
+//! stores (see [`scripts::ADMIT`]); sets of keys per producing
 //! tenant, per workflow step, per image and per cache version, for
 //! invalidation, with `P:cache:setsof` the sets each key joined; and
 //! `P:cache:exp`, when each key's record expires, so that what expired is
@@ -34,7 +36,7 @@ use crate::SharedRedis;
 use crate::importance::{self, ReuseStats, Weights};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
-use scripts::{ADMIT, FAMILY, RECLAIM_PER_ADMISSION, REMOVE, SWEEP};
+use scripts::{ADMIT, DROP_COPIES, FAMILY, RECLAIM_PER_ADMISSION, REMOVE, SWEEP};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -198,7 +200,10 @@ fn now_hours() -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admission {
     Admitted,
-    /// Already cached (another scheduler was first).
+    /// Already cached in an artifact store of its own; kept as a copy for
+    /// the engines that read that store and not the entry's.
+    Copied,
+    /// Already cached (another scheduler was first), in the same store.
     Exists,
     /// Over budget, and everything it would evict matters more.
     Rejected,
@@ -225,6 +230,7 @@ pub struct CacheIndex {
     remove: Arc<redis::Script>,
     sweep: Arc<redis::Script>,
     family: Arc<redis::Script>,
+    drop_copies: Arc<redis::Script>,
 }
 
 impl CacheIndex {
@@ -236,6 +242,7 @@ impl CacheIndex {
             remove: Arc::new(redis::Script::new(REMOVE)),
             sweep: Arc::new(redis::Script::new(SWEEP)),
             family: Arc::new(redis::Script::new(FAMILY)),
+            drop_copies: Arc::new(redis::Script::new(DROP_COPIES)),
         }
     }
 
@@ -323,55 +330,22 @@ impl CacheIndex {
         out
     }
 
-    /// The records of `keys` (see [`Record`]), in one round trip.
-    pub async fn records(&self, keys: &[CacheKey]) -> Vec<Option<Record>> {
-        if keys.is_empty() {
-            return Vec::new();
-        }
-        let names: Vec<String> = keys.iter().map(|k| self.k(&format!("r:{k}"))).collect();
-        let found: Option<Vec<Option<Vec<u8>>>> = self
-            .call("records", async |mut c| {
-                redis::cmd("MGET").arg(&names).query_async(&mut c).await
-            })
-            .await;
-        match found {
-            Some(found) => found
-                .into_iter()
-                .map(|raw| raw.and_then(|r| rmp_serde::from_slice(&r).ok()))
-                .collect(),
-            None => vec![None; keys.len()],
-        }
-    }
-
-    /// [`lookup`](Self::lookup), then the [`records`](Self::records) of the
-    /// keys that missed (a second round trip only when some did), on a task
-    /// of its own, so the caller can compute the next keys while Redis
-    /// answers and the entries are decoded.
+    /// [`lookup`](Self::lookup), then, in a second round trip taken only
+    /// when needed, the [`records`](Self::records) of the keys that missed
+    /// and the copies in a store of `reads` (where the asker's engine reads
+    /// artifacts from) of hits stored elsewhere. Runs on a task of its own,
+    /// so the caller can compute the next keys while Redis answers and the
+    /// entries are decoded.
     pub fn lookup_in_background(
         &self,
         keys: Arc<[CacheKey]>,
+        reads: &'static [&'static str],
     ) -> impl Future<Output = Vec<Found>> + use<> {
         let index = self.clone();
         let n = keys.len();
         let task = tokio::spawn(async move {
             let entries = index.lookup(&keys).await;
-            let missed: Vec<CacheKey> = keys
-                .iter()
-                .zip(&entries)
-                .filter(|(_, e)| e.is_none())
-                .map(|(k, _)| k.clone())
-                .collect();
-            let mut records = index.records(&missed).await.into_iter();
-            entries
-                .into_iter()
-                .map(|entry| match entry {
-                    Some(entry) => Found::Entry(entry),
-                    None => records
-                        .next()
-                        .flatten()
-                        .map_or(Found::Nothing, Found::Record),
-                })
-                .collect()
+            index.complete(&keys, entries, reads).await
         });
         async move {
             task.await.unwrap_or_else(|e| {
@@ -379,6 +353,104 @@ impl CacheIndex {
                 tracing::error!(error = %e, "a cache lookup failed");
                 vec![Found::Nothing; n]
             })
+        }
+    }
+
+    /// The second round trip of [`lookup_in_background`](Self::lookup_in_background).
+    async fn complete(
+        &self,
+        keys: &[CacheKey],
+        entries: Vec<Option<Cached>>,
+        reads: &[&str],
+    ) -> Vec<Found> {
+        let missed: Vec<usize> = (0..keys.len()).filter(|&i| entries[i].is_none()).collect();
+        let foreign: Vec<usize> = match reads {
+            [] => Vec::new(),
+            _ => (0..keys.len())
+                .filter(|&i| {
+                    entries[i]
+                        .as_ref()
+                        .is_some_and(|e| !readable(&e.outputs, reads))
+                })
+                .collect(),
+        };
+        let mut records: Vec<Option<Record>> = vec![None; keys.len()];
+        let mut copies: Vec<Option<Cached>> = vec![None; keys.len()];
+        if !missed.is_empty() || !foreign.is_empty() {
+            let record_names: Vec<String> = missed
+                .iter()
+                .map(|&i| self.k(&format!("r:{}", keys[i])))
+                .collect();
+            type Payloads = Vec<Option<Vec<u8>>>;
+            let found: Option<Vec<Payloads>> = self
+                .call("records", async |mut c| {
+                    let mut p = redis::pipe();
+                    if !record_names.is_empty() {
+                        p.cmd("MGET").arg(&record_names);
+                    }
+                    for &i in &foreign {
+                        p.cmd("HMGET")
+                            .arg(self.k(&format!("c:{}", keys[i])))
+                            .arg(reads);
+                    }
+                    p.query_async(&mut c).await
+                })
+                .await;
+            let mut found = found.unwrap_or_default().into_iter();
+            if !record_names.is_empty() {
+                for (&i, raw) in missed.iter().zip(found.next().unwrap_or_default()) {
+                    records[i] = raw.and_then(|r| rmp_serde::from_slice(&r).ok());
+                }
+            }
+            let mut gone: Vec<(String, CacheKey)> = Vec::new();
+            for (&i, payloads) in foreign.iter().zip(found) {
+                let copy = payloads
+                    .into_iter()
+                    .flatten()
+                    .find_map(|raw| rmp_serde::from_slice::<Cached>(&raw).ok())
+                    .filter(|copy| readable(&copy.outputs, reads));
+                match copy {
+                    Some(copy) if artifacts_exist(&copy.outputs, &self.config.mounts) => {
+                        copies[i] = Some(copy);
+                    }
+                    Some(copy) => gone.push((store_of(&copy.outputs).to_owned(), keys[i].clone())),
+                    None => {}
+                }
+            }
+            if !gone.is_empty() {
+                tracing::info!(
+                    copies = gone.len(),
+                    "removing cache copies whose artifacts are gone"
+                );
+                self.drop_copies_in(&gone).await;
+            }
+        }
+        entries
+            .into_iter()
+            .zip(records)
+            .zip(copies)
+            .map(|((entry, record), copy)| match (copy.or(entry), record) {
+                (Some(entry), _) => Found::Entry(entry),
+                (None, Some(record)) => Found::Record(record),
+                (None, None) => Found::Nothing,
+            })
+            .collect()
+    }
+
+    /// Drops each key's copy in its store.
+    async fn drop_copies_in(&self, copies: &[(String, CacheKey)]) {
+        for (store, key) in copies {
+            let _: Option<u64> = self
+                .call("remove", async |mut c| {
+                    self.drop_copies
+                        .arg(self.k(""))
+                        .arg("store")
+                        .arg(store)
+                        .arg(&key.0)
+                        .invoke_async(&mut c)
+                        .await
+                })
+                .await;
         }
     }
 
@@ -544,7 +616,8 @@ impl CacheIndex {
                     .arg(&family)
                     .arg(&record)
                     .arg(tenant)
-                    .arg(RECLAIM_PER_ADMISSION);
+                    .arg(RECLAIM_PER_ADMISSION)
+                    .arg(store_of(&entry.outputs));
                 for s in &sets {
                     inv.arg(s);
                 }
@@ -553,6 +626,7 @@ impl CacheIndex {
             .await;
         let admission = match outcome.as_deref() {
             Some("admitted") => Admission::Admitted,
+            Some("copied") => Admission::Copied,
             Some("exists") => Admission::Exists,
             Some("rejected") => Admission::Rejected,
             Some("too_big") => Admission::TooBig,
@@ -630,6 +704,27 @@ fn head_and_rest<A: redis::FromRedisValue, B: redis::FromRedisValue>(
         .collect::<redis::RedisResult<_>>()?;
     let head = redis::from_redis_value(replies.pop().unwrap_or(redis::Value::Nil))?;
     Ok((head, rest))
+}
+
+/// The store an entry's artifacts are in: the scheme of the first one's
+/// location (`s3://`, `file://`), as engines name what they read; empty
+/// without artifacts.
+fn store_of(outputs: &StepOutputs) -> &str {
+    outputs.artifacts.values().next().map_or("", |a| {
+        a.location
+            .find("://")
+            .map_or("", |at| &a.location[..at + 3])
+    })
+}
+
+/// Whether an engine that reads artifacts from the locations under
+/// `reads` (`couler_engines::reads_artifacts_from`) can read every
+/// artifact of `outputs`.
+pub fn readable(outputs: &StepOutputs, reads: &[&str]) -> bool {
+    outputs
+        .artifacts
+        .values()
+        .all(|a| reads.iter().any(|prefix| a.location.starts_with(prefix)))
 }
 
 /// Whether every artifact of an entry is still in its store, as far as

@@ -22,9 +22,11 @@
 //!
 //! A hit produced on another engine may keep its artifacts where this
 //! plan's engine cannot read them (a local engine's files, for Argo pods).
-//! Such a hit is used as long as nothing that runs reads it; otherwise the
-//! step runs ([`Outcome::Elsewhere`]), with what was keyed from it looked
-//! up again after it, as for a record.
+//! The index hands out the entry's copy in a store the engine reads, if it
+//! holds one. Otherwise the hit is used as long as nothing that runs reads
+//! it; if something does, the step runs ([`Outcome::Elsewhere`]), with what
+//! was keyed from it looked up again after it, as for a record, and its
+//! result becomes such a copy when it is offered to the index.
 
 use crate::index::{CacheIndex, Cached, Found, Record};
 use crate::key::{self, CacheKey, NoKey, Scope};
@@ -61,19 +63,10 @@ pub struct Asker<'a> {
     /// Whether the tenant shares its cache entries.
     pub shares: bool,
     /// Where the engine that runs the plan reads artifacts from, by
-    /// location prefix (`couler_engines::reads_artifacts_from`).
-    pub reads: &'a [&'a str],
-}
-
-impl Asker<'_> {
-    /// Whether the plan's engine can read every artifact of `entry`.
-    fn can_read(&self, entry: &Cached) -> bool {
-        entry.outputs.artifacts.values().all(|a| {
-            self.reads
-                .iter()
-                .any(|prefix| a.location.starts_with(prefix))
-        })
-    }
+    /// location prefix (`couler_engines::reads_artifacts_from`): a hit
+    /// stored elsewhere is read from its copy in one of these stores, if
+    /// the index holds one.
+    pub reads: &'static [&'static str],
 }
 
 /// Why a step has no key before the run.
@@ -201,7 +194,7 @@ pub async fn lookup_plan_with_dag(
             |outcomes: &[Option<Outcome>]| upstream.iter().any(|&u| outcomes[u as usize].is_none());
         if unresolved(&outcomes) {
             if chunk.iter().any(|(j, _)| upstream.contains(&(*j as u32))) {
-                in_flight.push_back(send(index, std::mem::take(&mut chunk)));
+                in_flight.push_back(send(index, std::mem::take(&mut chunk), asker.reads));
             }
             while unresolved(&outcomes) {
                 let pending = in_flight
@@ -229,11 +222,11 @@ pub async fn lookup_plan_with_dag(
             Err(no) => outcomes[i] = Some(Outcome::NotCacheable(no.into())),
         }
         if chunk.len() == CHUNK {
-            in_flight.push_back(send(index, std::mem::take(&mut chunk)));
+            in_flight.push_back(send(index, std::mem::take(&mut chunk), asker.reads));
         }
     }
     if !chunk.is_empty() {
-        in_flight.push_back(send(index, chunk));
+        in_flight.push_back(send(index, chunk, asker.reads));
     }
     for pending in in_flight {
         pending
@@ -390,7 +383,7 @@ impl Pending {
             let key = key.clone();
             outcomes[i] = Some(match found {
                 Found::Entry(entry) => {
-                    elsewhere[i] = !asker.can_read(&entry);
+                    elsewhere[i] = !crate::index::readable(&entry.outputs, asker.reads);
                     Outcome::Hit {
                         key,
                         entry: Box::new(entry),
@@ -407,10 +400,14 @@ impl Pending {
 }
 
 /// Starts looking a chunk of keyed steps up.
-fn send(index: &CacheIndex, chunk: Vec<(usize, CacheKey)>) -> Pending {
+fn send(
+    index: &CacheIndex,
+    chunk: Vec<(usize, CacheKey)>,
+    reads: &'static [&'static str],
+) -> Pending {
     let (steps, keys): (Vec<usize>, Vec<CacheKey>) = chunk.into_iter().unzip();
     let keys: Arc<[CacheKey]> = keys.into();
-    let found = Box::pin(index.lookup_in_background(keys.clone()));
+    let found = Box::pin(index.lookup_in_background(keys.clone(), reads));
     Pending { steps, keys, found }
 }
 

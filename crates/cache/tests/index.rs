@@ -51,21 +51,42 @@ fn uuid_like() -> String {
     )
 }
 
+/// An index whose objects under `prefix` are files under `dir` here.
+async fn index_mounting(budget: u64, prefix: &str, dir: &std::path::Path) -> CacheIndex {
+    let mut config = index(budget).await.config().clone();
+    config.mounts = vec![couler_cache::Mount {
+        prefix: prefix.into(),
+        path: dir.into(),
+    }];
+    CacheIndex::new(redis().await, config)
+}
+
 fn entry(size: u64, cost_s: f64, file: Option<&std::path::Path>) -> Entry {
-    let mut outputs = StepOutputs {
+    let e = entry_without_artifacts(size, cost_s);
+    match file {
+        Some(f) => stored_at(e, &format!("file://{}", f.display())),
+        None => e,
+    }
+}
+
+/// `e` with one artifact, of its size, at `location`.
+fn stored_at(mut e: Entry, location: &str) -> Entry {
+    e.outputs.artifacts = Named::from_iter([(
+        "model".into(),
+        ArtifactRef {
+            digest: "d".into(),
+            size: e.size,
+            location: location.into(),
+        },
+    )]);
+    e
+}
+
+fn entry_without_artifacts(size: u64, cost_s: f64) -> Entry {
+    let outputs = StepOutputs {
         result: Some("done".into()),
         ..Default::default()
     };
-    if let Some(f) = file {
-        outputs.artifacts = Named::from_iter([(
-            "model".into(),
-            ArtifactRef {
-                digest: "d".into(),
-                size,
-                location: format!("file://{}", f.display()),
-            },
-        )]);
-    }
     Entry {
         outputs,
         wall_ms: (cost_s * 1000.0) as u64,
@@ -334,7 +355,8 @@ async fn a_step_keeps_its_record_when_its_bytes_go_and_invalidation_removes_it()
     let file = dir.join("model");
     std::fs::write(&file, b"weights").unwrap();
     let index = index(100).await;
-    let find = async |keys: &[CacheKey]| index.lookup_in_background(keys.into()).await;
+    let find =
+        async |keys: &[CacheKey]| index.lookup_in_background(keys.into(), &["file://"]).await;
     // Larger than the whole budget: not admitted, but recorded, with the
     // artifact's digest and no location.
     assert_eq!(
@@ -567,25 +589,8 @@ async fn a_deleted_object_in_a_mounted_store_is_a_miss() {
     std::fs::create_dir_all(dir.join("runs/r1")).unwrap();
     let object = dir.join("runs/r1/model");
     std::fs::write(&object, b"weights").unwrap();
-    let mut index = index(1 << 30).await;
-    let mut config = index.config().clone();
-    config.mounts = vec![couler_cache::Mount {
-        prefix: "s3://bkt/".into(),
-        path: dir.clone(),
-    }];
-    index = CacheIndex::new(redis().await, config);
-    let at = |location: &str| {
-        let mut e = entry(7, 5.0, None);
-        e.outputs.artifacts = Named::from_iter([(
-            "model".into(),
-            ArtifactRef {
-                digest: "d".into(),
-                size: 7,
-                location: location.into(),
-            },
-        )]);
-        e
-    };
+    let index = index_mounting(1 << 30, "s3://bkt/", &dir).await;
+    let at = |location: &str| stored_at(entry(7, 5.0, None), location);
     index
         .admit(&key(1), &at("s3://bkt/runs/r1/model"), "tnt_a")
         .await;
@@ -610,4 +615,183 @@ async fn a_deleted_object_in_a_mounted_store_is_a_miss() {
     assert_eq!(found(index.clone()).await, [false, true, true]);
     assert_eq!(index.bytes().await, Some(14), "the stale entry was removed");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where a copy test keeps its artifacts: a file for the local engine and
+/// an object in a mounted bucket for Argo.
+struct Stores {
+    dir: std::path::PathBuf,
+    index: CacheIndex,
+}
+
+impl Stores {
+    async fn new(budget: u64) -> Stores {
+        let dir = std::env::temp_dir().join(format!("couler-copies-{}", uuid_like()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let index = index_mounting(budget, "s3://bkt/", &dir).await;
+        Stores { dir, index }
+    }
+
+    /// An entry of `size` bytes and `cost_s` seconds whose artifact is the
+    /// file `name` (`file://`) or, with `s3`, the bucket's object `name`.
+    fn entry(&self, size: u64, cost_s: f64, name: &str, s3: bool) -> Entry {
+        std::fs::write(self.dir.join(name), b"weights").unwrap();
+        let location = if s3 {
+            format!("s3://bkt/{name}")
+        } else {
+            format!("file://{}", self.dir.join(name).display())
+        };
+        stored_at(entry(size, cost_s, None), &location)
+    }
+
+    /// Where `key`'s hit is read from by an engine reading `reads`.
+    async fn read_from(&self, key: &CacheKey, reads: &'static [&'static str]) -> Option<String> {
+        match self
+            .index
+            .lookup_in_background(std::slice::from_ref(key).into(), reads)
+            .await
+            .remove(0)
+        {
+            couler_cache::Found::Entry(e) => {
+                Some(e.outputs.artifacts.get("model").unwrap().location.clone())
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Drop for Stores {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[tokio::test]
+async fn an_entry_gets_a_copy_in_the_store_of_an_engine_that_cannot_read_it() {
+    let stores = Stores::new(1 << 30).await;
+    let index = &stores.index;
+    let on_host = stores.entry(10, 5.0, "a-host", false);
+    let in_bucket = stores.entry(10, 5.0, "a-bucket", true);
+    assert_eq!(
+        index.admit(&key(1), &on_host, "tnt_a").await,
+        Admission::Admitted
+    );
+    // tnt_b's Argo pods could not read the file, so its step ran and its
+    // result is kept beside the entry, counted in the budget.
+    assert_eq!(
+        index.admit(&key(1), &in_bucket, "tnt_b").await,
+        Admission::Copied
+    );
+    assert_eq!(index.bytes().await, Some(20));
+    // One copy per store.
+    assert_eq!(
+        index.admit(&key(1), &in_bucket, "tnt_c").await,
+        Admission::Exists
+    );
+    assert_eq!(
+        index.admit(&key(1), &on_host, "tnt_c").await,
+        Admission::Exists
+    );
+    let host = on_host
+        .outputs
+        .artifacts
+        .get("model")
+        .unwrap()
+        .location
+        .clone();
+    let bucket = "s3://bkt/a-bucket".to_owned();
+    assert_eq!(
+        stores.read_from(&key(1), &["s3://", "gs://"]).await,
+        Some(bucket.clone())
+    );
+    assert_eq!(
+        stores.read_from(&key(1), &["file://"]).await,
+        Some(host.clone())
+    );
+    // No copy where this engine reads: the entry, for the plan to weigh.
+    assert_eq!(
+        stores.read_from(&key(1), &["gs://"]).await,
+        Some(host.clone())
+    );
+
+    // A copy whose object was deleted goes alone.
+    std::fs::remove_file(stores.dir.join("a-bucket")).unwrap();
+    assert_eq!(
+        stores.read_from(&key(1), &["s3://"]).await,
+        Some(host.clone())
+    );
+    assert_eq!(index.bytes().await, Some(10));
+    let in_bucket = stores.entry(10, 5.0, "a-bucket", true);
+    assert_eq!(
+        index.admit(&key(1), &in_bucket, "tnt_b").await,
+        Admission::Copied
+    );
+
+    // Its producer invalidates the copy, not the entry it copies.
+    assert_eq!(index.invalidate("tnt_b", &Invalidate::All).await, Some(1));
+    assert_eq!(index.bytes().await, Some(10));
+    assert_eq!(
+        stores.read_from(&key(1), &["s3://"]).await,
+        Some(host.clone())
+    );
+    assert_eq!(
+        index.admit(&key(1), &in_bucket, "tnt_b").await,
+        Admission::Copied
+    );
+    // The entry's producer invalidates it, and its copies go with it.
+    assert_eq!(index.invalidate("tnt_a", &Invalidate::All).await, Some(1));
+    assert_eq!(index.bytes().await, Some(0));
+    assert_eq!(stores.read_from(&key(1), &["s3://"]).await, None);
+    let mut raw = raw().await;
+    let left: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}:cache:c:*", index.config().prefix))
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[tokio::test]
+async fn a_copy_is_admitted_by_importance_and_never_evicts_its_own_entry() {
+    let stores = Stores::new(100).await;
+    let index = &stores.index;
+    let costly = |size, name, s3| stores.entry(size, 600.0, name, s3);
+    assert_eq!(
+        index.admit(&key(1), &costly(60, "a", false), "tnt_a").await,
+        Admission::Admitted
+    );
+    // Beside its entry, the copy would not fit in the budget.
+    assert_eq!(
+        index.admit(&key(1), &costly(60, "a", true), "tnt_b").await,
+        Admission::TooBig
+    );
+    assert_eq!(
+        index
+            .admit(&key(2), &stores.entry(30, 1.0, "b", false), "tnt_a")
+            .await,
+        Admission::Admitted
+    );
+    // A copy that matters more than a cheap entry takes its place.
+    assert_eq!(
+        index.admit(&key(1), &costly(40, "a", true), "tnt_b").await,
+        Admission::Copied
+    );
+    assert_eq!(stores.read_from(&key(2), &["file://"]).await, None);
+    assert_eq!(index.bytes().await, Some(100));
+    // A newcomer that matters less than the entry and its copy is refused.
+    assert_eq!(
+        index
+            .admit(&key(3), &stores.entry(30, 0.0, "c", false), "tnt_a")
+            .await,
+        Admission::Rejected
+    );
+    // Evicting the entry frees its copy's bytes too.
+    assert_eq!(
+        index
+            .admit(&key(4), &stores.entry(100, 1e6, "d", false), "tnt_a")
+            .await,
+        Admission::Admitted
+    );
+    assert_eq!(index.bytes().await, Some(100));
+    assert_eq!(stores.read_from(&key(1), &["s3://"]).await, None);
 }

@@ -161,8 +161,9 @@ pub enum EngineError {
 }
 
 /// The artifact locations (by prefix) steps on `engine` can read a reused
-/// step's artifacts from. A cache hit stored anywhere else is used only
-/// where no step that runs reads it (see `couler_cache::plan`).
+/// step's artifacts from. A cache hit stored anywhere else is read from
+/// its copy in one of these stores, or used only where no step that runs
+/// reads it (see `couler_cache::plan`).
 pub fn reads_artifacts_from(engine: &str) -> &'static [&'static str] {
     match engine {
         "local" => local::READS,

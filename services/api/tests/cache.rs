@@ -295,39 +295,100 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     api.stop().await;
 }
 
+/// acme, on the local engine, has cached `a` (its artifact a file on the
+/// host, which Argo pods cannot fetch) and `b` of the diamond; globex runs
+/// on Argo.
+struct Elsewhere {
+    api: TestApi,
+    index: CacheIndex,
+    acme: String,
+    globex: String,
+    plan: Plan,
+    known: HashMap<String, StepOutputs>,
+    a: CacheKey,
+    a_entry: Entry,
+    dir: std::path::PathBuf,
+}
+
+impl Elsewhere {
+    async fn start(name: &str) -> Elsewhere {
+        let (api, index) = start().await;
+        let acme = api.tenant("acme").await;
+        let dir = std::env::temp_dir().join(format!("couler-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("model");
+        std::fs::write(&file, b"weights").unwrap();
+        let plan = diamond_plan(None);
+        let mut known = HashMap::new();
+        let mut a_entry = entry("A says hello", "p", "a", "alpine:3.20", None);
+        a_entry.outputs.artifacts = couler_optimizer::Named::from_iter([(
+            "model".to_owned(),
+            couler_optimizer::ArtifactRef {
+                digest: "d".into(),
+                size: 7,
+                location: format!("file://{}", file.display()),
+            },
+        )]);
+        let a = key_of(&plan, "a", &acme, true, &known).unwrap();
+        known.insert("a".to_owned(), a_entry.outputs.clone());
+        admit(&index, &a, a_entry.clone(), &acme).await;
+        let b = key_of(&plan, "b", &acme, true, &known).unwrap();
+        admit(&index, &b, entry("B", "p", "b", "alpine:3.20", None), &acme).await;
+        let globex = api.tenant_with("globex", json!({"engine": "argo"})).await;
+        Elsewhere {
+            api,
+            index,
+            acme,
+            globex,
+            plan,
+            known,
+            a,
+            a_entry,
+            dir,
+        }
+    }
+
+    fn body() -> Value {
+        let ir = couler_ir::load(DIAMOND, couler_ir::Format::Yaml).unwrap();
+        json!({"ir": serde_json::to_value(&ir).unwrap()})
+    }
+
+    /// The action the plan takes for `step`, as globex's viewer plans it.
+    async fn action(&self, step: &str) -> Value {
+        let (status, planned) = self
+            .api
+            .call(
+                Method::POST,
+                "/v1/plans",
+                &user(&self.globex, "viewer"),
+                Some(Elsewhere::body()),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{planned}");
+        planned["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == step)
+            .map(|s| s["action"].clone())
+            .unwrap()
+    }
+
+    async fn stop(self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        self.api.stop().await;
+    }
+}
+
 #[tokio::test]
 async fn a_hit_stored_where_the_engine_cannot_read_it_serves_only_steps_that_do_not_run() {
-    let (api, index) = start().await;
-    let acme = api.tenant("acme").await;
-    // acme runs on the local engine: `a`'s artifact is a file on the host,
-    // which Argo pods cannot fetch.
-    let dir = std::env::temp_dir().join(format!("couler-elsewhere-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("model");
-    std::fs::write(&file, b"weights").unwrap();
-    let plan = diamond_plan(None);
-    let mut known = HashMap::new();
-    let mut a_entry = entry("A says hello", "p", "a", "alpine:3.20", None);
-    a_entry.outputs.artifacts = couler_optimizer::Named::from_iter([(
-        "model".to_owned(),
-        couler_optimizer::ArtifactRef {
-            digest: "d".into(),
-            size: 7,
-            location: format!("file://{}", file.display()),
-        },
-    )]);
-    let a = key_of(&plan, "a", &acme, true, &known).unwrap();
-    known.insert("a".to_owned(), a_entry.outputs.clone());
-    admit(&index, &a, a_entry, &acme).await;
-    let b = key_of(&plan, "b", &acme, true, &known).unwrap();
-    admit(&index, &b, entry("B", "p", "b", "alpine:3.20", None), &acme).await;
-
-    let globex = api.tenant_with("globex", json!({"engine": "argo"})).await;
-    let viewer = user(&globex, "viewer");
-    let ir = couler_ir::load(DIAMOND, couler_ir::Format::Yaml).unwrap();
-    let body = json!({"ir": serde_json::to_value(&ir).unwrap()});
+    let t = Elsewhere::start("elsewhere").await;
+    let (api, index, acme, globex) = (&t.api, &t.index, &t.acme, &t.globex);
+    let (plan, known) = (&t.plan, &t.known);
+    let viewer = user(globex, "viewer");
+    let body = Elsewhere::body();
     // c runs and reads a: on Argo, a runs too, and b waits for it.
-    let got = outcomes(&explain(&api, &viewer, body.clone()).await);
+    let got = outcomes(&explain(api, &viewer, body.clone()).await);
     assert_eq!(
         got["a"],
         outcome(
@@ -346,35 +407,19 @@ async fn a_hit_stored_where_the_engine_cannot_read_it_serves_only_steps_that_do_
     );
     // The plan runs a on Argo rather than hand its pods a file they cannot
     // fetch.
-    let (status, planned) = api
-        .call(Method::POST, "/v1/plans", &viewer, Some(body.clone()))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{planned}");
-    let action = |plan: &Value, step: &str| {
-        plan["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == step)
-            .map(|s| s["action"].clone())
-            .unwrap()
-    };
-    assert_eq!(action(&planned, "a"), "run", "{planned}");
+    assert_eq!(t.action("a").await, "run");
     // The local engine reads the file: a and b hit.
-    let local = outcomes(&explain(&api, &user(&acme, "viewer"), body.clone()).await);
+    let local = outcomes(&explain(api, &user(acme, "viewer"), body.clone()).await);
     assert_eq!(
         (&local["a"], &local["b"]),
         (&outcome("hit", None), &outcome("hit", None))
     );
 
     // Once c is cached too, nothing that runs reads a: Argo uses the hit.
-    let c = key_of(&plan, "c", &acme, true, &known).unwrap();
-    admit(&index, &c, entry("C", "p", "c", "alpine:3.20", None), &acme).await;
-    let got = outcomes(&explain(&api, &viewer, body.clone()).await);
-    let (_, planned) = api
-        .call(Method::POST, "/v1/plans", &viewer, Some(body))
-        .await;
-    assert_eq!(action(&planned, "a"), "cached", "{planned}");
+    let c = key_of(plan, "c", acme, true, known).unwrap();
+    admit(index, &c, entry("C", "p", "c", "alpine:3.20", None), acme).await;
+    let got = outcomes(&explain(api, &viewer, body).await);
+    assert_eq!(t.action("a").await, "cached");
     assert_eq!(
         (&got["a"], &got["b"], &got["c"]),
         (
@@ -383,8 +428,40 @@ async fn a_hit_stored_where_the_engine_cannot_read_it_serves_only_steps_that_do_
             &outcome("hit", None)
         )
     );
-    let _ = std::fs::remove_dir_all(&dir);
-    api.stop().await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_step_run_again_for_an_engine_that_cannot_read_its_hit_is_kept_as_a_copy() {
+    let t = Elsewhere::start("copy").await;
+    assert_eq!(t.action("a").await, "run");
+    // globex's run of a on Argo stored its model in the artifact bucket:
+    // the scheduler offers it, and the index keeps it beside acme's entry.
+    let mut copy = t.a_entry.clone();
+    copy.producer = t.globex.clone();
+    copy.outputs.artifacts.get_mut("model").unwrap().location =
+        "s3://couler-artifacts/r/a/model".into();
+    assert_eq!(
+        t.index.admit(&t.a, &copy, &t.globex).await,
+        Admission::Copied
+    );
+    // From then on Argo reads the copy: a hits, and so does b, keyed from
+    // the same outputs.
+    let got = outcomes(&explain(&t.api, &user(&t.globex, "viewer"), Elsewhere::body()).await);
+    assert_eq!(
+        (&got["a"], &got["b"], &got["c"]),
+        (
+            &outcome("hit", None),
+            &outcome("hit", None),
+            &outcome("miss", Some("not cached"))
+        )
+    );
+    assert_eq!(t.action("a").await, "cached");
+    assert_eq!(t.action("c").await, "run");
+    // The local engine still reads the file.
+    let local = outcomes(&explain(&t.api, &user(&t.acme, "viewer"), Elsewhere::body()).await);
+    assert_eq!(local["a"], outcome("hit", None));
+    t.stop().await;
 }
 
 #[tokio::test]

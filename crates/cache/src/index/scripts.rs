@@ -33,13 +33,15 @@ local function free_bytes(p, n)
     redis.call('DECRBY', p .. 'bytes', n)
   end
 end
--- Drops an entry's bookkeeping; returns its size, or nil if none was held.
+-- Drops an entry's bookkeeping and its copies; returns its size (copies
+-- included), or nil if none was held.
 local function forget_entry(p, k)
   local size = redis.call('HGET', p .. 'sz', k)
-  redis.call('DEL', p .. 'e:' .. k, p .. 'hits:' .. k)
+  redis.call('DEL', p .. 'e:' .. k, p .. 'hits:' .. k, p .. 'c:' .. k)
   redis.call('ZREM', p .. 'z', k)
   redis.call('HDEL', p .. 'sz', k)
   redis.call('HDEL', p .. 'famof', k)
+  redis.call('HDEL', p .. 'storeof', k)
   local producer = redis.call('HGET', p .. 'prodof', k)
   if producer then
     redis.call('HDEL', p .. 'prodof', k)
@@ -92,6 +94,18 @@ local function reclaim(p, now, limit)
   return #due
 end
 local function unix_now() return tonumber(redis.call('TIME')[1]) end
+-- Drops the copy of entry `k` in `store`; returns 1 if there was one.
+local function drop_copy(p, k, store)
+  local copies = p .. 'c:' .. k
+  local size = redis.call('HGET', copies, store .. '#size')
+  if not size then return 0 end
+  redis.call('HDEL', copies, store, store .. '#size', store .. '#by')
+  if redis.call('HEXISTS', p .. 'sz', k) == 1 then
+    redis.call('HINCRBY', p .. 'sz', k, -tonumber(size))
+    free_bytes(p, tonumber(size))
+  end
+  return 1
+end
 "#
     };
 }
@@ -101,24 +115,34 @@ pub(super) const RECLAIM_PER_ADMISSION: u32 = 64;
 
 /// Admits a newcomer under the budget (Couler Algorithm 2). KEYS: entry,
 /// record. ARGV: `p`, key, size, score, budget, ttl, payload, family,
-/// record payload, tenant, reclaim limit, then the invalidation sets to
-/// join. First reclaims due keys. Whatever the outcome, a record is kept:
-/// the newcomer's when it is admitted or none was there. The sets are
-/// joined when either is the newcomer's, so its producer can invalidate a
-/// record its entry did not outlive (see [`super::CacheIndex::invalidate`]).
+/// record payload, tenant, reclaim limit, the newcomer's store (the scheme
+/// of its artifacts' locations, `s3://`; empty without artifacts), then
+/// the invalidation sets to join. First reclaims due keys. Whatever the
+/// outcome, a record is kept: the newcomer's when it is admitted or none
+/// was there. The sets are joined when either is the newcomer's, so its
+/// producer can invalidate a record its entry did not outlive (see
+/// [`super::CacheIndex::invalidate`]).
 /// Victims are chosen lowest score first; if any would score at least the
 /// newcomer, nothing is evicted and the newcomer is rejected.
+///
+/// A newcomer whose key is held by an entry in another store becomes a
+/// copy of that entry (`P:cache:c:<key>`: the payload under the store's
+/// name, its size under `<store>#size`, its producer under `<store>#by`),
+/// admitted under the same rule without ever evicting its own entry; it
+/// counts in the entry's size, expires with it and goes with it. One copy
+/// per store: a tenant whose engine cannot read the entry's store reads
+/// the copy in its own.
 pub(super) const ADMIT: &str = concat!(
     common!(),
     r#"
 local entry, record = KEYS[1], KEYS[2]
-local p, key, size, score, budget, ttl, payload, family, tenant =
+local p, key, size, score, budget, ttl, payload, family, tenant, store =
   ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]),
-  tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[10]
+  tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[10], ARGV[12]
 local now = unix_now()
 reclaim(p, now, tonumber(ARGV[11]))
 local sets = {}
-for i = 12, #ARGV do sets[#sets + 1] = ARGV[i] end
+for i = 13, #ARGV do sets[#sets + 1] = ARGV[i] end
 local function keep(outcome)
   redis.call('ZADD', p .. 'exp', now + ttl, key)
   join_sets(p, key, sets)
@@ -129,25 +153,54 @@ local function refused(outcome)
   if recorded then return keep(outcome) end
   return outcome
 end
-if redis.call('EXISTS', entry) == 1 then return refused('exists') end
+-- Entries to evict, lowest score first, until `size` more bytes fit, and
+-- the bytes they free; nil and the refusal if one that is alive scores at
+-- least the newcomer. The entry `spared` is never a victim.
+local function make_room(spared)
+  local total = held_bytes(p)
+  local victims, freed, offset = {}, 0, 0
+  while total - freed + size > budget do
+    local lowest = redis.call('ZRANGE', p .. 'z', offset, offset, 'WITHSCORES')
+    if #lowest == 0 then return nil, 'too_big' end
+    local k = lowest[1]
+    offset = offset + 1
+    if k ~= spared then
+      local alive = redis.call('EXISTS', p .. 'e:' .. k) == 1
+      if alive and tonumber(lowest[2]) >= score then return nil, 'rejected' end
+      victims[#victims + 1] = k
+      freed = freed + tonumber(redis.call('HGET', p .. 'sz', k) or '0')
+    end
+  end
+  for _, k in ipairs(victims) do forget_entry(p, k) end
+  free_bytes(p, freed)
+  return victims
+end
+if redis.call('EXISTS', entry) == 1 then
+  local copies = p .. 'c:' .. key
+  local held = redis.call('HGET', p .. 'storeof', key)
+  if store == '' or not held or held == store
+    or redis.call('HEXISTS', copies, store) == 1 then
+    return refused('exists')
+  end
+  if size > budget then return refused('too_big') end
+  local room, refusal = make_room(key)
+  if not room then return refused(refusal) end
+  redis.call('HSET', copies, store, payload, store .. '#size', size, store .. '#by', tenant)
+  local left = redis.call('PTTL', entry)
+  if left > 0 then redis.call('PEXPIRE', copies, left) end
+  redis.call('HINCRBY', p .. 'sz', key, size)
+  redis.call('INCRBY', p .. 'bytes', size)
+  -- Its producer's sets, so that it can invalidate the copy; the key's
+  -- expiry stays the entry's.
+  join_sets(p, key, sets)
+  return 'copied'
+end
 if size > budget then return refused('too_big') end
 -- Bookkeeping of this key's expired entry, if reclaiming missed it.
 local stale = forget_entry(p, key)
 free_bytes(p, stale or 0)
-local total = held_bytes(p)
-local victims, freed, offset = {}, 0, 0
-while total - freed + size > budget do
-  local lowest = redis.call('ZRANGE', p .. 'z', offset, offset, 'WITHSCORES')
-  if #lowest == 0 then return refused('too_big') end
-  local k = lowest[1]
-  local alive = redis.call('EXISTS', p .. 'e:' .. k) == 1
-  if alive and tonumber(lowest[2]) >= score then return refused('rejected') end
-  victims[#victims + 1] = k
-  freed = freed + tonumber(redis.call('HGET', p .. 'sz', k) or '0')
-  offset = offset + 1
-end
-for _, k in ipairs(victims) do forget_entry(p, k) end
-free_bytes(p, freed)
+local room, refusal = make_room(nil)
+if not room then return refused(refusal) end
 redis.call('SET', entry, payload, 'EX', ttl)
 redis.call('ZADD', p .. 'z', score, key)
 redis.call('HSET', p .. 'sz', key, size)
@@ -155,6 +208,7 @@ redis.call('INCRBY', p .. 'bytes', size)
 redis.call('HSET', p .. 'famof', key, family)
 redis.call('HSET', p .. 'prodof', key, tenant)
 redis.call('HINCRBY', p .. 'produced', tenant, 1)
+if store ~= '' then redis.call('HSET', p .. 'storeof', key, store) end
 redis.call('SET', record, ARGV[9], 'EX', ttl)
 return keep('admitted')
 "#
@@ -183,6 +237,32 @@ for i = 3, #ARGV do
 end
 free_bytes(p, freed)
 return removed
+"#
+);
+
+/// Drops copies (see [`ADMIT`]). ARGV: `p`, `store` or `by`, a store or a
+/// tenant, then keys: of each, the copy in that store, or every copy that
+/// tenant produced. Returns how many were dropped.
+pub(super) const DROP_COPIES: &str = concat!(
+    common!(),
+    r#"
+local p, by, which = ARGV[1], ARGV[2] == 'by', ARGV[3]
+local dropped = 0
+for i = 4, #ARGV do
+  local k = ARGV[i]
+  if by then
+    local fields = redis.call('HGETALL', p .. 'c:' .. k)
+    for j = 1, #fields, 2 do
+      local name = fields[j]
+      if name:sub(-3) == '#by' and fields[j + 1] == which then
+        dropped = dropped + drop_copy(p, k, name:sub(1, -4))
+      end
+    end
+  else
+    dropped = dropped + drop_copy(p, k, which)
+  end
+end
+return dropped
 "#
 );
 

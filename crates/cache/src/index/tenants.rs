@@ -121,7 +121,8 @@ impl CacheIndex {
         })
     }
 
-    /// Removes entries the tenant produced that match; returns how many.
+    /// Removes entries the tenant produced that match, and its copies of
+    /// other tenants' entries; returns how many.
     pub async fn invalidate(&self, tenant: &str, what: &Invalidate) -> Option<u64> {
         let mine = self.k(&format!("tenant:{tenant}"));
         let set = match what {
@@ -142,8 +143,9 @@ impl CacheIndex {
             })
             .await?;
         // A key joins the sets of whoever first recorded it, and of whoever
-        // admitted its entry: an entry another tenant produced stays, and
-        // only this tenant's sets let go of it.
+        // admitted its entry or a copy: an entry another tenant produced
+        // stays, with copies of it only this tenant's go, and only this
+        // tenant's sets let go of it.
         let producers = self.producers(&members).await?;
         let (own, theirs): (Vec<_>, Vec<_>) = members
             .into_iter()
@@ -151,12 +153,24 @@ impl CacheIndex {
             .partition(|(_, producer)| producer.as_deref().is_none_or(|p| p == tenant));
         let own: Vec<CacheKey> = own.into_iter().map(|(k, _)| CacheKey(k)).collect();
         let names: Vec<String> = theirs.into_iter().map(|(k, _)| k).collect();
-        let removed = if own.is_empty() {
+        let mut removed = if own.is_empty() {
             0
         } else {
             self.remove_keys(&own, true).await
         };
         if !names.is_empty() {
+            removed += self
+                .call("invalidate", async |mut c| {
+                    self.drop_copies
+                        .arg(self.k(""))
+                        .arg("by")
+                        .arg(tenant)
+                        .arg(&names)
+                        .invoke_async::<u64>(&mut c)
+                        .await
+                })
+                .await
+                .unwrap_or(0);
             let _: Option<()> = self
                 .call("invalidate", async |mut c| {
                     redis::pipe()

@@ -218,7 +218,7 @@ async fn main() {
         t.keys.push(start.elapsed());
         let start = Instant::now();
         for level in keys.chunks(WIDTH) {
-            std::hint::black_box(index.lookup(level).await);
+            std::hint::black_box(index.lookup(level, ASKER.reads).await);
         }
         t.lookups.push(start.elapsed());
     }

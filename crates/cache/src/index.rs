@@ -29,6 +29,7 @@
 //! Redis being away or slow (past the timeout) never fails a run: lookups
 //! miss, writes are skipped, and a metric counts it.
 
+mod lookup;
 mod scripts;
 mod tenants;
 
@@ -36,6 +37,7 @@ use crate::SharedRedis;
 use crate::importance::{self, ReuseStats, Weights};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
+pub use lookup::readable;
 use scripts::{ADMIT, DROP_COPIES, FAMILY, RECLAIM_PER_ADMISSION, REMOVE, SWEEP};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -155,6 +157,16 @@ pub enum Found {
     /// No usable entry, but the step was computed under this key.
     Record(Record),
     Nothing,
+}
+
+impl Found {
+    /// The entry, on a hit.
+    pub fn entry(&self) -> Option<&Cached> {
+        match self {
+            Found::Entry(entry) => Some(entry),
+            _ => None,
+        }
+    }
 }
 
 /// The stored (aged) score of an entry with `requests` so far, its family
@@ -288,169 +300,6 @@ impl CacheIndex {
                 tracing::warn!(op = what, "cache index timed out");
                 None
             }
-        }
-    }
-
-    /// Looks every key up in one pipelined round trip. An entry whose
-    /// artifacts are gone from their store is a miss and is removed.
-    pub async fn lookup(&self, keys: &[CacheKey]) -> Vec<Option<Cached>> {
-        if keys.is_empty() {
-            return Vec::new();
-        }
-        let names: Vec<String> = keys.iter().map(|k| self.entry_name(k)).collect();
-        let found: Option<Vec<Option<Vec<u8>>>> = self
-            .call("lookup", async |mut c| {
-                redis::cmd("MGET").arg(&names).query_async(&mut c).await
-            })
-            .await;
-        let Some(found) = found else {
-            return vec![None; keys.len()];
-        };
-        let mut out = Vec::with_capacity(keys.len());
-        let mut stale = Vec::new();
-        for (key, raw) in keys.iter().zip(found) {
-            let entry = raw.and_then(|r| rmp_serde::from_slice::<Cached>(&r).ok());
-            match entry {
-                Some(e) if artifacts_exist(&e.outputs, &self.config.mounts) => out.push(Some(e)),
-                Some(_) => {
-                    stale.push(key.clone());
-                    out.push(None);
-                }
-                None => out.push(None),
-            }
-        }
-        if !stale.is_empty() {
-            tracing::info!(
-                entries = stale.len(),
-                "removing cache entries whose artifacts are gone"
-            );
-            // The records stay: what the steps produced is still known.
-            self.remove_keys(&stale, false).await;
-        }
-        out
-    }
-
-    /// [`lookup`](Self::lookup), then, in a second round trip taken only
-    /// when needed, the [`records`](Self::records) of the keys that missed
-    /// and the copies in a store of `reads` (where the asker's engine reads
-    /// artifacts from) of hits stored elsewhere. Runs on a task of its own,
-    /// so the caller can compute the next keys while Redis answers and the
-    /// entries are decoded.
-    pub fn lookup_in_background(
-        &self,
-        keys: Arc<[CacheKey]>,
-        reads: &'static [&'static str],
-    ) -> impl Future<Output = Vec<Found>> + use<> {
-        let index = self.clone();
-        let n = keys.len();
-        let task = tokio::spawn(async move {
-            let entries = index.lookup(&keys).await;
-            index.complete(&keys, entries, reads).await
-        });
-        async move {
-            task.await.unwrap_or_else(|e| {
-                // Only a panic gets here: misses, as when Redis is away.
-                tracing::error!(error = %e, "a cache lookup failed");
-                vec![Found::Nothing; n]
-            })
-        }
-    }
-
-    /// The second round trip of [`lookup_in_background`](Self::lookup_in_background).
-    async fn complete(
-        &self,
-        keys: &[CacheKey],
-        entries: Vec<Option<Cached>>,
-        reads: &[&str],
-    ) -> Vec<Found> {
-        let missed: Vec<usize> = (0..keys.len()).filter(|&i| entries[i].is_none()).collect();
-        let foreign: Vec<usize> = match reads {
-            [] => Vec::new(),
-            _ => (0..keys.len())
-                .filter(|&i| {
-                    entries[i]
-                        .as_ref()
-                        .is_some_and(|e| !readable(&e.outputs, reads))
-                })
-                .collect(),
-        };
-        let mut records: Vec<Option<Record>> = vec![None; keys.len()];
-        let mut copies: Vec<Option<Cached>> = vec![None; keys.len()];
-        if !missed.is_empty() || !foreign.is_empty() {
-            let record_names: Vec<String> = missed
-                .iter()
-                .map(|&i| self.k(&format!("r:{}", keys[i])))
-                .collect();
-            type Payloads = Vec<Option<Vec<u8>>>;
-            let found: Option<Vec<Payloads>> = self
-                .call("records", async |mut c| {
-                    let mut p = redis::pipe();
-                    if !record_names.is_empty() {
-                        p.cmd("MGET").arg(&record_names);
-                    }
-                    for &i in &foreign {
-                        p.cmd("HMGET")
-                            .arg(self.k(&format!("c:{}", keys[i])))
-                            .arg(reads);
-                    }
-                    p.query_async(&mut c).await
-                })
-                .await;
-            let mut found = found.unwrap_or_default().into_iter();
-            if !record_names.is_empty() {
-                for (&i, raw) in missed.iter().zip(found.next().unwrap_or_default()) {
-                    records[i] = raw.and_then(|r| rmp_serde::from_slice(&r).ok());
-                }
-            }
-            let mut gone: Vec<(String, CacheKey)> = Vec::new();
-            for (&i, payloads) in foreign.iter().zip(found) {
-                let copy = payloads
-                    .into_iter()
-                    .flatten()
-                    .find_map(|raw| rmp_serde::from_slice::<Cached>(&raw).ok())
-                    .filter(|copy| readable(&copy.outputs, reads));
-                match copy {
-                    Some(copy) if artifacts_exist(&copy.outputs, &self.config.mounts) => {
-                        copies[i] = Some(copy);
-                    }
-                    Some(copy) => gone.push((store_of(&copy.outputs).to_owned(), keys[i].clone())),
-                    None => {}
-                }
-            }
-            if !gone.is_empty() {
-                tracing::info!(
-                    copies = gone.len(),
-                    "removing cache copies whose artifacts are gone"
-                );
-                self.drop_copies_in(&gone).await;
-            }
-        }
-        entries
-            .into_iter()
-            .zip(records)
-            .zip(copies)
-            .map(|((entry, record), copy)| match (copy.or(entry), record) {
-                (Some(entry), _) => Found::Entry(entry),
-                (None, Some(record)) => Found::Record(record),
-                (None, None) => Found::Nothing,
-            })
-            .collect()
-    }
-
-    /// Drops each key's copy in its store.
-    async fn drop_copies_in(&self, copies: &[(String, CacheKey)]) {
-        for (store, key) in copies {
-            let _: Option<u64> = self
-                .call("remove", async |mut c| {
-                    self.drop_copies
-                        .arg(self.k(""))
-                        .arg("store")
-                        .arg(store)
-                        .arg(&key.0)
-                        .invoke_async(&mut c)
-                        .await
-                })
-                .await;
         }
     }
 
@@ -617,7 +466,7 @@ impl CacheIndex {
                     .arg(&record)
                     .arg(tenant)
                     .arg(RECLAIM_PER_ADMISSION)
-                    .arg(store_of(&entry.outputs));
+                    .arg(lookup::store_of(&entry.outputs));
                 for s in &sets {
                     inv.arg(s);
                 }
@@ -704,49 +553,4 @@ fn head_and_rest<A: redis::FromRedisValue, B: redis::FromRedisValue>(
         .collect::<redis::RedisResult<_>>()?;
     let head = redis::from_redis_value(replies.pop().unwrap_or(redis::Value::Nil))?;
     Ok((head, rest))
-}
-
-/// The store an entry's artifacts are in: the scheme of the first one's
-/// location (`s3://`, `file://`), as engines name what they read; empty
-/// without artifacts.
-fn store_of(outputs: &StepOutputs) -> &str {
-    outputs.artifacts.values().next().map_or("", |a| {
-        a.location
-            .find("://")
-            .map_or("", |at| &a.location[..at + 3])
-    })
-}
-
-/// Whether an engine that reads artifacts from the locations under
-/// `reads` (`couler_engines::reads_artifacts_from`) can read every
-/// artifact of `outputs`.
-pub fn readable(outputs: &StepOutputs, reads: &[&str]) -> bool {
-    outputs
-        .artifacts
-        .values()
-        .all(|a| reads.iter().any(|prefix| a.location.starts_with(prefix)))
-}
-
-/// Whether every artifact of an entry is still in its store, as far as
-/// this host can see: files, and objects under a [`Mount`]. Objects of
-/// stores not mounted here are taken to exist; a deleted one fails the step
-/// that reads it, and its retry runs the producer again only once the
-/// entry is invalidated or expires.
-fn artifacts_exist(outputs: &StepOutputs, mounts: &[Mount]) -> bool {
-    outputs.artifacts.values().all(|a| {
-        let local = a
-            .location
-            .strip_prefix("file://")
-            .map(std::path::PathBuf::from)
-            .or_else(|| {
-                mounts.iter().find_map(|m| {
-                    let key = std::path::Path::new(a.location.strip_prefix(&m.prefix)?);
-                    // Only a plain key names a file under the mount.
-                    key.components()
-                        .all(|c| matches!(c, std::path::Component::Normal(_)))
-                        .then(|| m.path.join(key))
-                })
-            });
-        local.is_none_or(|path| path.exists())
-    })
 }

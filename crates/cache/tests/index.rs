@@ -109,6 +109,16 @@ fn key(n: u32) -> CacheKey {
     CacheKey(format!("{n:064x}"))
 }
 
+/// What `keys` hit, for an engine that reads files and objects in S3.
+async fn hits(index: &CacheIndex, keys: &[CacheKey]) -> Vec<Option<couler_cache::Cached>> {
+    index
+        .lookup(keys, &["file://", "s3://"])
+        .await
+        .iter()
+        .map(|found| found.entry().cloned())
+        .collect()
+}
+
 #[tokio::test]
 async fn admitted_entries_are_found_in_one_lookup() {
     let index = index(1 << 30).await;
@@ -120,7 +130,7 @@ async fn admitted_entries_are_found_in_one_lookup() {
         index.admit(&key(1), &entry(10, 5.0, None), "tnt_a").await,
         Admission::Exists
     );
-    let found = index.lookup(&[key(1), key(2)]).await;
+    let found = hits(&index, &[key(1), key(2)]).await;
     assert_eq!(
         found[0].as_ref().unwrap().outputs.result.as_deref(),
         Some("done")
@@ -152,7 +162,7 @@ async fn eviction_follows_importance_and_never_favours_a_lesser_newcomer() {
         index.admit(&key(4), &entry(50, 60.0, None), "tnt_a").await,
         Admission::Admitted
     );
-    let found = index.lookup(&[key(1), key(2), key(4)]).await;
+    let found = hits(&index, &[key(1), key(2), key(4)]).await;
     assert!(found[0].is_none() && found[1].is_some() && found[2].is_some());
     assert_eq!(index.bytes().await, Some(100));
     assert_eq!(
@@ -177,7 +187,7 @@ async fn concurrent_admissions_keep_the_byte_total_within_budget() {
     futures::future::join_all(offers).await;
     let bytes = index.bytes().await.unwrap();
     assert!(bytes <= 1000, "{bytes} bytes cached over a budget of 1000");
-    let found = index.lookup(&(0..40).map(key).collect::<Vec<_>>()).await;
+    let found = hits(&index, &(0..40).map(key).collect::<Vec<_>>()).await;
     assert_eq!(
         found.iter().filter(|f| f.is_some()).count() as u64 * 100,
         bytes
@@ -194,9 +204,9 @@ async fn a_deleted_artifact_is_a_miss_and_the_entry_goes() {
     index
         .admit(&key(7), &entry(7, 5.0, Some(&file)), "tnt_a")
         .await;
-    assert!(index.lookup(&[key(7)]).await[0].is_some());
+    assert!(hits(&index, &[key(7)]).await[0].is_some());
     std::fs::remove_file(&file).unwrap();
-    assert!(index.lookup(&[key(7)]).await[0].is_none());
+    assert!(hits(&index, &[key(7)]).await[0].is_none());
     assert_eq!(index.bytes().await, Some(0), "the entry was removed");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -214,7 +224,7 @@ async fn tenants_invalidate_only_their_own_entries_and_see_only_their_stats() {
             .await,
         Some(1)
     );
-    let found = index.lookup(&[key(1), key(2)]).await;
+    let found = hits(&index, &[key(1), key(2)]).await;
     assert!(
         found[0].is_none() && found[1].is_some(),
         "tenant b's entry survives"
@@ -245,7 +255,7 @@ async fn tenants_invalidate_only_their_own_entries_and_see_only_their_stats() {
     );
     assert_eq!(index.stats("tnt_b").await.unwrap().hits, 0);
     assert!(index.flush().await.unwrap() > 0);
-    assert!(index.lookup(&[key(2)]).await[0].is_none());
+    assert!(hits(&index, &[key(2)]).await[0].is_none());
 }
 
 #[tokio::test]
@@ -256,7 +266,7 @@ async fn without_redis_everything_misses_and_nothing_fails() {
         CancellationToken::new(),
     );
     let index = CacheIndex::new(redis, CacheConfig::default());
-    assert_eq!(index.lookup(&[key(1)]).await, vec![None]);
+    assert_eq!(hits(&index, &[key(1)]).await, vec![None]);
     assert_eq!(
         index.admit(&key(1), &entry(1, 1.0, None), "tnt_a").await,
         Admission::Unavailable
@@ -276,8 +286,7 @@ async fn a_newcomer_from_a_reused_family_outscores_one_from_an_unreused_family()
     // once after being dropped. Family "report": three outputs, none reused.
     index.admit(&key(1), &in_family("train"), "tnt_a").await;
     for _ in 0..3 {
-        let hits: Vec<(CacheKey, couler_cache::Cached)> = index
-            .lookup(&[key(1)])
+        let hits: Vec<(CacheKey, couler_cache::Cached)> = hits(&index, &[key(1)])
             .await
             .into_iter()
             .map(|c| (key(1), c.unwrap()))
@@ -355,8 +364,7 @@ async fn a_step_keeps_its_record_when_its_bytes_go_and_invalidation_removes_it()
     let file = dir.join("model");
     std::fs::write(&file, b"weights").unwrap();
     let index = index(100).await;
-    let find =
-        async |keys: &[CacheKey]| index.lookup_in_background(keys.into(), &["file://"]).await;
+    let find = async |keys: &[CacheKey]| index.lookup(keys, &["file://"]).await;
     // Larger than the whole budget: not admitted, but recorded, with the
     // artifact's digest and no location.
     assert_eq!(
@@ -430,7 +438,7 @@ async fn expired_bytes_never_crowd_out_a_newcomer() {
         Admission::Admitted
     );
     until_expired().await;
-    assert!(index.lookup(&[key(2)]).await[0].is_none());
+    assert!(hits(&index, &[key(2)]).await[0].is_none());
     // Scoring below the live entry, the newcomer fits only in the expired
     // entry's bytes, which admission reclaims first.
     assert_eq!(
@@ -448,7 +456,7 @@ async fn a_sweep_leaves_nothing_of_what_expired() {
     index.admit(&key(2), &expiring(60, 600.0), "tnt_b").await;
     // Too big for the budget: a record only.
     index.admit(&key(3), &expiring(5000, 600.0), "tnt_b").await;
-    let hit = index.lookup(&[key(2)]).await.remove(0).unwrap();
+    let hit = hits(&index, &[key(2)]).await.remove(0).unwrap();
     index.reused(&[(key(2), hit)]).await;
     assert_eq!(index.stats("tnt_b").await.unwrap().entries_produced, 1);
     until_expired().await;
@@ -491,7 +499,7 @@ async fn a_sweep_leaves_nothing_of_what_expired() {
         }
     }
     assert!(!names.iter().any(|n| n.contains("tnt_b")), "{names:?}");
-    assert!(index.lookup(&[key(1)]).await[0].is_some());
+    assert!(hits(&index, &[key(1)]).await[0].is_some());
 }
 
 #[tokio::test]
@@ -568,7 +576,7 @@ async fn reuses_are_counted_and_shown_to_the_producer_only() {
         ]
     );
     for _ in 0..3 {
-        let hit = index.lookup(&[key(1)]).await.remove(0).unwrap();
+        let hit = hits(&index, &[key(1)]).await.remove(0).unwrap();
         index.reused(&[(key(1), hit)]).await;
     }
     let [Some(mine), None] = usage("tnt_a").await[..] else {
@@ -603,8 +611,7 @@ async fn a_deleted_object_in_a_mounted_store_is_a_miss() {
         .admit(&key(3), &at("s3://bkt/../outside"), "tnt_a")
         .await;
     let found = |index: CacheIndex| async move {
-        index
-            .lookup(&[key(1), key(2), key(3)])
+        hits(&index, &[key(1), key(2), key(3)])
             .await
             .iter()
             .map(Option::is_some)
@@ -645,10 +652,10 @@ impl Stores {
     }
 
     /// Where `key`'s hit is read from by an engine reading `reads`.
-    async fn read_from(&self, key: &CacheKey, reads: &'static [&'static str]) -> Option<String> {
+    async fn read_from(&self, key: &CacheKey, reads: &[&str]) -> Option<String> {
         match self
             .index
-            .lookup_in_background(std::slice::from_ref(key).into(), reads)
+            .lookup(std::slice::from_ref(key), reads)
             .await
             .remove(0)
         {
@@ -793,5 +800,37 @@ async fn a_copy_is_admitted_by_importance_and_never_evicts_its_own_entry() {
         Admission::Admitted
     );
     assert_eq!(index.bytes().await, Some(100));
+    assert_eq!(stores.read_from(&key(1), &["s3://"]).await, None);
+}
+
+#[tokio::test]
+async fn a_copy_serves_its_readers_after_the_entry_it_copies_is_gone() {
+    let stores = Stores::new(1 << 30).await;
+    let index = &stores.index;
+    let on_host = stores.entry(10, 5.0, "a-host", false);
+    let in_bucket = stores.entry(10, 5.0, "a-bucket", true);
+    assert_eq!(
+        index.admit(&key(1), &on_host, "tnt_a").await,
+        Admission::Admitted
+    );
+    assert_eq!(
+        index.admit(&key(1), &in_bucket, "tnt_b").await,
+        Admission::Copied
+    );
+    std::fs::remove_file(stores.dir.join("a-host")).unwrap();
+    // Argo reads the copy, which is still there, and leaves the entry be.
+    assert_eq!(
+        stores.read_from(&key(1), &["s3://"]).await,
+        Some("s3://bkt/a-bucket".into())
+    );
+    assert_eq!(index.bytes().await, Some(20));
+    // The local engine finds its file gone: the entry goes, with its copy,
+    // and what the step produced stays on record.
+    let found = index.lookup(&[key(1)], &["file://"]).await;
+    assert!(
+        matches!(found[0], couler_cache::Found::Record(_)),
+        "{found:?}"
+    );
+    assert_eq!(index.bytes().await, Some(0));
     assert_eq!(stores.read_from(&key(1), &["s3://"]).await, None);
 }

@@ -114,6 +114,16 @@ fn outcome(status: &str, reason: Option<&str>) -> (String, Option<String>) {
     (status.to_owned(), reason.map(str::to_owned))
 }
 
+/// What `keys` hit, for the local engine.
+async fn hits(index: &CacheIndex, keys: &[CacheKey]) -> Vec<Option<couler_cache::Cached>> {
+    index
+        .lookup(keys, &["file://"])
+        .await
+        .iter()
+        .map(|found| found.entry().cloned())
+        .collect()
+}
+
 #[tokio::test]
 async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     let (api, index) = start().await;
@@ -138,8 +148,7 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     known.insert("a".to_owned(), a_entry.outputs.clone());
     admit(&index, &a, a_entry, &acme).await;
     // A run reused `a` once.
-    let cached = index
-        .lookup(std::slice::from_ref(&a))
+    let cached = hits(&index, std::slice::from_ref(&a))
         .await
         .remove(0)
         .unwrap();
@@ -592,7 +601,7 @@ async fn invalidation_removes_only_the_tenants_matching_entries() {
     for (n, e) in theirs {
         admit(&index, &key(n), e, &globex).await;
     }
-    let cached = async |n: u32| index.lookup(&[key(n)]).await[0].is_some();
+    let cached = async |n: u32| hits(&index, &[key(n)]).await[0].is_some();
 
     let steps = [
         (json!({"workflow": "diamond", "step": "a"}), 1),
@@ -659,14 +668,14 @@ async fn only_platform_admins_flush() {
         .call(Method::DELETE, "/v1/cache", &user(&acme, "admin"), None)
         .await;
     assert_problem(status, &body, StatusCode::FORBIDDEN, "forbidden");
-    assert!(index.lookup(std::slice::from_ref(&key)).await[0].is_some());
+    assert!(hits(&index, std::slice::from_ref(&key)).await[0].is_some());
 
     let (status, body) = api
         .call(Method::DELETE, "/v1/cache", &api.platform_token, None)
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body["removed"].as_u64().unwrap() >= 1, "{body}");
-    assert!(index.lookup(&[key]).await[0].is_none());
+    assert!(hits(&index, &[key]).await[0].is_none());
     assert_eq!(index.bytes().await, Some(0));
     api.stop().await;
 }

@@ -1,0 +1,228 @@
+//! Looking keys up: the entries, the copies an engine reads where an entry
+//! is stored elsewhere, and the records of what missed; and whether the
+//! artifacts of what is found are still in their store.
+
+use super::{CacheIndex, Cached, Found, Mount, Record};
+use crate::key::CacheKey;
+use couler_optimizer::StepOutputs;
+use std::sync::Arc;
+
+/// Raw replies of one `MGET` or `HMGET`.
+type Payloads = Vec<Option<Vec<u8>>>;
+
+impl CacheIndex {
+    /// Looks `keys` up for an engine that reads artifacts from `reads`
+    /// (`couler_engines::reads_artifacts_from`): the entries in one
+    /// pipelined round trip, then, only when some are needed, in a second
+    /// one the records of keys that missed and the copies in a store of
+    /// `reads` of entries stored elsewhere.
+    ///
+    /// An entry stored elsewhere is handed out as its copy when there is one
+    /// still in its store (a copy that is gone is dropped), else as it is,
+    /// for the plan to weigh. An entry whose artifacts are gone is a miss
+    /// and is removed with its copies; its record stays.
+    pub async fn lookup(&self, keys: &[CacheKey], reads: &[&str]) -> Vec<Found> {
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let names: Vec<String> = keys.iter().map(|k| self.entry_name(k)).collect();
+        let found: Option<Payloads> = self
+            .call("lookup", async |mut c| {
+                redis::cmd("MGET").arg(&names).query_async(&mut c).await
+            })
+            .await;
+        let Some(found) = found else {
+            return vec![Found::Nothing; keys.len()];
+        };
+        let mounts = &self.config.mounts;
+        let entries: Vec<Option<Cached>> = found
+            .into_iter()
+            .map(|raw| raw.and_then(|r| rmp_serde::from_slice(&r).ok()))
+            .collect();
+        let there: Vec<bool> = entries
+            .iter()
+            .map(|e| {
+                e.as_ref()
+                    .is_some_and(|e| artifacts_exist(&e.outputs, mounts))
+            })
+            .collect();
+        let elsewhere = |e: &Cached| !reads.is_empty() && !readable(&e.outputs, reads);
+        // Records for what may miss: no entry, or one whose artifacts are
+        // gone (stored elsewhere, it may still have a copy).
+        let want_records: Vec<usize> = (0..keys.len()).filter(|&i| !there[i]).collect();
+        let want_copies: Vec<usize> = (0..keys.len())
+            .filter(|&i| entries[i].as_ref().is_some_and(elsewhere))
+            .collect();
+        let (mut records, mut copies) = self
+            .records_and_copies(keys, &want_records, &want_copies, reads)
+            .await;
+
+        let mut out = Vec::with_capacity(keys.len());
+        let (mut stale, mut gone_copies) = (Vec::new(), Vec::new());
+        for (i, entry) in entries.into_iter().enumerate() {
+            if let Some(copy) = copies[i].take() {
+                if artifacts_exist(&copy.outputs, mounts) {
+                    out.push(Found::Entry(copy));
+                    continue;
+                }
+                gone_copies.push((store_of(&copy.outputs).to_owned(), keys[i].clone()));
+            }
+            match entry {
+                Some(entry) if there[i] => out.push(Found::Entry(entry)),
+                stale_entry => {
+                    if stale_entry.is_some() {
+                        stale.push(keys[i].clone());
+                    }
+                    out.push(records[i].take().map_or(Found::Nothing, Found::Record));
+                }
+            }
+        }
+        if !gone_copies.is_empty() {
+            tracing::info!(
+                copies = gone_copies.len(),
+                "removing cache copies whose artifacts are gone"
+            );
+            self.drop_copies_in(&gone_copies).await;
+        }
+        if !stale.is_empty() {
+            tracing::info!(
+                entries = stale.len(),
+                "removing cache entries whose artifacts are gone"
+            );
+            // The records stay: what the steps produced is still known.
+            self.remove_keys(&stale, false).await;
+        }
+        out
+    }
+
+    /// [`lookup`](Self::lookup) on a task of its own, so the caller can
+    /// compute the next keys while Redis answers and the entries are
+    /// decoded.
+    pub fn lookup_in_background(
+        &self,
+        keys: Arc<[CacheKey]>,
+        reads: &'static [&'static str],
+    ) -> impl Future<Output = Vec<Found>> + use<> {
+        let index = self.clone();
+        let n = keys.len();
+        let task = tokio::spawn(async move { index.lookup(&keys, reads).await });
+        async move {
+            task.await.unwrap_or_else(|e| {
+                // Only a panic gets here: misses, as when Redis is away.
+                tracing::error!(error = %e, "a cache lookup failed");
+                vec![Found::Nothing; n]
+            })
+        }
+    }
+
+    /// The records of the keys at `records` and the first copy of those at
+    /// `copies` in a store of `reads`, in one round trip (none when neither
+    /// is wanted); indexed like `keys`.
+    async fn records_and_copies(
+        &self,
+        keys: &[CacheKey],
+        records: &[usize],
+        copies: &[usize],
+        reads: &[&str],
+    ) -> (Vec<Option<Record>>, Vec<Option<Cached>>) {
+        let mut found_records = vec![None; keys.len()];
+        let mut found_copies = vec![None; keys.len()];
+        if records.is_empty() && copies.is_empty() {
+            return (found_records, found_copies);
+        }
+        let record_names: Vec<String> = records
+            .iter()
+            .map(|&i| self.k(&format!("r:{}", keys[i])))
+            .collect();
+        let replies: Option<Vec<Payloads>> = self
+            .call("records", async |mut c| {
+                let mut p = redis::pipe();
+                if !record_names.is_empty() {
+                    p.cmd("MGET").arg(&record_names);
+                }
+                for &i in copies {
+                    p.cmd("HMGET")
+                        .arg(self.k(&format!("c:{}", keys[i])))
+                        .arg(reads);
+                }
+                p.query_async(&mut c).await
+            })
+            .await;
+        let mut replies = replies.unwrap_or_default().into_iter();
+        if !record_names.is_empty() {
+            for (&i, raw) in records.iter().zip(replies.next().unwrap_or_default()) {
+                found_records[i] = raw.and_then(|r| rmp_serde::from_slice(&r).ok());
+            }
+        }
+        for (&i, payloads) in copies.iter().zip(replies) {
+            found_copies[i] = payloads
+                .into_iter()
+                .flatten()
+                .filter_map(|raw| rmp_serde::from_slice::<Cached>(&raw).ok())
+                .find(|copy| readable(&copy.outputs, reads));
+        }
+        (found_records, found_copies)
+    }
+
+    /// Drops each key's copy in its store.
+    async fn drop_copies_in(&self, copies: &[(String, CacheKey)]) {
+        for (store, key) in copies {
+            let _: Option<u64> = self
+                .call("remove", async |mut c| {
+                    self.drop_copies
+                        .arg(self.k(""))
+                        .arg("store")
+                        .arg(store)
+                        .arg(&key.0)
+                        .invoke_async(&mut c)
+                        .await
+                })
+                .await;
+        }
+    }
+}
+
+/// The store an entry's artifacts are in: the scheme of the first one's
+/// location (`s3://`, `file://`), as engines name what they read; empty
+/// without artifacts.
+pub(super) fn store_of(outputs: &StepOutputs) -> &str {
+    outputs.artifacts.values().next().map_or("", |a| {
+        a.location
+            .find("://")
+            .map_or("", |at| &a.location[..at + 3])
+    })
+}
+
+/// Whether an engine that reads artifacts from the locations under
+/// `reads` (`couler_engines::reads_artifacts_from`) can read every
+/// artifact of `outputs`.
+pub fn readable(outputs: &StepOutputs, reads: &[&str]) -> bool {
+    outputs
+        .artifacts
+        .values()
+        .all(|a| reads.iter().any(|prefix| a.location.starts_with(prefix)))
+}
+
+/// Whether every artifact of an entry is still in its store, as far as
+/// this host can see: files, and objects under a [`Mount`]. Objects of
+/// stores not mounted here are taken to exist; a deleted one fails the step
+/// that reads it, and its retry runs the producer again only once the
+/// entry is invalidated or expires.
+fn artifacts_exist(outputs: &StepOutputs, mounts: &[Mount]) -> bool {
+    outputs.artifacts.values().all(|a| {
+        let local = a
+            .location
+            .strip_prefix("file://")
+            .map(std::path::PathBuf::from)
+            .or_else(|| {
+                mounts.iter().find_map(|m| {
+                    let key = std::path::Path::new(a.location.strip_prefix(&m.prefix)?);
+                    // Only a plain key names a file under the mount.
+                    key.components()
+                        .all(|c| matches!(c, std::path::Component::Normal(_)))
+                        .then(|| m.path.join(key))
+                })
+            });
+        local.is_none_or(|path| path.exists())
+    })
+}

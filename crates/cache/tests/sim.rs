@@ -468,3 +468,27 @@ fn lookups_after_upstream_hit_what_lookups_before_the_run_cannot() {
         );
     }
 }
+
+#[test]
+fn scaling_output_sizes_leaves_the_executions_and_their_keys_as_they_were() {
+    let base = short(7, 60);
+    let quarter = generate(&TraceConfig {
+        seed: 7,
+        executions: 60,
+        size_scale: 0.25,
+        ..TraceConfig::default()
+    });
+    assert_eq!(base.executions.len(), quarter.executions.len());
+    for (a, b) in base.executions.iter().zip(&quarter.executions) {
+        assert_eq!((a.dag, a.user, a.change), (b.dag, b.user, b.change));
+        for (x, y) in a.steps.iter().zip(&b.steps) {
+            assert_eq!((x.key, x.cost), (y.key, y.cost));
+            let expected = x.size as f64 * 0.25;
+            assert!(
+                (y.size as f64 - expected).abs() <= 1.0,
+                "{} bytes, expected {expected}",
+                y.size
+            );
+        }
+    }
+}

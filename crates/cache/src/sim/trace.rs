@@ -201,6 +201,8 @@ pub struct TraceConfig {
     pub data_variants: u32,
     /// Evaluation protocols.
     pub evaluation_variants: u32,
+    /// Multiplies every output size drawn from [`StepKind::ranges`].
+    pub size_scale: f64,
 }
 
 impl Default for TraceConfig {
@@ -213,6 +215,7 @@ impl Default for TraceConfig {
             hyperparameter_values: 6,
             data_variants: 4,
             evaluation_variants: 3,
+            size_scale: 1.0,
         }
     }
 }
@@ -229,7 +232,8 @@ pub fn generate(config: &TraceConfig) -> Trace {
                 .iter()
                 .map(|step| {
                     let (cost, size) = step.kind.ranges();
-                    (rng.random_range(cost), rng.random_range(size))
+                    let cost = rng.random_range(cost);
+                    (cost, rng.random_range(size) * config.size_scale)
                 })
                 .collect()
         })

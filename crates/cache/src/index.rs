@@ -225,6 +225,16 @@ pub enum Admission {
     Unavailable,
 }
 
+/// Why entries are removed.
+#[derive(Debug, Clone, Copy)]
+enum Removal {
+    /// Their artifacts are gone from their store: a copy takes the place of
+    /// an entry that has one, and records stay.
+    Gone,
+    /// Their producer invalidated them: records go too.
+    Invalidated,
+}
+
 /// What happened to a step family's output.
 enum FamilyEvent<'a> {
     /// A cached output was read again.
@@ -485,12 +495,15 @@ impl CacheIndex {
         admission
     }
 
-    /// Removes the entries of `keys`, and with `records` their records and
-    /// their places in the invalidation sets.
-    async fn remove_keys(&self, keys: &[CacheKey], records: bool) -> u64 {
+    /// Removes the entries of `keys` (see [`scripts::REMOVE`]); returns how
+    /// many went.
+    async fn remove_keys(&self, keys: &[CacheKey], why: Removal) -> u64 {
         self.call("remove", async |mut c| {
             let mut inv = self.remove.prepare_invoke();
-            inv.arg(self.k("")).arg(if records { "1" } else { "0" });
+            inv.arg(self.k("")).arg(match why {
+                Removal::Gone => "gone",
+                Removal::Invalidated => "invalidated",
+            });
             for k in keys {
                 inv.arg(&k.0);
             }

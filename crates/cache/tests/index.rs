@@ -804,11 +804,11 @@ async fn a_copy_is_admitted_by_importance_and_never_evicts_its_own_entry() {
 }
 
 #[tokio::test]
-async fn a_copy_serves_its_readers_after_the_entry_it_copies_is_gone() {
+async fn a_copy_takes_the_place_of_an_entry_whose_artifacts_are_gone() {
     let stores = Stores::new(1 << 30).await;
     let index = &stores.index;
     let on_host = stores.entry(10, 5.0, "a-host", false);
-    let in_bucket = stores.entry(10, 5.0, "a-bucket", true);
+    let in_bucket = stores.entry(6, 5.0, "a-bucket", true);
     assert_eq!(
         index.admit(&key(1), &on_host, "tnt_a").await,
         Admission::Admitted
@@ -819,18 +819,32 @@ async fn a_copy_serves_its_readers_after_the_entry_it_copies_is_gone() {
     );
     std::fs::remove_file(stores.dir.join("a-host")).unwrap();
     // Argo reads the copy, which is still there, and leaves the entry be.
-    assert_eq!(
-        stores.read_from(&key(1), &["s3://"]).await,
-        Some("s3://bkt/a-bucket".into())
-    );
-    assert_eq!(index.bytes().await, Some(20));
-    // The local engine finds its file gone: the entry goes, with its copy,
-    // and what the step produced stays on record.
+    let bucket = Some("s3://bkt/a-bucket".to_owned());
+    assert_eq!(stores.read_from(&key(1), &["s3://"]).await, bucket);
+    assert_eq!(index.bytes().await, Some(16));
+    // The local engine finds its file gone: a miss, with what the step
+    // produced on record. The copy becomes the entry, now tnt_b's.
     let found = index.lookup(&[key(1)], &["file://"]).await;
     assert!(
         matches!(found[0], couler_cache::Found::Record(_)),
         "{found:?}"
     );
-    assert_eq!(index.bytes().await, Some(0));
+    assert_eq!(index.bytes().await, Some(6));
+    assert_eq!(stores.read_from(&key(1), &["s3://"]).await, bucket);
+    let produced = async |tenant| index.stats(tenant).await.unwrap().entries_produced;
+    assert_eq!((produced("tnt_a").await, produced("tnt_b").await), (0, 1));
+    // The local engine's result can be kept beside it again.
+    let on_host = stores.entry(10, 5.0, "a-host", false);
+    assert_eq!(
+        index.admit(&key(1), &on_host, "tnt_a").await,
+        Admission::Copied
+    );
+    assert_eq!(index.bytes().await, Some(16));
+    // Once the promoted entry is gone too, and its copy with it, nothing
+    // is left but the record.
+    std::fs::remove_file(stores.dir.join("a-bucket")).unwrap();
+    std::fs::remove_file(stores.dir.join("a-host")).unwrap();
     assert_eq!(stores.read_from(&key(1), &["s3://"]).await, None);
+    assert_eq!(stores.read_from(&key(1), &["file://"]).await, None);
+    assert_eq!(index.bytes().await, Some(0));
 }

@@ -2,7 +2,7 @@
 //! is stored elsewhere, and the records of what missed; and whether the
 //! artifacts of what is found are still in their store.
 
-use super::{CacheIndex, Cached, Found, Mount, Record};
+use super::{CacheIndex, Cached, Found, Mount, Record, Removal};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
 use std::sync::Arc;
@@ -20,7 +20,8 @@ impl CacheIndex {
     /// An entry stored elsewhere is handed out as its copy when there is one
     /// still in its store (a copy that is gone is dropped), else as it is,
     /// for the plan to weigh. An entry whose artifacts are gone is a miss
-    /// and is removed with its copies; its record stays.
+    /// and is removed; a copy of it, if there is one, takes its place, and
+    /// its record stays.
     pub async fn lookup(&self, keys: &[CacheKey], reads: &[&str]) -> Vec<Found> {
         if keys.is_empty() {
             return Vec::new();
@@ -90,7 +91,7 @@ impl CacheIndex {
                 "removing cache entries whose artifacts are gone"
             );
             // The records stay: what the steps produced is still known.
-            self.remove_keys(&stale, false).await;
+            self.remove_keys(&stale, Removal::Gone).await;
         }
         out
     }

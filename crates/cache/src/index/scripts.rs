@@ -214,22 +214,61 @@ return keep('admitted')
 "#
 );
 
-/// Removes entries, and with ARGV[2] `1` their records and their places in
-/// the invalidation sets. ARGV: `p`, records flag, keys…; returns how many
-/// entries were held.
+/// Removes entries. ARGV: `p`, why, keys…; returns how many entries went.
+/// Why is `gone` (their artifacts are gone from their store: a copy, if
+/// the entry has one, takes its place, and records stay) or `invalidated`
+/// (records and the keys' places in the invalidation sets go too).
 pub(super) const REMOVE: &str = concat!(
     common!(),
     r#"
-local p, records = ARGV[1], ARGV[2] == '1'
+-- Puts entry `k`'s first copy in its place; false if it has none. The
+-- entry keeps its TTL, score and counters; the copy's producer becomes the
+-- entry's.
+local function promote(p, k)
+  local entry, copies = p .. 'e:' .. k, p .. 'c:' .. k
+  local left = redis.call('PTTL', entry)
+  if left <= 0 then return false end
+  local fields = redis.call('HGETALL', copies)
+  local store, in_copies = nil, 0
+  for j = 1, #fields, 2 do
+    local name = fields[j]
+    if name:sub(-5) == '#size' then
+      in_copies = in_copies + tonumber(fields[j + 1])
+    elseif name:sub(-3) ~= '#by' and not store then
+      store = name
+    end
+  end
+  if not store then return false end
+  local got = redis.call('HMGET', copies, store, store .. '#by')
+  local payload, by = got[1], got[2]
+  local own = tonumber(redis.call('HGET', p .. 'sz', k) or '0') - in_copies
+  redis.call('SET', entry, payload, 'PX', left)
+  redis.call('HDEL', copies, store, store .. '#size', store .. '#by')
+  redis.call('HINCRBY', p .. 'sz', k, -own)
+  free_bytes(p, own)
+  redis.call('HSET', p .. 'storeof', k, store)
+  local producer = redis.call('HGET', p .. 'prodof', k)
+  if producer ~= by then
+    if producer and redis.call('HINCRBY', p .. 'produced', producer, -1) <= 0 then
+      redis.call('HDEL', p .. 'produced', producer)
+    end
+    redis.call('HSET', p .. 'prodof', k, by)
+    redis.call('HINCRBY', p .. 'produced', by, 1)
+  end
+  return true
+end
+local p, invalidated = ARGV[1], ARGV[2] == 'invalidated'
 local removed, freed = 0, 0
 for i = 3, #ARGV do
   local k = ARGV[i]
-  local size = forget_entry(p, k)
-  if size then
-    freed = freed + size
-    removed = removed + 1
+  if invalidated or not promote(p, k) then
+    local size = forget_entry(p, k)
+    if size then
+      freed = freed + size
+      removed = removed + 1
+    end
   end
-  if records then
+  if invalidated then
     redis.call('DEL', p .. 'r:' .. k)
     leave_sets(p, k)
     redis.call('ZREM', p .. 'exp', k)

@@ -2,7 +2,7 @@
 //! were reused, their statistics (aggregates only, never another tenant's
 //! entries), invalidation of what they produced, and a flush of it all.
 
-use super::{CacheIndex, head_and_rest};
+use super::{CacheIndex, Removal, head_and_rest};
 use crate::key::CacheKey;
 use serde::{Deserialize, Serialize};
 
@@ -156,7 +156,7 @@ impl CacheIndex {
         let mut removed = if own.is_empty() {
             0
         } else {
-            self.remove_keys(&own, true).await
+            self.remove_keys(&own, Removal::Invalidated).await
         };
         if !names.is_empty() {
             removed += self

@@ -651,6 +651,26 @@ impl Stores {
         stored_at(entry(size, cost_s, None), &location)
     }
 
+    /// tnt_a's entry of `key(1)` in a file (`host` bytes, `a-host`), with
+    /// tnt_b's copy in the bucket (`bucket` bytes, `a-bucket`).
+    async fn with_copy(budget: u64, host: u64, bucket: u64) -> Stores {
+        let stores = Stores::new(budget).await;
+        let on_host = stores.entry(host, 5.0, "a-host", false);
+        let in_bucket = stores.entry(bucket, 5.0, "a-bucket", true);
+        let index = &stores.index;
+        assert_eq!(
+            index.admit(&key(1), &on_host, "tnt_a").await,
+            Admission::Admitted
+        );
+        // tnt_b's Argo pods could not read the file, so its step ran and
+        // its result is kept beside the entry.
+        assert_eq!(
+            index.admit(&key(1), &in_bucket, "tnt_b").await,
+            Admission::Copied
+        );
+        stores
+    }
+
     /// Where `key`'s hit is read from by an engine reading `reads`.
     async fn read_from(&self, key: &CacheKey, reads: &[&str]) -> Option<String> {
         match self
@@ -675,20 +695,11 @@ impl Drop for Stores {
 
 #[tokio::test]
 async fn an_entry_gets_a_copy_in_the_store_of_an_engine_that_cannot_read_it() {
-    let stores = Stores::new(1 << 30).await;
+    let stores = Stores::with_copy(1 << 30, 10, 10).await;
     let index = &stores.index;
     let on_host = stores.entry(10, 5.0, "a-host", false);
     let in_bucket = stores.entry(10, 5.0, "a-bucket", true);
-    assert_eq!(
-        index.admit(&key(1), &on_host, "tnt_a").await,
-        Admission::Admitted
-    );
-    // tnt_b's Argo pods could not read the file, so its step ran and its
-    // result is kept beside the entry, counted in the budget.
-    assert_eq!(
-        index.admit(&key(1), &in_bucket, "tnt_b").await,
-        Admission::Copied
-    );
+    // The copy counts in the budget.
     assert_eq!(index.bytes().await, Some(20));
     // One copy per store.
     assert_eq!(
@@ -805,18 +816,8 @@ async fn a_copy_is_admitted_by_importance_and_never_evicts_its_own_entry() {
 
 #[tokio::test]
 async fn a_copy_takes_the_place_of_an_entry_whose_artifacts_are_gone() {
-    let stores = Stores::new(1 << 30).await;
+    let stores = Stores::with_copy(1 << 30, 10, 6).await;
     let index = &stores.index;
-    let on_host = stores.entry(10, 5.0, "a-host", false);
-    let in_bucket = stores.entry(6, 5.0, "a-bucket", true);
-    assert_eq!(
-        index.admit(&key(1), &on_host, "tnt_a").await,
-        Admission::Admitted
-    );
-    assert_eq!(
-        index.admit(&key(1), &in_bucket, "tnt_b").await,
-        Admission::Copied
-    );
     std::fs::remove_file(stores.dir.join("a-host")).unwrap();
     // Argo reads the copy, which is still there, and leaves the entry be.
     let bucket = Some("s3://bkt/a-bucket".to_owned());

@@ -403,17 +403,46 @@ impl FakeArgo {
         }
     }
 
-    /// The scheduler's settings for this cluster.
-    fn env(&self) -> [(&'static str, String); 2] {
+    /// The scheduler's settings for this cluster; `mounted`: with the
+    /// artifact bucket mounted, so that the scheduler digests what steps
+    /// store there.
+    fn env(&self, mounted: bool) -> Vec<(&'static str, String)> {
         let cluster = self.cluster.as_ref().expect("running");
-        [
-            ("COULER__ARGO__API_URL", cluster.url()),
-            (
-                "COULER__ARGO__ARTIFACT_MOUNT",
-                self.dir.path().join("artifacts").display().to_string(),
-            ),
-        ]
+        let mut env = vec![("COULER__ARGO__API_URL", cluster.url())];
+        if mounted {
+            let bucket = self.dir.path().join("artifacts");
+            env.push(("COULER__ARGO__ARTIFACT_MOUNT", bucket.display().to_string()));
+        }
+        env
     }
+}
+
+/// A scheduler for `couler` whose `argo` tenants run on `argo`.
+fn scheduler_on(couler: &Couler, argo: &FakeArgo, mounted: bool) -> Proc {
+    let env = argo.env(mounted);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    couler.scheduler_with("argo", &env)
+}
+
+/// Runs the workflow of [`TRAIN_AND_EVALUATE`] to success; the statuses of
+/// train and evaluate, and what evaluate printed.
+fn train_and_evaluate(couler: &Couler, token: &str, split: &str) -> (String, String, Value) {
+    let id = couler.submit(token, TRAIN_AND_EVALUATE, json!({"split": split}));
+    let run = couler.wait(token, &id, LIMIT);
+    assert_eq!(run["status"], "succeeded", "{run:#}");
+    let steps = step_statuses(&run);
+    let evaluated = step(&run, "evaluate")["outputs"]["result"].clone();
+    (steps["train"].clone(), steps["evaluate"].clone(), evaluated)
+}
+
+/// What [`train_and_evaluate`] returns when evaluate read train's model,
+/// train having `train` status.
+fn evaluated(train: &str, split: &str) -> (String, String, Value) {
+    (
+        train.to_owned(),
+        "succeeded".to_owned(),
+        json!(format!("weights-7 on split {split}")),
+    )
 }
 
 impl Drop for FakeArgo {
@@ -429,32 +458,16 @@ impl Drop for FakeArgo {
 fn a_step_cached_where_argo_cannot_read_it_runs_once_there_and_is_then_read_from_its_copy() {
     let argo = FakeArgo::start();
     let couler = Couler::start();
-    let env = argo.env();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let _scheduler = couler.scheduler_with("copies", &env);
+    let _scheduler = scheduler_on(&couler, &argo, true);
     let (_, alice) = couler.tenant("alice");
     let (_, bob) = couler.tenant_with("bob", json!({"engine": "argo"}));
-    let run = |token: &str, split: &str| {
-        let id = couler.submit(token, TRAIN_AND_EVALUATE, json!({"split": split}));
-        let run = couler.wait(token, &id, LIMIT);
-        assert_eq!(run["status"], "succeeded", "{run:#}");
-        let steps = step_statuses(&run);
-        let evaluated = step(&run, "evaluate")["outputs"]["result"].clone();
-        (steps["train"].clone(), steps["evaluate"].clone(), evaluated)
-    };
-    let expect = |train: &str, split: &str| {
-        (
-            train.to_owned(),
-            "succeeded".to_owned(),
-            json!(format!("weights-7 on split {split}")),
-        )
-    };
+    let run = |token: &str, split: &str| train_and_evaluate(&couler, token, split);
 
     // alice, on the local engine, trains: the model is a file on the host.
-    assert_eq!(run(&alice, "1"), expect("succeeded", "1"));
+    assert_eq!(run(&alice, "1"), evaluated("succeeded", "1"));
     // bob's Argo pods cannot fetch that file, and evaluate reads it: train
     // runs on Argo, and its model, in the bucket, is kept as a copy.
-    assert_eq!(run(&bob, "2"), expect("succeeded", "2"));
+    assert_eq!(run(&bob, "2"), evaluated("succeeded", "2"));
     let train_hits = |token: &str| {
         let ir: Value = serde_saphyr::from_str(TRAIN_AND_EVALUATE).unwrap();
         let (status, explained) = couler.call(
@@ -473,7 +486,31 @@ fn a_step_cached_where_argo_cannot_read_it_runs_once_there_and_is_then_read_from
     // The scheduler offers a result without holding up the run.
     wait_until(Duration::from_secs(10), || train_hits(&bob));
     // From then on bob's pods read the copy.
-    assert_eq!(run(&bob, "3"), expect("cached", "3"));
+    assert_eq!(run(&bob, "3"), evaluated("cached", "3"));
     // alice's runs still read her file.
-    assert_eq!(run(&alice, "4"), expect("cached", "4"));
+    assert_eq!(run(&alice, "4"), evaluated("cached", "4"));
+}
+
+#[test]
+fn a_result_whose_artifacts_the_engine_did_not_store_is_not_reused() {
+    let argo = FakeArgo::start();
+    let couler = Couler::start();
+    // Without the bucket mounted the scheduler cannot digest train's model.
+    let _scheduler = scheduler_on(&couler, &argo, false);
+    let (_, alice) = couler.tenant("alice");
+    let (_, bob) = couler.tenant_with("bob", json!({"engine": "argo"}));
+    assert_eq!(
+        train_and_evaluate(&couler, &bob, "1"),
+        evaluated("succeeded", "1")
+    );
+    // Had bob's result been cached without its model, alice's evaluate
+    // would have found no model to read; train runs again instead.
+    assert_eq!(
+        train_and_evaluate(&couler, &alice, "2"),
+        evaluated("succeeded", "2")
+    );
+    assert_eq!(
+        train_and_evaluate(&couler, &alice, "3"),
+        evaluated("cached", "3")
+    );
 }

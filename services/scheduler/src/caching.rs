@@ -74,6 +74,13 @@ impl Writer {
         }
         let &index = self.position.get(&state.name)?;
         let step = &plan.workflow.steps[index];
+        if !reports_all_outputs(step, &state.outputs) {
+            // An engine that does not store and digest what the step
+            // declares (Tekton's artifacts stay in the run's volume; Argo's
+            // without a mounted bucket) leaves nothing a reuser could read.
+            tracing::debug!(step = %step.name, "a result without all its outputs is not cached");
+            return None;
+        }
         let scope = couler_cache::key::scope_of(step, &self.tenant, self.shares);
         let key =
             couler_cache::key::key(step, &scope, |name| self.finished.get(name).map(|(o, _)| o))
@@ -135,6 +142,24 @@ impl Writer {
     }
 }
 
+/// Whether `outputs` hold every output `step` declares, its artifacts
+/// stored and digested: a cache hit missing one would fail whatever reads
+/// it.
+fn reports_all_outputs(step: &couler_ir::Step, outputs: &StepOutputs) -> bool {
+    step.outputs.iter().all(|declared| {
+        declared
+            .parameters
+            .iter()
+            .all(|p| outputs.parameters.get(&p.name).is_some())
+            && declared.artifacts.iter().all(|a| {
+                outputs
+                    .artifacts
+                    .get(&a.name)
+                    .is_some_and(|r| !r.digest.is_empty() && !r.location.is_empty())
+            })
+    })
+}
+
 /// How often a scheduler reclaims what expired in the index.
 const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// How soon a sweep that found Redis away (or not yet connected, as when
@@ -184,4 +209,77 @@ async fn sweep_once(index: &CacheIndex, shutdown: &tokio_util::sync::Cancellatio
     };
     metrics::gauge!("couler_cache_bytes").set(bytes as f64);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use couler_engines::StepPhase;
+    use couler_optimizer::{ArtifactRef, Named};
+
+    const WORKFLOW: &str = "apiVersion: couler.dev/v1alpha1
+name: produce-consume
+steps:
+  - name: produce
+    container: {image: alpine, command: [sh, -c, 'echo 1 > /tmp/p; echo x > /tmp/m']}
+    outputs:
+      parameters: [{name: p, path: /tmp/p}]
+      artifacts: [{name: model, path: /tmp/m}]
+  - name: consume
+    inputs: {artifacts: [{name: model, from: '{{steps.produce.outputs.artifacts.model}}', path: /tmp/in}]}
+    container: {image: alpine, command: [cat, /tmp/in]}
+";
+
+    fn succeeded(outputs: StepOutputs) -> StepState {
+        StepState {
+            name: "produce".into(),
+            phase: StepPhase::Succeeded,
+            attempt: 1,
+            message: None,
+            outputs,
+            metrics: None,
+            engine_ref: None,
+            logs: None,
+        }
+    }
+
+    #[test]
+    fn a_result_without_every_declared_output_stored_is_not_offered() {
+        let workflow = couler_ir::load(WORKFLOW, couler_ir::Format::Yaml).unwrap();
+        let plan = couler_optimizer::Pipeline::default()
+            .plan(workflow, &Default::default(), |_, f| f())
+            .unwrap();
+        let index = CacheIndex::new(couler_cache::SharedRedis::default(), Default::default());
+        let writer = || {
+            Writer::new(
+                index.clone(),
+                &plan,
+                "tnt_a".into(),
+                true,
+                Duration::from_secs(60),
+            )
+            .unwrap()
+        };
+        let model = ArtifactRef {
+            digest: "d".into(),
+            size: 2,
+            location: "s3://couler-artifacts/r/produce/model".into(),
+        };
+        let outputs = |parameter: bool, artifact: Option<ArtifactRef>| StepOutputs {
+            result: None,
+            parameters: Named::from_iter(parameter.then(|| ("p".to_owned(), "1".to_owned()))),
+            artifacts: Named::from_iter(artifact.map(|a| ("model".to_owned(), a))),
+        };
+        let offered = |o: StepOutputs| writer().observe(&plan, &succeeded(o)).is_some();
+        assert!(offered(outputs(true, Some(model.clone()))));
+        // Tekton's artifacts, and Argo's without a mounted bucket, are not
+        // reported.
+        assert!(!offered(outputs(true, None)));
+        let undigested = ArtifactRef {
+            digest: String::new(),
+            ..model.clone()
+        };
+        assert!(!offered(outputs(true, Some(undigested))));
+        assert!(!offered(outputs(false, Some(model))));
+    }
 }

@@ -65,8 +65,11 @@ pub struct CacheConfig {
 }
 
 /// An object store prefix, such as `s3://couler-artifacts/`, whose objects
-/// are files under `path` here (the Argo artifact bucket's mount).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// are files under `path` here (the Argo artifact bucket's mount, or any
+/// store listed in the `cache.mounts` setting, e.g. KFP's MinIO bucket
+/// through a CSI or FUSE mount).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Mount {
     pub prefix: String,
     pub path: std::path::PathBuf,

@@ -27,7 +27,7 @@ impl Default for RedisSettings {
 }
 
 /// The cache index's budget and TTLs; the defaults are [`crate::CacheConfig`]'s.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CacheSettings {
     /// Bytes of artifacts the cache may hold.
@@ -36,6 +36,10 @@ pub struct CacheSettings {
     pub default_ttl_secs: u64,
     /// No entry lives longer.
     pub max_ttl_secs: u64,
+    /// Object stores mounted here as directories (`{prefix = "minio://mlpipeline/",
+    /// path = "/mnt/mlpipeline"}`): a hit's artifacts there are checked to
+    /// exist, as files are. Objects of stores not listed are taken to exist.
+    pub mounts: Vec<crate::Mount>,
 }
 
 impl Default for CacheSettings {
@@ -45,6 +49,7 @@ impl Default for CacheSettings {
             budget_bytes: d.budget_bytes,
             default_ttl_secs: d.default_ttl.as_secs(),
             max_ttl_secs: d.max_ttl.as_secs(),
+            mounts: d.mounts,
         }
     }
 }
@@ -63,6 +68,18 @@ impl RedisSettings {
             default_ttl: Duration::from_secs(cache.default_ttl_secs),
             max_ttl: Duration::from_secs(cache.max_ttl_secs),
             timeout: self.timeout(),
+            mounts: cache
+                .mounts
+                .iter()
+                .map(|m| crate::Mount {
+                    // `s3://bkt` must not match `s3://bkt2/…`.
+                    prefix: match m.prefix.ends_with('/') {
+                        true => m.prefix.clone(),
+                        false => format!("{}/", m.prefix),
+                    },
+                    path: m.path.clone(),
+                })
+                .collect(),
             ..Default::default()
         }
     }

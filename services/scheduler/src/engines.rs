@@ -92,6 +92,9 @@ namespace = "pipelines-{{tenant}}"
 [kfp]
 base_url = "http://ml-pipeline.kubeflow:8888"
 pods = {{ namespace = "kubeflow" }}
+
+[cache]
+mounts = [{{ prefix = "minio://mlpipeline", path = "/mnt/mlpipeline" }}]
 "#,
                 dir.join("local").display()
             ),
@@ -100,13 +103,20 @@ pods = {{ namespace = "kubeflow" }}
         let config = Config::load(Some(&file)).expect("the config loads");
         let argo = config.argo.as_ref().unwrap().adapter();
         assert_eq!(argo.artifact_bucket, "ml-artifacts");
-        // Hits on the mounted bucket are checked there.
+        // Hits on the mounted buckets are checked there: KFP's, listed
+        // with the cache's settings, and Argo's.
         assert_eq!(
             config.cache_config().mounts,
-            [couler_cache::Mount {
-                prefix: "s3://ml-artifacts/".into(),
-                path: "/mnt/ml-artifacts".into(),
-            }]
+            [
+                couler_cache::Mount {
+                    prefix: "minio://mlpipeline/".into(),
+                    path: "/mnt/mlpipeline".into(),
+                },
+                couler_cache::Mount {
+                    prefix: "s3://ml-artifacts/".into(),
+                    path: "/mnt/ml-artifacts".into(),
+                }
+            ]
         );
         assert_eq!(argo.kube.namespace("tnt_ab"), "couler-tnt-ab");
         assert!(

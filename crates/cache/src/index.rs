@@ -16,9 +16,8 @@
 //! still keys its consumers and need not run when they all hit;
 //! `P:cache:stats:<tenant>` a tenant's hits, misses and savings;
 //! `P:cache:prodof` each entry's producer and `P:cache:produced` how many
-//! entries each tenant produced are cached; `P:cache:storeof` the store an
-//! entry's artifacts are in and `P:cache:c:<key>` its copies in other
-//! stores (see [`scripts::ADMIT`]); sets of keys per producing
+//! entries each tenant produced are cached; `P:cache:c:<key>` an entry's
+//! copies in other stores (see [`scripts::ADMIT`]); sets of keys per producing
 //! tenant, per workflow step, per image and per cache version, for
 //! invalidation, with `P:cache:setsof` the sets each key joined; and
 //! `P:cache:exp`, when each key's record expires, so that what expired is
@@ -38,7 +37,7 @@ use crate::importance::{self, ReuseStats, Weights};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
 pub use lookup::readable;
-use scripts::{ADMIT, DROP_COPIES, FAMILY, RECLAIM_PER_ADMISSION, REMOVE, SWEEP};
+use scripts::{ADMIT, DROP_COPIES, FAMILY, GONE, INVALIDATE, RECLAIM_PER_ADMISSION, SWEEP};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -228,16 +227,6 @@ pub enum Admission {
     Unavailable,
 }
 
-/// Why entries are removed.
-#[derive(Debug, Clone, Copy)]
-enum Removal {
-    /// Their artifacts are gone from their store: a copy takes the place of
-    /// an entry that has one, and records stay.
-    Gone,
-    /// Their producer invalidated them: records go too.
-    Invalidated,
-}
-
 /// What happened to a step family's output.
 enum FamilyEvent<'a> {
     /// A cached output was read again.
@@ -252,7 +241,8 @@ pub struct CacheIndex {
     redis: SharedRedis,
     config: CacheConfig,
     admit: Arc<redis::Script>,
-    remove: Arc<redis::Script>,
+    gone: Arc<redis::Script>,
+    invalidate: Arc<redis::Script>,
     sweep: Arc<redis::Script>,
     family: Arc<redis::Script>,
     drop_copies: Arc<redis::Script>,
@@ -264,7 +254,8 @@ impl CacheIndex {
             redis,
             config,
             admit: Arc::new(redis::Script::new(ADMIT)),
-            remove: Arc::new(redis::Script::new(REMOVE)),
+            gone: Arc::new(redis::Script::new(GONE)),
+            invalidate: Arc::new(redis::Script::new(INVALIDATE)),
             sweep: Arc::new(redis::Script::new(SWEEP)),
             family: Arc::new(redis::Script::new(FAMILY)),
             drop_copies: Arc::new(redis::Script::new(DROP_COPIES)),
@@ -496,24 +487,6 @@ impl CacheIndex {
         };
         metrics::counter!("couler_cache_admissions_total", "outcome" => format!("{admission:?}").to_lowercase()).increment(1);
         admission
-    }
-
-    /// Removes the entries of `keys` (see [`scripts::REMOVE`]); returns how
-    /// many went.
-    async fn remove_keys(&self, keys: &[CacheKey], why: Removal) -> u64 {
-        self.call("remove", async |mut c| {
-            let mut inv = self.remove.prepare_invoke();
-            inv.arg(self.k("")).arg(match why {
-                Removal::Gone => "gone",
-                Removal::Invalidated => "invalidated",
-            });
-            for k in keys {
-                inv.arg(&k.0);
-            }
-            inv.invoke_async(&mut c).await
-        })
-        .await
-        .unwrap_or(0)
     }
 
     /// Frees what expired entries and records left behind (their bytes,

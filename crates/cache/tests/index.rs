@@ -849,3 +849,37 @@ async fn a_copy_takes_the_place_of_an_entry_whose_artifacts_are_gone() {
     assert_eq!(stores.read_from(&key(1), &["file://"]).await, None);
     assert_eq!(index.bytes().await, Some(0));
 }
+
+#[tokio::test]
+async fn an_entry_seen_gone_twice_is_replaced_by_its_copy_once() {
+    let stores = Stores::with_copy(1 << 30, 10, 6).await;
+    let index = &stores.index;
+    std::fs::remove_file(stores.dir.join("a-host")).unwrap();
+    // Two steps with one key in one lookup, then a lookup that saw the
+    // entry before the copy took its place: the copy stays the entry.
+    let found = index.lookup(&[key(1), key(1)], &["file://"]).await;
+    assert!(found.iter().all(|f| f.entry().is_none()), "{found:?}");
+    let bucket = Some("s3://bkt/a-bucket".to_owned());
+    assert_eq!(stores.read_from(&key(1), &["s3://"]).await, bucket);
+    assert_eq!(index.bytes().await, Some(6));
+}
+
+#[tokio::test]
+async fn a_copys_producer_never_invalidates_what_it_did_not_produce() {
+    let stores = Stores::with_copy(100, 10, 10).await;
+    let index = &stores.index;
+    // tnt_a's entry (and with it tnt_b's copy) is evicted for a weightier
+    // one; tnt_a's record of what the step produced stays.
+    assert_eq!(
+        index
+            .admit(&key(2), &stores.entry(90, 1e6, "b", false), "tnt_a")
+            .await,
+        Admission::Admitted
+    );
+    let record = async || index.lookup(&[key(1)], &["file://"]).await.remove(0);
+    assert!(matches!(record().await, couler_cache::Found::Record(_)));
+    assert_eq!(index.invalidate("tnt_b", &Invalidate::All).await, Some(0));
+    assert!(matches!(record().await, couler_cache::Found::Record(_)));
+    assert_eq!(index.invalidate("tnt_a", &Invalidate::All).await, Some(1));
+    assert_eq!(record().await, couler_cache::Found::Nothing);
+}

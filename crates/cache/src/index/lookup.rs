@@ -2,7 +2,7 @@
 //! is stored elsewhere, and the records of what missed; and whether the
 //! artifacts of what is found are still in their store.
 
-use super::{CacheIndex, Cached, Found, Mount, Record, Removal};
+use super::{CacheIndex, Cached, Found, Mount, Record};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
 use std::sync::Arc;
@@ -59,6 +59,8 @@ impl CacheIndex {
             .await;
 
         let mut out = Vec::with_capacity(keys.len());
+        // Each with the store it was seen in: what another lookup has
+        // replaced since is left be.
         let (mut stale, mut gone_copies) = (Vec::new(), Vec::new());
         for (i, entry) in entries.into_iter().enumerate() {
             if let Some(copy) = copies[i].take() {
@@ -66,13 +68,13 @@ impl CacheIndex {
                     out.push(Found::Entry(copy));
                     continue;
                 }
-                gone_copies.push((store_of(&copy.outputs).to_owned(), keys[i].clone()));
+                gone_copies.push((keys[i].clone(), store_of(&copy.outputs).to_owned()));
             }
             match entry {
                 Some(entry) if there[i] => out.push(Found::Entry(entry)),
                 stale_entry => {
-                    if stale_entry.is_some() {
-                        stale.push(keys[i].clone());
+                    if let Some(entry) = stale_entry {
+                        stale.push((keys[i].clone(), store_of(&entry.outputs).to_owned()));
                     }
                     out.push(records[i].take().map_or(Found::Nothing, Found::Record));
                 }
@@ -83,15 +85,14 @@ impl CacheIndex {
                 copies = gone_copies.len(),
                 "removing cache copies whose artifacts are gone"
             );
-            self.drop_copies_in(&gone_copies).await;
+            self.seen_gone(&self.drop_copies, gone_copies).await;
         }
         if !stale.is_empty() {
             tracing::info!(
                 entries = stale.len(),
                 "removing cache entries whose artifacts are gone"
             );
-            // The records stay: what the steps produced is still known.
-            self.remove_keys(&stale, Removal::Gone).await;
+            self.seen_gone(&self.gone, stale).await;
         }
         out
     }
@@ -165,21 +166,22 @@ impl CacheIndex {
         (found_records, found_copies)
     }
 
-    /// Drops each key's copy in its store.
-    async fn drop_copies_in(&self, copies: &[(String, CacheKey)]) {
-        for (store, key) in copies {
-            let _: Option<u64> = self
-                .call("remove", async |mut c| {
-                    self.drop_copies
-                        .arg(self.k(""))
-                        .arg("store")
-                        .arg(store)
-                        .arg(&key.0)
-                        .invoke_async(&mut c)
-                        .await
-                })
-                .await;
-        }
+    /// Runs `script` ([`GONE`](super::scripts::GONE) or
+    /// [`DROP_COPIES`](super::scripts::DROP_COPIES)) over keys and the
+    /// stores their artifacts were seen gone from, each key once.
+    async fn seen_gone(&self, script: &redis::Script, mut seen: Vec<(CacheKey, String)>) {
+        seen.sort();
+        seen.dedup_by(|a, b| a.0 == b.0);
+        let _: Option<u64> = self
+            .call("remove", async |mut c| {
+                let mut inv = script.prepare_invoke();
+                inv.arg(self.k(""));
+                for (key, store) in &seen {
+                    inv.arg(&key.0).arg(store);
+                }
+                inv.invoke_async(&mut c).await
+            })
+            .await;
     }
 }
 

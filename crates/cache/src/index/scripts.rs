@@ -41,7 +41,6 @@ local function forget_entry(p, k)
   redis.call('ZREM', p .. 'z', k)
   redis.call('HDEL', p .. 'sz', k)
   redis.call('HDEL', p .. 'famof', k)
-  redis.call('HDEL', p .. 'storeof', k)
   local producer = redis.call('HGET', p .. 'prodof', k)
   if producer then
     redis.call('HDEL', p .. 'prodof', k)
@@ -94,12 +93,36 @@ local function reclaim(p, now, limit)
   return #due
 end
 local function unix_now() return tonumber(redis.call('TIME')[1]) end
+-- The store of an entry's payload, as `store_of` names it: the scheme of
+-- its first artifact's location; '' without artifacts or payload.
+local function store_in(payload)
+  if not payload then return '' end
+  local ok, e = pcall(cmsgpack.unpack, payload)
+  if not ok or type(e) ~= 'table' or type(e.outputs) ~= 'table'
+    or type(e.outputs.artifacts) ~= 'table' then
+    return ''
+  end
+  local first
+  for name in pairs(e.outputs.artifacts) do
+    if first == nil or name < first then first = name end
+  end
+  if first == nil then return '' end
+  local location = e.outputs.artifacts[first].location
+  if type(location) ~= 'string' then return '' end
+  local at = string.find(location, '://', 1, true)
+  if not at then return '' end
+  return string.sub(location, 1, at + 2)
+end
+-- The fields of entry `k`'s copy in `store`.
+local function copy_fields(store)
+  return store, store .. '#size', store .. '#by', store .. '#sets'
+end
 -- Drops the copy of entry `k` in `store`; returns 1 if there was one.
 local function drop_copy(p, k, store)
   local copies = p .. 'c:' .. k
   local size = redis.call('HGET', copies, store .. '#size')
   if not size then return 0 end
-  redis.call('HDEL', copies, store, store .. '#size', store .. '#by')
+  redis.call('HDEL', copies, copy_fields(store))
   if redis.call('HEXISTS', p .. 'sz', k) == 1 then
     redis.call('HINCRBY', p .. 'sz', k, -tonumber(size))
     free_bytes(p, tonumber(size))
@@ -127,11 +150,13 @@ pub(super) const RECLAIM_PER_ADMISSION: u32 = 64;
 ///
 /// A newcomer whose key is held by an entry in another store becomes a
 /// copy of that entry (`P:cache:c:<key>`: the payload under the store's
-/// name, its size under `<store>#size`, its producer under `<store>#by`),
-/// admitted under the same rule without ever evicting its own entry; it
-/// counts in the entry's size, expires with it and goes with it. One copy
-/// per store: a tenant whose engine cannot read the entry's store reads
-/// the copy in its own.
+/// name, its size under `<store>#size`, its producer under `<store>#by`,
+/// the sets it would have joined under `<store>#sets`), admitted under the
+/// same rule without ever evicting its own entry; it counts in the entry's
+/// size, expires with it and goes with it. One copy per store: a tenant
+/// whose engine cannot read the entry's store reads the copy in its own.
+/// The copy joins the `copy:` twins of its producer's sets, from which
+/// [`INVALIDATE`] drops it.
 pub(super) const ADMIT: &str = concat!(
     common!(),
     r#"
@@ -175,24 +200,29 @@ local function make_room(spared)
   free_bytes(p, freed)
   return victims
 end
-if redis.call('EXISTS', entry) == 1 then
+local held = redis.call('GET', entry)
+if held then
   local copies = p .. 'c:' .. key
-  local held = redis.call('HGET', p .. 'storeof', key)
-  if store == '' or not held or held == store
+  local held_store = store_in(held)
+  if store == '' or held_store == '' or held_store == store
     or redis.call('HEXISTS', copies, store) == 1 then
     return refused('exists')
   end
   if size > budget then return refused('too_big') end
   local room, refusal = make_room(key)
   if not room then return refused(refusal) end
-  redis.call('HSET', copies, store, payload, store .. '#size', size, store .. '#by', tenant)
+  redis.call('HSET', copies, store, payload, store .. '#size', size,
+    store .. '#by', tenant, store .. '#sets', cjson.encode(sets))
   local left = redis.call('PTTL', entry)
   if left > 0 then redis.call('PEXPIRE', copies, left) end
   redis.call('HINCRBY', p .. 'sz', key, size)
   redis.call('INCRBY', p .. 'bytes', size)
-  -- Its producer's sets, so that it can invalidate the copy; the key's
-  -- expiry stays the entry's.
-  join_sets(p, key, sets)
+  -- Its producer's copy sets, so that it can invalidate the copy without
+  -- passing for the entry's or the record's owner; the key's expiry stays
+  -- the entry's.
+  local copy_sets = {}
+  for i, s in ipairs(sets) do copy_sets[i] = p .. 'copy:' .. string.sub(s, #p + 1) end
+  join_sets(p, key, copy_sets)
   return 'copied'
 end
 if size > budget then return refused('too_big') end
@@ -208,22 +238,18 @@ redis.call('INCRBY', p .. 'bytes', size)
 redis.call('HSET', p .. 'famof', key, family)
 redis.call('HSET', p .. 'prodof', key, tenant)
 redis.call('HINCRBY', p .. 'produced', tenant, 1)
-if store ~= '' then redis.call('HSET', p .. 'storeof', key, store) end
 redis.call('SET', record, ARGV[9], 'EX', ttl)
 return keep('admitted')
 "#
 );
 
-/// Removes entries. ARGV: `p`, why, keys…; returns how many entries went.
-/// Why is `gone` (their artifacts are gone from their store: a copy, if
-/// the entry has one, takes its place, and records stay) or `invalidated`
-/// (records and the keys' places in the invalidation sets go too).
-pub(super) const REMOVE: &str = concat!(
-    common!(),
-    r#"
+/// Lua shared by [`GONE`] and [`INVALIDATE`].
+macro_rules! removal {
+    () => {
+        r#"
 -- Puts entry `k`'s first copy in its place; false if it has none. The
 -- entry keeps its TTL, score and counters; the copy's producer becomes the
--- entry's.
+-- entry's and joins the sets it would have joined.
 local function promote(p, k)
   local entry, copies = p .. 'e:' .. k, p .. 'c:' .. k
   local left = redis.call('PTTL', entry)
@@ -234,74 +260,112 @@ local function promote(p, k)
     local name = fields[j]
     if name:sub(-5) == '#size' then
       in_copies = in_copies + tonumber(fields[j + 1])
-    elseif name:sub(-3) ~= '#by' and not store then
+    elseif not string.find(name, '#', 1, true) and not store then
       store = name
     end
   end
   if not store then return false end
-  local got = redis.call('HMGET', copies, store, store .. '#by')
-  local payload, by = got[1], got[2]
-  local own = tonumber(redis.call('HGET', p .. 'sz', k) or '0') - in_copies
+  local got = redis.call('HMGET', copies, store, store .. '#by', store .. '#sets')
+  local payload, by, sets = got[1], got[2], got[3]
+  local own = math.max(0, tonumber(redis.call('HGET', p .. 'sz', k) or '0') - in_copies)
   redis.call('SET', entry, payload, 'PX', left)
-  redis.call('HDEL', copies, store, store .. '#size', store .. '#by')
+  redis.call('HDEL', copies, copy_fields(store))
   redis.call('HINCRBY', p .. 'sz', k, -own)
   free_bytes(p, own)
-  redis.call('HSET', p .. 'storeof', k, store)
   local producer = redis.call('HGET', p .. 'prodof', k)
-  if producer ~= by then
+  if by and producer ~= by then
     if producer and redis.call('HINCRBY', p .. 'produced', producer, -1) <= 0 then
       redis.call('HDEL', p .. 'produced', producer)
     end
     redis.call('HSET', p .. 'prodof', k, by)
     redis.call('HINCRBY', p .. 'produced', by, 1)
   end
+  if sets then join_sets(p, k, cjson.decode(sets)) end
   return true
 end
-local p, invalidated = ARGV[1], ARGV[2] == 'invalidated'
+"#
+    };
+}
+
+/// Removes entries whose artifacts are gone from their store. ARGV: `p`,
+/// then each key and the store its entry was seen in. An entry that has
+/// changed store since (another lookup put a copy in its place) stays;
+/// otherwise its first copy takes its place, or it goes. Records stay:
+/// what the steps produced is still known.
+pub(super) const GONE: &str = concat!(
+    common!(),
+    removal!(),
+    r#"
+local p = ARGV[1]
+local freed = 0
+for i = 2, #ARGV - 1, 2 do
+  local k, seen = ARGV[i], ARGV[i + 1]
+  local payload = redis.call('GET', p .. 'e:' .. k)
+  if not payload or store_in(payload) == seen then
+    if not (payload and promote(p, k)) then
+      freed = freed + (forget_entry(p, k) or 0)
+    end
+  end
+end
+free_bytes(p, freed)
+return 0
+"#
+);
+
+/// Invalidates what a tenant produced among the keys in two of its sets,
+/// atomically (a copy promoted meanwhile is judged as what it is now).
+/// ARGV: `p`, tenant, its set of keys, the set to match (the same for
+/// all), then the `copy:` twins of both. A key whose entry the tenant
+/// produced, or that has no entry (the tenant recorded it), goes with its
+/// record and its places in every set; a key of another tenant's entry
+/// only leaves the tenant's two sets. Of the keys in the copy sets, the
+/// tenant's copies go and the keys leave its copy sets. Returns how many
+/// entries and copies went.
+pub(super) const INVALIDATE: &str = concat!(
+    common!(),
+    r#"
+local p, tenant, mine, set, copy_mine, copy_set =
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local removed, freed = 0, 0
-for i = 3, #ARGV do
-  local k = ARGV[i]
-  if invalidated or not promote(p, k) then
+for _, k in ipairs(redis.call('SINTER', mine, set)) do
+  local producer = redis.call('HGET', p .. 'prodof', k)
+  if not producer or producer == tenant then
     local size = forget_entry(p, k)
     if size then
       freed = freed + size
       removed = removed + 1
     end
-  end
-  if invalidated then
     redis.call('DEL', p .. 'r:' .. k)
     leave_sets(p, k)
     redis.call('ZREM', p .. 'exp', k)
+  else
+    redis.call('SREM', mine, k)
+    redis.call('SREM', set, k)
   end
 end
 free_bytes(p, freed)
+for _, k in ipairs(redis.call('SINTER', copy_mine, copy_set)) do
+  local fields = redis.call('HGETALL', p .. 'c:' .. k)
+  for j = 1, #fields, 2 do
+    if fields[j]:sub(-3) == '#by' and fields[j + 1] == tenant then
+      removed = removed + drop_copy(p, k, fields[j]:sub(1, -4))
+    end
+  end
+  redis.call('SREM', copy_mine, k)
+  redis.call('SREM', copy_set, k)
+end
 return removed
 "#
 );
 
-/// Drops copies (see [`ADMIT`]). ARGV: `p`, `store` or `by`, a store or a
-/// tenant, then keys: of each, the copy in that store, or every copy that
-/// tenant produced. Returns how many were dropped.
+/// Drops copies whose artifacts are gone. ARGV: `p`, then each key and the
+/// store of its copy.
 pub(super) const DROP_COPIES: &str = concat!(
     common!(),
     r#"
-local p, by, which = ARGV[1], ARGV[2] == 'by', ARGV[3]
-local dropped = 0
-for i = 4, #ARGV do
-  local k = ARGV[i]
-  if by then
-    local fields = redis.call('HGETALL', p .. 'c:' .. k)
-    for j = 1, #fields, 2 do
-      local name = fields[j]
-      if name:sub(-3) == '#by' and fields[j + 1] == which then
-        dropped = dropped + drop_copy(p, k, name:sub(1, -4))
-      end
-    end
-  else
-    dropped = dropped + drop_copy(p, k, which)
-  end
-end
-return dropped
+local p = ARGV[1]
+for i = 2, #ARGV - 1, 2 do drop_copy(p, ARGV[i], ARGV[i + 1]) end
+return 0
 "#
 );
 

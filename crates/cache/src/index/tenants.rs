@@ -2,7 +2,7 @@
 //! were reused, their statistics (aggregates only, never another tenant's
 //! entries), invalidation of what they produced, and a flush of it all.
 
-use super::{CacheIndex, Removal, head_and_rest};
+use super::{CacheIndex, head_and_rest};
 use crate::key::CacheKey;
 use serde::{Deserialize, Serialize};
 
@@ -122,81 +122,25 @@ impl CacheIndex {
     }
 
     /// Removes entries the tenant produced that match, and its copies of
-    /// other tenants' entries; returns how many.
+    /// other tenants' entries, in one script (see
+    /// [`INVALIDATE`](super::scripts::INVALIDATE)); returns how many.
     pub async fn invalidate(&self, tenant: &str, what: &Invalidate) -> Option<u64> {
-        let mine = self.k(&format!("tenant:{tenant}"));
         let set = match what {
-            Invalidate::Step { workflow, step } => {
-                self.k(&format!("step:{tenant}:{workflow}:{step}"))
-            }
-            Invalidate::Image(image) => self.k(&format!("image:{image}")),
-            Invalidate::Version(v) => self.k(&format!("version:{v}")),
-            Invalidate::All => mine.clone(),
+            Invalidate::Step { workflow, step } => format!("step:{tenant}:{workflow}:{step}"),
+            Invalidate::Image(image) => format!("image:{image}"),
+            Invalidate::Version(v) => format!("version:{v}"),
+            Invalidate::All => format!("tenant:{tenant}"),
         };
-        let members: Vec<String> = self
-            .call("invalidate", async |mut c| {
-                redis::cmd("SINTER")
-                    .arg(&mine)
-                    .arg(&set)
-                    .query_async(&mut c)
-                    .await
-            })
-            .await?;
-        // A key joins the sets of whoever first recorded it, and of whoever
-        // admitted its entry or a copy: an entry another tenant produced
-        // stays, with copies of it only this tenant's go, and only this
-        // tenant's sets let go of it.
-        let producers = self.producers(&members).await?;
-        let (own, theirs): (Vec<_>, Vec<_>) = members
-            .into_iter()
-            .zip(producers)
-            .partition(|(_, producer)| producer.as_deref().is_none_or(|p| p == tenant));
-        let own: Vec<CacheKey> = own.into_iter().map(|(k, _)| CacheKey(k)).collect();
-        let names: Vec<String> = theirs.into_iter().map(|(k, _)| k).collect();
-        let mut removed = if own.is_empty() {
-            0
-        } else {
-            self.remove_keys(&own, Removal::Invalidated).await
-        };
-        if !names.is_empty() {
-            removed += self
-                .call("invalidate", async |mut c| {
-                    self.drop_copies
-                        .arg(self.k(""))
-                        .arg("by")
-                        .arg(tenant)
-                        .arg(&names)
-                        .invoke_async::<u64>(&mut c)
-                        .await
-                })
-                .await
-                .unwrap_or(0);
-            let _: Option<()> = self
-                .call("invalidate", async |mut c| {
-                    redis::pipe()
-                        .srem(&mine, &names)
-                        .ignore()
-                        .srem(&set, &names)
-                        .ignore()
-                        .query_async(&mut c)
-                        .await
-                })
-                .await;
-        }
-        Some(removed)
-    }
-
-    /// The producing tenant of each key's entry (`None`: no entry).
-    async fn producers(&self, keys: &[String]) -> Option<Vec<Option<String>>> {
-        if keys.is_empty() {
-            return Some(Vec::new());
-        }
-        let prodof = self.k("prodof");
+        let mine = format!("tenant:{tenant}");
         self.call("invalidate", async |mut c| {
-            redis::cmd("HMGET")
-                .arg(&prodof)
-                .arg(keys)
-                .query_async(&mut c)
+            self.invalidate
+                .arg(self.k(""))
+                .arg(tenant)
+                .arg(self.k(&mine))
+                .arg(self.k(&set))
+                .arg(self.k(&format!("copy:{mine}")))
+                .arg(self.k(&format!("copy:{set}")))
+                .invoke_async(&mut c)
                 .await
         })
         .await

@@ -819,19 +819,15 @@ async fn a_copy_takes_the_place_of_an_entry_whose_artifacts_are_gone() {
     let stores = Stores::with_copy(1 << 30, 10, 6).await;
     let index = &stores.index;
     std::fs::remove_file(stores.dir.join("a-host")).unwrap();
-    // Argo reads the copy, which is still there, and leaves the entry be.
+    // Argo reads the copy, which is still there, and the entry whose file
+    // is gone gives its place to it: the copy is the entry, now tnt_b's.
     let bucket = Some("s3://bkt/a-bucket".to_owned());
     assert_eq!(stores.read_from(&key(1), &["s3://"]).await, bucket);
-    assert_eq!(index.bytes().await, Some(16));
-    // The local engine finds its file gone: a miss, with what the step
-    // produced on record. The copy becomes the entry, now tnt_b's.
-    let found = index.lookup(&[key(1)], &["file://"]).await;
-    assert!(
-        matches!(found[0], couler_cache::Found::Record(_)),
-        "{found:?}"
-    );
     assert_eq!(index.bytes().await, Some(6));
     assert_eq!(stores.read_from(&key(1), &["s3://"]).await, bucket);
+    // The local engine is handed it as stored elsewhere, for its plan to
+    // weigh.
+    assert_eq!(stores.read_from(&key(1), &["file://"]).await, bucket);
     let produced = async |tenant| index.stats(tenant).await.unwrap().entries_produced;
     assert_eq!((produced("tnt_a").await, produced("tnt_b").await), (0, 1));
     // The local engine's result can be kept beside it again.
@@ -882,4 +878,18 @@ async fn a_copys_producer_never_invalidates_what_it_did_not_produce() {
     assert!(matches!(record().await, couler_cache::Found::Record(_)));
     assert_eq!(index.invalidate("tnt_a", &Invalidate::All).await, Some(1));
     assert_eq!(record().await, couler_cache::Found::Nothing);
+}
+
+#[tokio::test]
+async fn an_engine_reading_both_stores_is_served_the_copy_once_the_entry_is_gone() {
+    let stores = Stores::with_copy(1 << 30, 10, 6).await;
+    std::fs::remove_file(stores.dir.join("a-host")).unwrap();
+    let bucket = Some("s3://bkt/a-bucket".to_owned());
+    assert_eq!(
+        stores.read_from(&key(1), &["file://", "s3://"]).await,
+        bucket
+    );
+    // The copy took the entry's place.
+    assert_eq!(stores.index.bytes().await, Some(6));
+    assert_eq!(stores.read_from(&key(1), &["s3://"]).await, bucket);
 }

@@ -17,11 +17,12 @@ impl CacheIndex {
     /// one the records of keys that missed and the copies in a store of
     /// `reads` of entries stored elsewhere.
     ///
-    /// An entry stored elsewhere is handed out as its copy when there is one
-    /// still in its store (a copy that is gone is dropped), else as it is,
-    /// for the plan to weigh. An entry whose artifacts are gone is a miss
-    /// and is removed; a copy of it, if there is one, takes its place, and
-    /// its record stays.
+    /// An entry stored elsewhere, or gone from its store, is handed out as
+    /// its copy when there is one still in a store of `reads` (a copy that
+    /// is gone is dropped); else one stored elsewhere is handed out as it
+    /// is, for the plan to weigh. An entry whose artifacts are gone is
+    /// removed, a copy of it taking its place if it has one; its record
+    /// stays.
     pub async fn lookup(&self, keys: &[CacheKey], reads: &[&str]) -> Vec<Found> {
         if keys.is_empty() {
             return Vec::new();
@@ -47,12 +48,16 @@ impl CacheIndex {
                     .is_some_and(|e| artifacts_exist(&e.outputs, mounts))
             })
             .collect();
-        let elsewhere = |e: &Cached| !reads.is_empty() && !readable(&e.outputs, reads);
         // Records for what may miss: no entry, or one whose artifacts are
-        // gone (stored elsewhere, it may still have a copy).
+        // gone (it may still have a copy).
         let want_records: Vec<usize> = (0..keys.len()).filter(|&i| !there[i]).collect();
+        // Copies for entries stored elsewhere, or gone from their store.
         let want_copies: Vec<usize> = (0..keys.len())
-            .filter(|&i| entries[i].as_ref().is_some_and(elsewhere))
+            .filter(|&i| {
+                entries[i].as_ref().is_some_and(|e| {
+                    !reads.is_empty() && (!there[i] || !readable(&e.outputs, reads))
+                })
+            })
             .collect();
         let (mut records, mut copies) = self
             .records_and_copies(keys, &want_records, &want_copies, reads)
@@ -63,6 +68,9 @@ impl CacheIndex {
         // replaced since is left be.
         let (mut stale, mut gone_copies) = (Vec::new(), Vec::new());
         for (i, entry) in entries.into_iter().enumerate() {
+            if let Some(entry) = entry.as_ref().filter(|_| !there[i]) {
+                stale.push((keys[i].clone(), store_of(&entry.outputs).to_owned()));
+            }
             if let Some(copy) = copies[i].take() {
                 if artifacts_exist(&copy.outputs, mounts) {
                     out.push(Found::Entry(copy));
@@ -70,15 +78,10 @@ impl CacheIndex {
                 }
                 gone_copies.push((keys[i].clone(), store_of(&copy.outputs).to_owned()));
             }
-            match entry {
-                Some(entry) if there[i] => out.push(Found::Entry(entry)),
-                stale_entry => {
-                    if let Some(entry) = stale_entry {
-                        stale.push((keys[i].clone(), store_of(&entry.outputs).to_owned()));
-                    }
-                    out.push(records[i].take().map_or(Found::Nothing, Found::Record));
-                }
-            }
+            out.push(match entry {
+                Some(entry) if there[i] => Found::Entry(entry),
+                _ => records[i].take().map_or(Found::Nothing, Found::Record),
+            });
         }
         if !gone_copies.is_empty() {
             tracing::info!(

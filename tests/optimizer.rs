@@ -28,15 +28,6 @@ fn ir(yaml: &str) -> Value {
     serde_saphyr::from_str_with_options(yaml, options).unwrap()
 }
 
-fn step<'a>(run: &'a Value, name: &str) -> &'a Value {
-    run["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no step {name}: {run:#}"))
-}
-
 /// A fan-out and a chain whose values and artifacts cross every cut.
 const WIDE: &str = r#"
 apiVersion: couler.dev/v1alpha1

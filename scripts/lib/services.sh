@@ -68,11 +68,13 @@ ensure_services() {
 }
 
 # What tests run besides the services: busybox (compiled step wrappers
-# must work under its sh as well as dash) and unshare (the fake kubelet
-# gives each pod a private /tmp).
+# must work under its sh as well as dash), unshare (the fake kubelet
+# gives each pod a private /tmp) and an S3-compatible server (the cache
+# asks object stores whether a hit's artifacts are still there).
 ensure_test_tools() {
   command -v busybox >/dev/null || apt_install busybox
   command -v unshare >/dev/null || apt_install util-linux
+  "$(dirname "${BASH_SOURCE[0]}")/../s3-server" --setup
 }
 
 # Drops databases left behind by earlier test runs that were killed.

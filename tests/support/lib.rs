@@ -313,6 +313,16 @@ pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) {
     }
 }
 
+/// The entry named `name` of a run's or a plan's `steps`.
+pub fn step<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step {name}: {doc:#}"))
+}
+
 /// Steps of a run by name → status.
 pub fn step_statuses(run: &Value) -> std::collections::BTreeMap<String, String> {
     run["steps"]

@@ -35,6 +35,7 @@ mod tenants;
 use crate::SharedRedis;
 use crate::importance::{self, ReuseStats, Weights};
 use crate::key::CacheKey;
+use crate::stores::{Mount, S3Store, Stores};
 use couler_optimizer::StepOutputs;
 pub use lookup::readable;
 use scripts::{ADMIT, DROP_COPIES, FAMILY, GONE, INVALIDATE, RECLAIM_PER_ADMISSION, SWEEP};
@@ -61,17 +62,8 @@ pub struct CacheConfig {
     /// Object stores readable on this host as directories: a hit's
     /// artifacts under them are checked to exist, as `file://` ones are.
     pub mounts: Vec<Mount>,
-}
-
-/// An object store prefix, such as `s3://couler-artifacts/`, whose objects
-/// are files under `path` here (the Argo artifact bucket's mount, or any
-/// store listed in the `cache.mounts` setting, e.g. KFP's MinIO bucket
-/// through a CSI or FUSE mount).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Mount {
-    pub prefix: String,
-    pub path: std::path::PathBuf,
+    /// S3-compatible stores a hit's artifacts are asked about.
+    pub s3: Vec<S3Store>,
 }
 
 impl Default for CacheConfig {
@@ -86,6 +78,7 @@ impl Default for CacheConfig {
             family_half_life: Duration::from_secs(7 * 24 * 3600),
             timeout: Duration::from_millis(250),
             mounts: Vec::new(),
+            s3: Vec::new(),
         }
     }
 }
@@ -240,6 +233,7 @@ enum FamilyEvent<'a> {
 pub struct CacheIndex {
     redis: SharedRedis,
     config: CacheConfig,
+    stores: Stores,
     admit: Arc<redis::Script>,
     gone: Arc<redis::Script>,
     invalidate: Arc<redis::Script>,
@@ -252,6 +246,7 @@ impl CacheIndex {
     pub fn new(redis: SharedRedis, config: CacheConfig) -> CacheIndex {
         CacheIndex {
             redis,
+            stores: Stores::new(config.mounts.clone(), config.s3.clone()),
             config,
             admit: Arc::new(redis::Script::new(ADMIT)),
             gone: Arc::new(redis::Script::new(GONE)),

@@ -5,6 +5,7 @@
 //! - [`index`]: entries in Redis, admitted and evicted under a byte budget.
 //! - [`plan`]: a whole plan looked up in depth order, in pipelined chunks.
 //! - [`sim`]: a trace-driven simulator comparing caching policies.
+//! - `stores`: whether a hit's artifacts are still in their store.
 
 pub mod importance;
 pub mod index;
@@ -13,11 +14,12 @@ pub mod plan;
 mod redis_conn;
 mod settings;
 pub mod sim;
+mod stores;
 
 pub use index::{
-    Admission, CacheConfig, CacheIndex, Cached, Entry, Found, Invalidate, Mount, Record, Stats,
-    Usage,
+    Admission, CacheConfig, CacheIndex, Cached, Entry, Found, Invalidate, Record, Stats, Usage,
 };
 pub use key::{CacheKey, NoKey, Scope};
 pub use redis_conn::SharedRedis;
 pub use settings::{CacheSettings, RedisSettings};
+pub use stores::{Mount, S3Store, S3StoreSettings, StoreError};

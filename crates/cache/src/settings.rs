@@ -38,8 +38,14 @@ pub struct CacheSettings {
     pub max_ttl_secs: u64,
     /// Object stores mounted here as directories (`{prefix = "minio://mlpipeline/",
     /// path = "/mnt/mlpipeline"}`): a hit's artifacts there are checked to
-    /// exist, as files are. Objects of stores not listed are taken to exist.
+    /// exist, as files are.
     pub mounts: Vec<crate::Mount>,
+    /// S3-compatible stores (`{prefix = "minio://mlpipeline/", endpoint =
+    /// "http://minio-service.kubeflow:9000", access_key_id = …,
+    /// secret_access_key = …}`): a hit's artifacts there are checked with a
+    /// signed `HEAD`. Objects of stores neither mounted nor listed are
+    /// taken to exist.
+    pub s3: Vec<crate::S3Store>,
 }
 
 impl Default for CacheSettings {
@@ -50,6 +56,7 @@ impl Default for CacheSettings {
             default_ttl_secs: d.default_ttl.as_secs(),
             max_ttl_secs: d.max_ttl.as_secs(),
             mounts: d.mounts,
+            s3: d.s3,
         }
     }
 }
@@ -72,14 +79,11 @@ impl RedisSettings {
                 .mounts
                 .iter()
                 .map(|m| crate::Mount {
-                    // `s3://bkt` must not match `s3://bkt2/…`.
-                    prefix: match m.prefix.ends_with('/') {
-                        true => m.prefix.clone(),
-                        false => format!("{}/", m.prefix),
-                    },
+                    prefix: crate::stores::with_slash(&m.prefix),
                     path: m.path.clone(),
                 })
                 .collect(),
+            s3: cache.s3.clone(),
             ..Default::default()
         }
     }

@@ -10,10 +10,14 @@
 //!   pulled: the command must exist on this machine);
 //! - controllers that play Argo Workflows and Tekton Pipelines over those,
 //!   and a Kubeflow Pipelines `v2beta1` REST server.
+//!
+//! Beside them, [`s3`] runs a real S3-compatible server over a directory
+//! (the fake KFP's MinIO bucket, say).
 
 pub mod argo;
 mod cel;
 pub mod kfp;
 pub mod kube;
 pub mod kubelet;
+pub mod s3;
 pub mod tekton;

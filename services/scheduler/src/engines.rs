@@ -95,6 +95,12 @@ pods = {{ namespace = "kubeflow" }}
 
 [cache]
 mounts = [{{ prefix = "minio://mlpipeline", path = "/mnt/mlpipeline" }}]
+
+[[cache.s3]]
+prefix = "gs://ml-models"
+endpoint = "https://storage.googleapis.com"
+access_key_id = "GOOG1EHMAC"
+secret_access_key = "gcs-hmac-secret"
 "#,
                 dir.join("local").display()
             ),
@@ -118,9 +124,19 @@ mounts = [{{ prefix = "minio://mlpipeline", path = "/mnt/mlpipeline" }}]
                 }
             ]
         );
+        // And asked of S3-compatible stores listed with them.
+        let s3 = &config.cache_config().s3;
+        assert_eq!(
+            s3.iter().map(|s| s.prefix()).collect::<Vec<_>>(),
+            ["gs://ml-models/"]
+        );
         assert_eq!(argo.kube.namespace("tnt_ab"), "couler-tnt-ab");
         assert!(
             !format!("{argo:?}").contains("argo-token"),
+            "secrets never print"
+        );
+        assert!(
+            !format!("{config:?}").contains("gcs-hmac-secret"),
             "secrets never print"
         );
         let tekton = config.tekton.as_ref().unwrap().kube();

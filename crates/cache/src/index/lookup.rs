@@ -2,7 +2,7 @@
 //! is stored elsewhere, and the records of what missed; and whether the
 //! artifacts of what is found are still in their store.
 
-use super::{CacheIndex, Cached, Found, Mount, Record};
+use super::{CacheIndex, Cached, Found, Record};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
 use std::sync::Arc;
@@ -36,18 +36,15 @@ impl CacheIndex {
         let Some(found) = found else {
             return vec![Found::Nothing; keys.len()];
         };
-        let mounts = &self.config.mounts;
         let entries: Vec<Option<Cached>> = found
             .into_iter()
             .map(|raw| raw.and_then(|r| rmp_serde::from_slice(&r).ok()))
             .collect();
-        let there: Vec<bool> = entries
+        let outputs: Vec<_> = entries
             .iter()
-            .map(|e| {
-                e.as_ref()
-                    .is_some_and(|e| artifacts_exist(&e.outputs, mounts))
-            })
+            .map(|e| e.as_ref().map(|e| &e.outputs))
             .collect();
+        let there = self.stores.present(&outputs).await;
         // Records for what may miss: no entry, or one whose artifacts are
         // gone (it may still have a copy).
         let want_records: Vec<usize> = (0..keys.len()).filter(|&i| !there[i]).collect();
@@ -62,6 +59,11 @@ impl CacheIndex {
         let (mut records, mut copies) = self
             .records_and_copies(keys, &want_records, &want_copies, reads)
             .await;
+        let copy_outputs: Vec<_> = copies
+            .iter()
+            .map(|c| c.as_ref().map(|c| &c.outputs))
+            .collect();
+        let copy_there = self.stores.present(&copy_outputs).await;
 
         let mut out = Vec::with_capacity(keys.len());
         // Each with the store it was seen in: what another lookup has
@@ -72,7 +74,7 @@ impl CacheIndex {
                 stale.push((keys[i].clone(), store_of(&entry.outputs).to_owned()));
             }
             if let Some(copy) = copies[i].take() {
-                if artifacts_exist(&copy.outputs, mounts) {
+                if copy_there[i] {
                     out.push(Found::Entry(copy));
                     continue;
                 }
@@ -207,28 +209,4 @@ pub fn readable(outputs: &StepOutputs, reads: &[&str]) -> bool {
         .artifacts
         .values()
         .all(|a| reads.iter().any(|prefix| a.location.starts_with(prefix)))
-}
-
-/// Whether every artifact of an entry is still in its store, as far as
-/// this host can see: files, and objects under a [`Mount`]. Objects of
-/// stores not mounted here are taken to exist; a deleted one fails the step
-/// that reads it, and its retry runs the producer again only once the
-/// entry is invalidated or expires.
-fn artifacts_exist(outputs: &StepOutputs, mounts: &[Mount]) -> bool {
-    outputs.artifacts.values().all(|a| {
-        let local = a
-            .location
-            .strip_prefix("file://")
-            .map(std::path::PathBuf::from)
-            .or_else(|| {
-                mounts.iter().find_map(|m| {
-                    let key = std::path::Path::new(a.location.strip_prefix(&m.prefix)?);
-                    // Only a plain key names a file under the mount.
-                    key.components()
-                        .all(|c| matches!(c, std::path::Component::Normal(_)))
-                        .then(|| m.path.join(key))
-                })
-            });
-        local.is_none_or(|path| path.exists())
-    })
 }

@@ -1,0 +1,359 @@
+//! Whether a hit's artifacts are still in their store: files, objects of a
+//! store mounted here as a directory, and objects of an S3-compatible store
+//! (AWS S3, MinIO, Google Cloud Storage's XML API with HMAC keys) asked
+//! with a signed `HEAD`.
+//!
+//! Only a definite answer makes an artifact gone: a missing file, or a
+//! `404` from its store. A store that cannot be reached, is too slow or
+//! refuses the question leaves the artifact taken to exist, as are those
+//! of stores not configured here; such answers are logged and counted
+//! (`couler_cache_artifact_checks_total{outcome="unknown"}`).
+
+use couler_optimizer::StepOutputs;
+use futures::StreamExt;
+use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+/// How many `HEAD` requests one lookup has in flight at once.
+const CONCURRENT_HEADS: usize = 32;
+/// How long a signed `HEAD` URL stays valid; it is used at once.
+const SIGNED_FOR: Duration = Duration::from_secs(60);
+
+/// An object store prefix, such as `s3://couler-artifacts/`, whose objects
+/// are files under `path` here (the Argo artifact bucket's mount, or any
+/// store listed in the `cache.mounts` setting, e.g. KFP's MinIO bucket
+/// through a CSI or FUSE mount).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mount {
+    pub prefix: String,
+    pub path: PathBuf,
+}
+
+/// An S3-compatible store whose objects are locations under `prefix`
+/// (`minio://mlpipeline/…`, `s3://bucket/…`, `gs://bucket/…`); the bucket
+/// is the location's first segment after the scheme.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "S3StoreSettings")]
+pub struct S3Store {
+    prefix: String,
+    bucket: Bucket,
+    credentials: Option<Credentials>,
+    timeout: Duration,
+}
+
+/// An [`S3Store`] as configured (`cache.s3` in the services' settings).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct S3StoreSettings {
+    /// `<scheme>://<bucket>/`, optionally with a key prefix after it.
+    pub prefix: String,
+    /// `http://minio-service.kubeflow:9000`, `https://s3.eu-west-1.amazonaws.com`,
+    /// `https://storage.googleapis.com`.
+    pub endpoint: String,
+    #[serde(default = "default_region")]
+    pub region: String,
+    /// `endpoint/bucket/key`, as MinIO and GCS serve (the default), or
+    /// AWS's virtual-hosted `bucket.endpoint/key` when false.
+    #[serde(default = "yes")]
+    pub path_style: bool,
+    /// Without keys, requests are not signed (a public bucket).
+    #[serde(default)]
+    pub access_key_id: Option<String>,
+    #[serde(default)]
+    pub secret_access_key: Option<SecretString>,
+    /// Bound on each `HEAD`; a slower store leaves the artifact taken to exist.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn default_region() -> String {
+    "us-east-1".into()
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_timeout_ms() -> u64 {
+    2000
+}
+
+/// Why an [`S3StoreSettings`] cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("prefix {0:?} is not <scheme>://<bucket>/…")]
+    Prefix(String),
+    #[error("endpoint {endpoint:?} of {prefix:?}: {reason}")]
+    Endpoint {
+        prefix: String,
+        endpoint: String,
+        reason: String,
+    },
+    #[error("{0:?} has only one of access_key_id and secret_access_key")]
+    Credentials(String),
+}
+
+impl TryFrom<S3StoreSettings> for S3Store {
+    type Error = StoreError;
+
+    fn try_from(s: S3StoreSettings) -> Result<S3Store, StoreError> {
+        let prefix = with_slash(&s.prefix);
+        let bucket = bucket_and_key(&prefix)
+            .map(|(bucket, _)| bucket.to_owned())
+            .filter(|bucket| !bucket.is_empty())
+            .ok_or_else(|| StoreError::Prefix(s.prefix.clone()))?;
+        let endpoint_error = |reason: String| StoreError::Endpoint {
+            prefix: s.prefix.clone(),
+            endpoint: s.endpoint.clone(),
+            reason,
+        };
+        let endpoint = s
+            .endpoint
+            .parse::<reqwest::Url>()
+            .map_err(|e| endpoint_error(e.to_string()))?;
+        let style = match s.path_style {
+            true => UrlStyle::Path,
+            false => UrlStyle::VirtualHost,
+        };
+        let bucket = Bucket::new(endpoint, style, bucket, s.region)
+            .map_err(|e| endpoint_error(e.to_string()))?;
+        let credentials = match (s.access_key_id, s.secret_access_key) {
+            (Some(key), Some(secret)) => Some(Credentials::new(key, secret.expose_secret())),
+            (None, None) => None,
+            _ => return Err(StoreError::Credentials(s.prefix)),
+        };
+        Ok(S3Store {
+            prefix,
+            bucket,
+            credentials,
+            timeout: Duration::from_millis(s.timeout_ms),
+        })
+    }
+}
+
+impl S3Store {
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    async fn head(&self, http: &reqwest::Client, location: &str) -> Presence {
+        let Some((_, key)) = bucket_and_key(location) else {
+            return Presence::Unknown;
+        };
+        let url = rusty_s3::actions::HeadObject::new(&self.bucket, self.credentials.as_ref(), key)
+            .sign(SIGNED_FOR);
+        // The URL carries a signature: only the location is ever logged.
+        match http.head(url).timeout(self.timeout).send().await {
+            Ok(r) if r.status().is_success() => Presence::There,
+            Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND => Presence::Gone,
+            Ok(r) => {
+                tracing::warn!(location, status = %r.status(), "an object store did not say whether a cached artifact exists; taken to");
+                Presence::Unknown
+            }
+            Err(e) => {
+                tracing::warn!(location, error = %e.without_url(), "an object store did not say whether a cached artifact exists; taken to");
+                Presence::Unknown
+            }
+        }
+    }
+}
+
+/// A prefix that ends where a path segment does: `s3://bkt` must not match
+/// `s3://bkt2/…`.
+pub(crate) fn with_slash(prefix: &str) -> String {
+    match prefix.ends_with('/') {
+        true => prefix.to_owned(),
+        false => format!("{prefix}/"),
+    }
+}
+
+/// `scheme://bucket/key` as its bucket and key.
+fn bucket_and_key(location: &str) -> Option<(&str, &str)> {
+    let (_, rest) = location.split_once("://")?;
+    rest.split_once('/')
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presence {
+    There,
+    Gone,
+    Unknown,
+}
+
+impl Presence {
+    fn label(self) -> &'static str {
+        match self {
+            Presence::There => "present",
+            Presence::Gone => "gone",
+            Presence::Unknown => "unknown",
+        }
+    }
+}
+
+/// Every store a hit's artifacts may be checked in from this host.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Stores {
+    mounts: Vec<Mount>,
+    s3: Vec<S3Store>,
+    /// Only when an S3 store is configured.
+    http: Option<reqwest::Client>,
+}
+
+/// Where an artifact can be checked from here.
+enum Place<'a> {
+    File(PathBuf),
+    Object(&'a S3Store),
+    /// A store not configured here: taken to exist.
+    Elsewhere,
+}
+
+impl Stores {
+    pub(crate) fn new(mounts: Vec<Mount>, s3: Vec<S3Store>) -> Stores {
+        let http = match s3.is_empty() {
+            true => None,
+            // reqwest is built without a default TLS provider; pick ring once.
+            false => {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                reqwest::Client::builder()
+                    .user_agent(concat!("couler/", env!("CARGO_PKG_VERSION")))
+                    .connect_timeout(Duration::from_secs(2))
+                    .build()
+                    .inspect_err(|e| {
+                        tracing::error!(error = %e, "no HTTP client: cached artifacts in object stores are taken to exist");
+                    })
+                    .ok()
+            }
+        };
+        Stores { mounts, s3, http }
+    }
+
+    fn place<'a>(&'a self, location: &str) -> Place<'a> {
+        if let Some(path) = location.strip_prefix("file://") {
+            return Place::File(PathBuf::from(path));
+        }
+        let mounted = self.mounts.iter().find_map(|m| {
+            let key = Path::new(location.strip_prefix(&m.prefix)?);
+            // Only a plain key names a file under the mount.
+            key.components()
+                .all(|c| matches!(c, Component::Normal(_)))
+                .then(|| m.path.join(key))
+        });
+        if let Some(path) = mounted {
+            return Place::File(path);
+        }
+        self.s3
+            .iter()
+            .find(|s| location.starts_with(&s.prefix))
+            .map_or(Place::Elsewhere, Place::Object)
+    }
+
+    /// For each of `outputs`, whether all its artifacts are still in their
+    /// store (false for `None`); objects are asked about concurrently.
+    pub(crate) async fn present(&self, outputs: &[Option<&StepOutputs>]) -> Vec<bool> {
+        let mut present: Vec<bool> = outputs.iter().map(Option::is_some).collect();
+        let mut asks = Vec::new();
+        for (i, outputs) in outputs.iter().enumerate() {
+            for artifact in outputs.iter().flat_map(|o| o.artifacts.values()) {
+                match self.place(&artifact.location) {
+                    Place::File(path) => present[i] &= path.exists(),
+                    Place::Object(store) => asks.push((i, store, artifact.location.as_str())),
+                    Place::Elsewhere => {}
+                }
+            }
+        }
+        let Some(http) = self.http.as_ref().filter(|_| !asks.is_empty()) else {
+            return present;
+        };
+        // Built before they are streamed: a stream's own closures would
+        // keep the lookup's future from being sent to a task.
+        let heads: Vec<_> = asks
+            .into_iter()
+            .filter(|(i, ..)| present[*i])
+            .map(|(i, store, location)| async move { (i, store.head(http, location).await) })
+            .collect();
+        let answers: Vec<(usize, Presence)> = futures::stream::iter(heads)
+            .buffer_unordered(CONCURRENT_HEADS)
+            .collect()
+            .await;
+        for (i, answer) in answers {
+            metrics::counter!("couler_cache_artifact_checks_total", "outcome" => answer.label())
+                .increment(1);
+            present[i] &= answer != Presence::Gone;
+        }
+        present
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(prefix: &str, endpoint: &str) -> S3StoreSettings {
+        S3StoreSettings {
+            prefix: prefix.into(),
+            endpoint: endpoint.into(),
+            region: default_region(),
+            path_style: true,
+            access_key_id: None,
+            secret_access_key: None,
+            timeout_ms: 100,
+        }
+    }
+
+    #[test]
+    fn a_store_names_its_bucket_and_ends_its_prefix_with_a_slash() {
+        let store = S3Store::try_from(settings("minio://mlpipeline", "http://minio:9000")).unwrap();
+        assert_eq!(store.prefix(), "minio://mlpipeline/");
+        assert_eq!(store.bucket.name(), "mlpipeline");
+        let stores = Stores::new(vec![], vec![store]);
+        assert!(matches!(
+            stores.place("minio://mlpipeline/v2/artifacts/model"),
+            Place::Object(_)
+        ));
+        assert!(matches!(
+            stores.place("minio://mlpipeline2/model"),
+            Place::Elsewhere
+        ));
+    }
+
+    #[test]
+    fn unusable_settings_say_what_is_wrong() {
+        for (prefix, endpoint, wrong) in [
+            ("s3://", "http://minio:9000", "is not <scheme>://<bucket>/"),
+            (
+                "mlpipeline",
+                "http://minio:9000",
+                "is not <scheme>://<bucket>/",
+            ),
+            ("s3://b/", "minio:9000", "endpoint"),
+            ("s3://b/", "ftp://minio", "endpoint"),
+        ] {
+            let e = S3Store::try_from(settings(prefix, endpoint)).unwrap_err();
+            assert!(e.to_string().contains(wrong), "{prefix} {endpoint}: {e}");
+        }
+        let mut half = settings("s3://b/", "http://minio:9000");
+        half.access_key_id = Some("key".into());
+        let e = S3Store::try_from(half).unwrap_err();
+        assert!(e.to_string().contains("only one of"), "{e}");
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        let mut s = settings("s3://b/", "http://minio:9000");
+        s.access_key_id = Some("AKIA".into());
+        s.secret_access_key = Some(SecretString::from("hunter2-secret"));
+        let store = S3Store::try_from(s).unwrap();
+        assert!(!format!("{store:?}").contains("hunter2"));
+        let url =
+            rusty_s3::actions::HeadObject::new(&store.bucket, store.credentials.as_ref(), "k")
+                .sign(SIGNED_FOR);
+        assert!(
+            !url.as_str().contains("hunter2"),
+            "only a signature is sent"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 //! a copy; a result whose artifacts were not stored is not reused; a hit
 //! whose object was deleted from the store runs again.
 
+use couler_fakes::s3::S3Server;
 use couler_tests::*;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -25,14 +26,43 @@ steps:
     container: {image: alpine, command: [sh, -c, 'echo $(cat {{inputs.artifacts.model.path}}) on split {{workflow.parameters.split}}']}
 ";
 
+/// How a scheduler reads a fake engine's bucket.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Bucket {
+    /// As a directory.
+    Mounted,
+    /// As an S3-compatible store, listed in `cache.s3`.
+    OverS3,
+    /// Not at all.
+    Unread,
+}
+
+/// `COULER__CACHE__S3`, listing `server` as the store of the locations
+/// under `prefix`.
+fn listed(prefix: &str, server: &S3Server) -> (&'static str, String) {
+    let store = format!(
+        r#"[{{prefix = "{prefix}", endpoint = "{}", access_key_id = "{}", secret_access_key = "{}"}}]"#,
+        server.url(),
+        couler_fakes::s3::ACCESS_KEY,
+        couler_fakes::s3::SECRET_KEY
+    );
+    ("COULER__CACHE__S3", store)
+}
+
 /// The fake Kubernetes API server and Argo controller, on a runtime of
-/// their own, with the artifact bucket in a directory the scheduler mounts.
+/// their own, with the artifact bucket in a directory that a real S3
+/// server serves.
 struct FakeArgo {
     runtime: tokio::runtime::Runtime,
     cluster: Option<couler_fakes::kube::Cluster>,
     controller: tokio::task::JoinHandle<()>,
-    dir: tempdir::Dir,
+    objects: S3Server,
+    /// Removed on drop, after the servers.
+    _dir: tempdir::Dir,
 }
+
+/// The fake Argo's bucket (the adapter's default).
+const ARGO_BUCKET: &str = "couler-artifacts";
 
 impl FakeArgo {
     fn start() -> FakeArgo {
@@ -41,7 +71,8 @@ impl FakeArgo {
         let cluster = runtime
             .block_on(couler_fakes::kube::Cluster::start(dir.path().join("pods")))
             .expect("fake cluster");
-        let config = couler_fakes::argo::Config::new(dir.path().join("artifacts"));
+        let objects = S3Server::start(&dir.path().join("s3"));
+        let config = couler_fakes::argo::Config::new(objects.path(ARGO_BUCKET, ""));
         let controller = {
             // The controller is a task on this runtime.
             let _guard = runtime.enter();
@@ -51,27 +82,31 @@ impl FakeArgo {
             runtime,
             cluster: Some(cluster),
             controller,
-            dir,
+            objects,
+            _dir: dir,
         }
     }
 
-    /// The scheduler's settings for this cluster; `mounted`: with the
-    /// artifact bucket mounted, so that the scheduler digests what steps
-    /// store there.
-    fn env(&self, mounted: bool) -> Vec<(&'static str, String)> {
+    /// The scheduler's settings for this cluster, reading its bucket as
+    /// `bucket` says.
+    fn env(&self, bucket: Bucket) -> Vec<(&'static str, String)> {
         let cluster = self.cluster.as_ref().expect("running");
         let mut env = vec![("COULER__ARGO__API_URL", cluster.url())];
-        if mounted {
-            let bucket = self.dir.path().join("artifacts");
-            env.push(("COULER__ARGO__ARTIFACT_MOUNT", bucket.display().to_string()));
+        match bucket {
+            Bucket::Mounted => {
+                let path = self.objects.path(ARGO_BUCKET, "");
+                env.push(("COULER__ARGO__ARTIFACT_MOUNT", path.display().to_string()));
+            }
+            Bucket::OverS3 => env.push(listed(&format!("s3://{ARGO_BUCKET}/"), &self.objects)),
+            Bucket::Unread => {}
         }
         env
     }
 }
 
 /// A scheduler for `couler` whose `argo` tenants run on `argo`.
-fn scheduler_on(couler: &Couler, argo: &FakeArgo, mounted: bool) -> Proc {
-    let env = argo.env(mounted);
+fn scheduler_on(couler: &Couler, argo: &FakeArgo, bucket: Bucket) -> Proc {
+    let env = argo.env(bucket);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     couler.scheduler_with("argo", &env)
 }
@@ -110,7 +145,7 @@ impl Drop for FakeArgo {
 fn a_step_cached_where_argo_cannot_read_it_runs_once_there_and_is_then_read_from_its_copy() {
     let argo = FakeArgo::start();
     let couler = Couler::start();
-    let _scheduler = scheduler_on(&couler, &argo, true);
+    let _scheduler = scheduler_on(&couler, &argo, Bucket::Mounted);
     let (_, alice) = couler.tenant("alice");
     let (_, bob) = couler.tenant_with("bob", json!({"engine": "argo"}));
     let run = |token: &str, split: &str| train_and_evaluate(&couler, token, split);
@@ -148,7 +183,7 @@ fn a_result_whose_artifacts_the_engine_did_not_store_is_not_reused() {
     let argo = FakeArgo::start();
     let couler = Couler::start();
     // Without the bucket mounted the scheduler cannot digest train's model.
-    let _scheduler = scheduler_on(&couler, &argo, false);
+    let _scheduler = scheduler_on(&couler, &argo, Bucket::Unread);
     let (_, alice) = couler.tenant("alice");
     let (_, bob) = couler.tenant_with("bob", json!({"engine": "argo"}));
     assert_eq!(
@@ -173,7 +208,7 @@ fn a_result_whose_artifacts_the_engine_did_not_store_is_not_reused() {
 struct FakeKfp {
     runtime: tokio::runtime::Runtime,
     servers: Option<(couler_fakes::kube::Cluster, couler_fakes::kfp::KfpServer)>,
-    minio: couler_fakes::s3::S3Server,
+    minio: S3Server,
     /// Removed on drop, after the servers.
     _dir: tempdir::Dir,
 }
@@ -191,7 +226,7 @@ impl FakeKfp {
                 .expect("fake KFP server");
             (cluster, kfp)
         });
-        let minio = couler_fakes::s3::S3Server::start(&dir.path().join("object-store"));
+        let minio = S3Server::start(&dir.path().join("object-store"));
         FakeKfp {
             runtime,
             servers: Some(servers),
@@ -213,38 +248,29 @@ impl FakeKfp {
             ),
         ];
         if asked {
-            let minio = format!(
-                r#"[{{prefix = "minio://mlpipeline/", endpoint = "{}", access_key_id = "{}", secret_access_key = "{}"}}]"#,
-                self.minio.url(),
-                couler_fakes::s3::ACCESS_KEY,
-                couler_fakes::s3::SECRET_KEY
-            );
-            env.push(("COULER__CACHE__S3", minio));
+            env.push(listed("minio://mlpipeline/", &self.minio));
         }
         env
     }
+}
 
-    /// Deletes every object named `name` from the bucket, as KFP's
-    /// artifact retention or a user cleaning MinIO would; how many.
-    fn delete_objects_named(&self, name: &str) -> usize {
-        fn walk(dir: &std::path::Path, name: &str) -> usize {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return 0;
-            };
-            entries
-                .flatten()
-                .map(|e| match e.path() {
-                    p if p.is_dir() => walk(&p, name),
-                    p if p.file_name().is_some_and(|f| f == name) => {
-                        std::fs::remove_file(&p).unwrap();
-                        1
-                    }
-                    _ => 0,
-                })
-                .sum()
-        }
-        walk(&self.minio.path("mlpipeline", ""), name)
-    }
+/// Deletes every object named `name` under `dir`, as an engine's artifact
+/// retention or a user cleaning the bucket would; how many.
+fn delete_objects_named(dir: &std::path::Path, name: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.path() {
+            p if p.is_dir() => delete_objects_named(&p, name),
+            p if p.file_name().is_some_and(|f| f == name) => {
+                std::fs::remove_file(&p).unwrap();
+                1
+            }
+            _ => 0,
+        })
+        .sum()
 }
 
 impl Drop for FakeKfp {
@@ -272,10 +298,29 @@ fn a_hit_whose_object_was_deleted_from_kfps_minio_runs_again() {
     });
     // The model goes from MinIO: evaluate would find nothing to read, so
     // the scheduler, asking MinIO, runs train again.
-    assert!(kfp.delete_objects_named("model") > 0);
+    assert!(delete_objects_named(&kfp.minio.path("mlpipeline", ""), "model") > 0);
     assert_eq!(run("3"), evaluated("succeeded", "3"));
     // Its new model is cached in turn.
     wait_until(Duration::from_secs(10), || {
         run("4") == evaluated("cached", "4")
     });
+}
+
+#[test]
+fn an_argo_result_is_read_from_its_bucket_over_s3_and_a_deleted_one_runs_again() {
+    let argo = FakeArgo::start();
+    let couler = Couler::start();
+    // Not mounted: the scheduler downloads train's model from the bucket
+    // to digest it, and asks the bucket about it on a hit.
+    let _scheduler = scheduler_on(&couler, &argo, Bucket::OverS3);
+    let (_, bob) = couler.tenant_with("bob", json!({"engine": "argo"}));
+    let run = |split: &str| train_and_evaluate(&couler, &bob, split);
+
+    assert_eq!(run("1"), evaluated("succeeded", "1"));
+    wait_until(Duration::from_secs(10), || {
+        run("2") == evaluated("cached", "2")
+    });
+    let bucket = argo.objects.path(ARGO_BUCKET, "");
+    assert!(delete_objects_named(&bucket, "model") > 0);
+    assert_eq!(run("3"), evaluated("succeeded", "3"));
 }

@@ -35,7 +35,7 @@ mod tenants;
 use crate::SharedRedis;
 use crate::importance::{self, ReuseStats, Weights};
 use crate::key::CacheKey;
-use crate::stores::{Mount, S3Store, Stores};
+use couler_objects::{Mount, S3Store, Stores};
 use couler_optimizer::StepOutputs;
 pub use lookup::readable;
 use scripts::{ADMIT, DROP_COPIES, FAMILY, GONE, INVALIDATE, RECLAIM_PER_ADMISSION, SWEEP};

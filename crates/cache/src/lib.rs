@@ -5,7 +5,6 @@
 //! - [`index`]: entries in Redis, admitted and evicted under a byte budget.
 //! - [`plan`]: a whole plan looked up in depth order, in pipelined chunks.
 //! - [`sim`]: a trace-driven simulator comparing caching policies.
-//! - `stores`: whether a hit's artifacts are still in their store.
 
 pub mod importance;
 pub mod index;
@@ -14,7 +13,6 @@ pub mod plan;
 mod redis_conn;
 mod settings;
 pub mod sim;
-mod stores;
 
 pub use index::{
     Admission, CacheConfig, CacheIndex, Cached, Entry, Found, Invalidate, Record, Stats, Usage,
@@ -22,4 +20,3 @@ pub use index::{
 pub use key::{CacheKey, NoKey, Scope};
 pub use redis_conn::SharedRedis;
 pub use settings::{CacheSettings, RedisSettings};
-pub use stores::{Mount, S3Store, S3StoreSettings, StoreError};

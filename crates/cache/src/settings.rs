@@ -39,13 +39,13 @@ pub struct CacheSettings {
     /// Object stores mounted here as directories (`{prefix = "minio://mlpipeline/",
     /// path = "/mnt/mlpipeline"}`): a hit's artifacts there are checked to
     /// exist, as files are.
-    pub mounts: Vec<crate::Mount>,
+    pub mounts: Vec<couler_objects::Mount>,
     /// S3-compatible stores (`{prefix = "minio://mlpipeline/", endpoint =
     /// "http://minio-service.kubeflow:9000", access_key_id = …,
     /// secret_access_key = …}`): a hit's artifacts there are checked with a
     /// signed `HEAD`. Objects of stores neither mounted nor listed are
     /// taken to exist.
-    pub s3: Vec<crate::S3Store>,
+    pub s3: Vec<couler_objects::S3Store>,
 }
 
 impl Default for CacheSettings {
@@ -75,14 +75,7 @@ impl RedisSettings {
             default_ttl: Duration::from_secs(cache.default_ttl_secs),
             max_ttl: Duration::from_secs(cache.max_ttl_secs),
             timeout: self.timeout(),
-            mounts: cache
-                .mounts
-                .iter()
-                .map(|m| crate::Mount {
-                    prefix: crate::stores::with_slash(&m.prefix),
-                    path: m.path.clone(),
-                })
-                .collect(),
+            mounts: cache.mounts.clone(),
             s3: cache.s3.clone(),
             ..Default::default()
         }

@@ -5,8 +5,9 @@
 mod common;
 
 use common::*;
-use couler_cache::{CacheIndex, S3Store, S3StoreSettings};
+use couler_cache::CacheIndex;
 use couler_fakes::s3::{ACCESS_KEY, S3Server, SECRET_KEY};
+use couler_objects::{S3Store, S3StoreSettings};
 use std::net::TcpListener;
 
 fn store(s3: &S3Server, prefix: &str, secret: &str) -> S3Store {

@@ -42,7 +42,11 @@ impl Env {
 
     fn config(&self) -> ArgoConfig {
         let mut config = ArgoConfig::new(KubeConfig::at(self.cluster.url()));
-        config.artifact_mount = Some(self.dir.join("artifacts"));
+        let bucket = couler_objects::Mount {
+            prefix: config.bucket_prefix(),
+            path: self.dir.join("artifacts"),
+        };
+        config.artifact_stores = couler_objects::Stores::new(vec![bucket], vec![]);
         config
     }
 

@@ -80,32 +80,47 @@ pub struct ArgoEngineConfig {
     #[serde(default)]
     pub artifact_bucket: Option<String>,
     /// Where that bucket is readable from this scheduler, to digest output
-    /// artifacts; none: artifacts are not reported.
+    /// artifacts; none: they are read from the bucket when `cache.s3` lists
+    /// it, and otherwise not reported (nor cached).
     #[serde(default)]
     pub artifact_mount: Option<PathBuf>,
 }
 
 impl Config {
-    /// The cache index's settings, with the object stores this scheduler
-    /// sees as directories (Argo's mounted artifact bucket), so that a hit
-    /// on a deleted artifact there is a miss.
+    /// The cache index's settings, with every object store this scheduler
+    /// sees, so that a hit on a deleted artifact there is a miss.
     pub fn cache_config(&self) -> couler_cache::CacheConfig {
         let mut config = self.redis.cache_config(&self.cache);
-        if let Some(argo) = &self.argo {
-            let adapter = argo.adapter();
-            if let Some(path) = adapter.artifact_mount {
-                config.mounts.push(couler_cache::Mount {
-                    prefix: format!("s3://{}/", adapter.artifact_bucket),
-                    path,
-                });
-            }
-        }
+        config.mounts = self.mounts();
         config
+    }
+
+    /// The Argo adapter's settings; it reads what steps store in its
+    /// bucket from the same stores the cache checks hits in.
+    pub fn argo_adapter(&self) -> Option<couler_engines::argo::ArgoConfig> {
+        let argo = self.argo.as_ref()?;
+        let stores = couler_objects::Stores::new(self.mounts(), self.cache.s3.clone());
+        Some(argo.adapter(stores))
+    }
+
+    /// The object stores mounted here: those listed with the cache's
+    /// settings, and Argo's artifact bucket where it is mounted.
+    fn mounts(&self) -> Vec<couler_objects::Mount> {
+        let mut mounts = self.cache.mounts.clone();
+        if let Some(argo) = &self.argo
+            && let Some(path) = &argo.artifact_mount
+        {
+            mounts.push(couler_objects::Mount {
+                prefix: argo.adapter(Default::default()).bucket_prefix(),
+                path: path.clone(),
+            });
+        }
+        mounts
     }
 }
 
 impl ArgoEngineConfig {
-    pub fn adapter(&self) -> couler_engines::argo::ArgoConfig {
+    fn adapter(&self, artifact_stores: couler_objects::Stores) -> couler_engines::argo::ArgoConfig {
         let kube = KubeEngineConfig {
             api_url: self.api_url.clone(),
             token: self.token.clone(),
@@ -115,7 +130,7 @@ impl ArgoEngineConfig {
         if let Some(bucket) = &self.artifact_bucket {
             config.artifact_bucket = bucket.clone();
         }
-        config.artifact_mount = self.artifact_mount.clone();
+        config.artifact_stores = artifact_stores;
         config
     }
 }

@@ -38,8 +38,8 @@ impl Engines {
             };
             engines = engines.with(Arc::new(AirflowAdapter::new(airflow)?));
         }
-        if let Some(a) = &config.argo {
-            engines = engines.with(Arc::new(ArgoAdapter::new(a.adapter())?));
+        if let Some(argo) = config.argo_adapter() {
+            engines = engines.with(Arc::new(ArgoAdapter::new(argo)?));
         }
         if let Some(t) = &config.tekton {
             engines = engines.with(Arc::new(TektonAdapter::new(TektonConfig::new(t.kube()))?));
@@ -107,18 +107,18 @@ secret_access_key = "gcs-hmac-secret"
         )
         .unwrap();
         let config = Config::load(Some(&file)).expect("the config loads");
-        let argo = config.argo.as_ref().unwrap().adapter();
+        let argo = config.argo_adapter().unwrap();
         assert_eq!(argo.artifact_bucket, "ml-artifacts");
         // Hits on the mounted buckets are checked there: KFP's, listed
         // with the cache's settings, and Argo's.
         assert_eq!(
             config.cache_config().mounts,
             [
-                couler_cache::Mount {
-                    prefix: "minio://mlpipeline/".into(),
+                couler_objects::Mount {
+                    prefix: "minio://mlpipeline".into(),
                     path: "/mnt/mlpipeline".into(),
                 },
-                couler_cache::Mount {
+                couler_objects::Mount {
                     prefix: "s3://ml-artifacts/".into(),
                     path: "/mnt/ml-artifacts".into(),
                 }

@@ -44,7 +44,7 @@ impl CacheIndex {
             .iter()
             .map(|e| e.as_ref().map(|e| &e.outputs))
             .collect();
-        let there = self.stores.present(&outputs).await;
+        let there = self.artifacts_there(&outputs).await;
         // Records for what may miss: no entry, or one whose artifacts are
         // gone (it may still have a copy).
         let want_records: Vec<usize> = (0..keys.len()).filter(|&i| !there[i]).collect();
@@ -63,7 +63,7 @@ impl CacheIndex {
             .iter()
             .map(|c| c.as_ref().map(|c| &c.outputs))
             .collect();
-        let copy_there = self.stores.present(&copy_outputs).await;
+        let copy_there = self.artifacts_there(&copy_outputs).await;
 
         let mut out = Vec::with_capacity(keys.len());
         // Each with the store it was seen in: what another lookup has
@@ -100,6 +100,24 @@ impl CacheIndex {
             self.seen_gone(&self.gone, stale).await;
         }
         out
+    }
+
+    /// For each of `outputs`, whether all its artifacts are still in their
+    /// store (false for `None`).
+    async fn artifacts_there(&self, outputs: &[Option<&StepOutputs>]) -> Vec<bool> {
+        let (owners, locations): (Vec<usize>, Vec<&str>) = outputs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, o)| {
+                o.iter()
+                    .flat_map(move |o| o.artifacts.values().map(move |a| (i, a.location.as_str())))
+            })
+            .unzip();
+        let mut there: Vec<bool> = outputs.iter().map(Option::is_some).collect();
+        for (i, exists) in owners.into_iter().zip(self.stores.exist(&locations).await) {
+            there[i] &= exists;
+        }
+        there
     }
 
     /// [`lookup`](Self::lookup) on a task of its own, so the caller can

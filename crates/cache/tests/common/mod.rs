@@ -54,7 +54,7 @@ pub fn uuid_like() -> String {
 /// An index whose objects under `prefix` are files under `dir` here.
 pub async fn index_mounting(budget: u64, prefix: &str, dir: &std::path::Path) -> CacheIndex {
     let mut config = index(budget).await.config().clone();
-    config.mounts = vec![couler_cache::Mount {
+    config.mounts = vec![couler_objects::Mount {
         prefix: prefix.into(),
         path: dir.into(),
     }];

@@ -553,19 +553,26 @@ impl Api {
         let url = a["download_url"]
             .as_str()
             .ok_or_else(|| ApiError::Transport(format!("artifact {id} has no download_url")))?;
-        let bytes = self
+        let failed = |e: reqwest::Error| ApiError::Transport(format!("downloading {uri}: {e}"));
+        let response = self
             .http
             .get(url)
             .send()
             .await
             .and_then(|r| r.error_for_status())
-            .map_err(|e| ApiError::Transport(format!("downloading {uri}: {e}")))?
-            .bytes()
-            .await
-            .map_err(|e| ApiError::Transport(format!("downloading {uri}: {e}")))?;
+            .map_err(failed)?;
+        // Hashed as it streams: a model need not fit in memory.
+        let mut hasher = blake3::Hasher::new();
+        let mut size = 0;
+        let mut body = response.bytes_stream();
+        while let Some(chunk) = futures::StreamExt::next(&mut body).await {
+            let chunk = chunk.map_err(failed)?;
+            size += chunk.len() as u64;
+            hasher.update(&chunk);
+        }
         Ok(ArtifactRef {
-            digest: blake3::hash(&bytes).to_hex().to_string(),
-            size: bytes.len() as u64,
+            digest: hasher.finalize().to_hex().to_string(),
+            size,
             location: uri,
         })
     }

@@ -25,8 +25,10 @@
 //! - A `Retry` node's attempts are its children: the attempt number is
 //!   how many there are. `engine_ref` is the node id.
 //! - Outputs: `outputs.result`, `outputs.parameters`, and output
-//!   artifacts by their `s3.key` (digested from
-//!   [`ArgoConfig::artifact_mount`] when the bucket is visible here).
+//!   artifacts by their `s3.key`, digested once each where
+//!   [`ArgoConfig::artifact_stores`] reads the bucket (its mount, or the
+//!   bucket as an S3-compatible store); artifacts this host cannot read
+//!   are not reported.
 //!   Terminal updates carry the tail of the pod's log.
 //! - Reused steps are not in the Workflow and are reported once at start.
 //! - Cancel merge-patches `spec.shutdown: Stop`, so exit handlers still run,
@@ -52,7 +54,6 @@ use kube::api::{Api, DynamicObject, LogParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::{OnceCell, mpsc};
 use track::{Nodes, Tracker};
@@ -64,20 +65,25 @@ pub struct ArgoConfig {
     /// The bucket of Argo's artifact repository, for artifact locations
     /// (`s3://<bucket>/<key>`).
     pub artifact_bucket: String,
-    /// Where that bucket is readable on this machine, to digest output
-    /// artifacts; without it artifacts are not reported.
-    pub artifact_mount: Option<PathBuf>,
+    /// Where this host reads that bucket's objects, to digest output
+    /// artifacts; what it cannot read is not reported.
+    pub artifact_stores: couler_objects::Stores,
     /// How much of a step's log terminal updates carry.
     pub log_tail_bytes: usize,
 }
 
 impl ArgoConfig {
+    /// The prefix of the bucket's locations, `s3://<bucket>/`.
+    pub fn bucket_prefix(&self) -> String {
+        format!("s3://{}/", self.artifact_bucket)
+    }
+
     /// Artifacts in `couler-artifacts` (not digested), 64 KiB log tails.
     pub fn new(kube: KubeConfig) -> ArgoConfig {
         ArgoConfig {
             kube,
             artifact_bucket: "couler-artifacts".into(),
-            artifact_mount: None,
+            artifact_stores: Default::default(),
             log_tail_bytes: LOG_TAIL_BYTES,
         }
     }

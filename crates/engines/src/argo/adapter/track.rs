@@ -4,6 +4,7 @@
 use super::{ArgoConfig, Tracked, pod_name};
 use crate::track::{Reporter, gather, map_state, tail};
 use crate::{RunOutcome, StepMetrics, StepPhase, StepState, Update};
+use couler_objects::Digest;
 use couler_optimizer::{ArtifactRef, StepOutputs};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
@@ -11,7 +12,6 @@ use kube::api::{Api, DynamicObject, LogParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -150,7 +150,12 @@ pub(super) struct Tracker {
     reporter: Reporter,
     pods: Api<Pod>,
     config: Arc<ArgoConfig>,
+    /// Each output artifact's digest by location, read once.
+    digests: HashMap<String, Option<Digest>>,
 }
+
+/// How many artifacts are read at once.
+const CONCURRENT_DIGESTS: usize = 4;
 
 impl Tracker {
     pub(super) fn new(
@@ -169,6 +174,7 @@ impl Tracker {
             reporter: Reporter::new(tx, resume),
             pods,
             config,
+            digests: HashMap::new(),
         }
     }
 
@@ -211,6 +217,7 @@ impl Tracker {
 
     /// One look at the Workflow: sends what changed; `Finished` when it ended.
     async fn look(&mut self, wf: &Value) -> Option<Update> {
+        self.digest_artifacts(&wf["status"]["nodes"]).await;
         let nodes = Nodes::of(wf);
         let status = &wf["status"];
         let phase = status["phase"].as_str().unwrap_or_default();
@@ -277,6 +284,45 @@ impl Tracker {
             )
         };
         Some(Update::Finished { outcome, message })
+    }
+
+    /// Digests the output artifacts of succeeded nodes not read yet.
+    async fn digest_artifacts(&mut self, nodes: &Value) {
+        let mut new: Vec<String> = nodes
+            .as_object()
+            .into_iter()
+            .flat_map(|nodes| nodes.values())
+            .filter(|node| node["phase"] == "Succeeded")
+            .flat_map(|node| {
+                node["outputs"]["artifacts"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+            })
+            .filter_map(|a| a["s3"]["key"].as_str())
+            .map(|key| format!("{}{key}", self.config.bucket_prefix()))
+            .filter(|location| !self.digests.contains_key(location))
+            .collect();
+        new.sort();
+        new.dedup();
+        let stores = &self.config.artifact_stores;
+        // Built before they are streamed, so that the tracker's future
+        // stays sendable.
+        let reads: Vec<_> = new
+            .into_iter()
+            .map(|location| async move {
+                let digest = stores.digest(&location).await.unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "cannot read an output artifact");
+                    None
+                });
+                (location, digest)
+            })
+            .collect();
+        let read: Vec<_> = futures::stream::iter(reads)
+            .buffer_unordered(CONCURRENT_DIGESTS)
+            .collect()
+            .await;
+        self.digests.extend(read);
     }
 
     /// Whether a failed (or errored) upstream step kept `step` from running.
@@ -373,24 +419,14 @@ impl Tracker {
             let (Some(name), Some(key)) = (a["name"].as_str(), a["s3"]["key"].as_str()) else {
                 continue;
             };
-            let Some(mount) = &self.config.artifact_mount else {
-                continue;
-            };
-            match digest(&mount.join(key)) {
-                Ok((digest, size)) => {
-                    let location = format!("s3://{}/{key}", self.config.artifact_bucket);
-                    out.artifacts.insert(
-                        name.to_owned(),
-                        ArtifactRef {
-                            digest,
-                            size,
-                            location,
-                        },
-                    );
-                }
-                Err(e) => {
-                    tracing::warn!(artifact = name, key, error = %e, "cannot read an artifact")
-                }
+            let location = format!("{}{key}", self.config.bucket_prefix());
+            if let Some(Some(digest)) = self.digests.get(&location) {
+                let artifact = ArtifactRef {
+                    digest: digest.hex.clone(),
+                    size: digest.size,
+                    location,
+                };
+                out.artifacts.insert(name.to_owned(), artifact);
             }
         }
         out
@@ -457,30 +493,6 @@ fn wall_ms(node: &Value) -> Option<u64> {
     };
     let ms = at("finishedAt")?.as_millisecond() - at("startedAt")?.as_millisecond();
     u64::try_from(ms).ok()
-}
-
-/// BLAKE3 and size of an artifact (a directory's files in path order).
-fn digest(path: &Path) -> std::io::Result<(String, u64)> {
-    fn add(path: &Path, hasher: &mut blake3::Hasher, size: &mut u64) -> std::io::Result<()> {
-        if path.is_dir() {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
-                .map(|e| e.map(|e| e.path()))
-                .collect::<Result<_, _>>()?;
-            entries.sort();
-            for e in entries {
-                add(&e, hasher, size)?;
-            }
-        } else {
-            let bytes = std::fs::read(path)?;
-            *size += bytes.len() as u64;
-            hasher.update(&bytes);
-        }
-        Ok(())
-    }
-    let mut hasher = blake3::Hasher::new();
-    let mut size = 0;
-    add(path, &mut hasher, &mut size)?;
-    Ok((hasher.finalize().to_hex().to_string(), size))
 }
 
 #[cfg(test)]

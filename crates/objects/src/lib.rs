@@ -1,7 +1,9 @@
-//! Whether a hit's artifacts are still in their store: files, objects of a
-//! store mounted here as a directory, and objects of an S3-compatible store
-//! (AWS S3, MinIO, Google Cloud Storage's XML API with HMAC keys) asked
-//! with a signed `HEAD`.
+//! Where artifacts live, as seen from this host: files, objects of a store
+//! mounted here as a directory, and objects of an S3-compatible store (AWS
+//! S3, MinIO, Google Cloud Storage's XML API with HMAC keys) reached over
+//! HTTP with requests that `rusty-s3` signs. [`Stores`] tells whether
+//! artifacts are still there (the cache index, on a hit) and digests them
+//! (engine adapters, for what a step stored).
 //!
 //! Only a definite answer makes an artifact gone: a missing file, or a
 //! `404` from its store. A store that cannot be reached, is too slow or
@@ -9,18 +11,20 @@
 //! of stores not configured here; such answers are logged and counted
 //! (`couler_cache_artifact_checks_total{outcome="unknown"}`).
 
-use couler_optimizer::StepOutputs;
 use futures::StreamExt;
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 /// How many `HEAD` requests one lookup has in flight at once.
 const CONCURRENT_HEADS: usize = 32;
-/// How long a signed `HEAD` URL stays valid; it is used at once.
+/// How long a signed URL stays valid; it is used at once.
 const SIGNED_FOR: Duration = Duration::from_secs(60);
+/// How long a download may wait for its next bytes.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// An object store prefix, such as `s3://couler-artifacts/`, whose objects
 /// are files under `path` here (the Argo artifact bucket's mount, or any
@@ -97,6 +101,26 @@ pub enum StoreError {
     Credentials(String),
 }
 
+/// Why an artifact could not be digested.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("reading {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Only the location: the request's URL carries a signature.
+    #[error("downloading {location}: {message}")]
+    Download { location: String, message: String },
+}
+
+/// An artifact's BLAKE3 digest (hex) and size in bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digest {
+    pub hex: String,
+    pub size: u64,
+}
+
 impl TryFrom<S3StoreSettings> for S3Store {
     type Error = StoreError;
 
@@ -162,9 +186,80 @@ impl S3Store {
     }
 }
 
+impl S3Store {
+    /// Downloads the object at `location`, hashing it as it streams.
+    async fn digest(&self, http: &reqwest::Client, location: &str) -> Result<Digest, ReadError> {
+        let failed = |message: String| ReadError::Download {
+            location: location.to_owned(),
+            message,
+        };
+        let (_, key) = bucket_and_key(location).ok_or_else(|| failed("no key".into()))?;
+        let url = rusty_s3::actions::GetObject::new(&self.bucket, self.credentials.as_ref(), key)
+            .sign(SIGNED_FOR);
+        let response = http
+            .get(url)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| failed(e.without_url().to_string()))?;
+        let mut hasher = blake3::Hasher::new();
+        let mut size = 0;
+        let mut body = response.bytes_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| failed(e.without_url().to_string()))?;
+            size += chunk.len() as u64;
+            hasher.update(&chunk);
+        }
+        Ok(Digest {
+            hex: hasher.finalize().to_hex().to_string(),
+            size,
+        })
+    }
+}
+
+/// BLAKE3 and size of a file, or of a directory's files concatenated in
+/// path order, read in blocks.
+fn digest_path(path: &Path) -> Result<Digest, ReadError> {
+    fn add(path: &Path, hasher: &mut blake3::Hasher, size: &mut u64) -> std::io::Result<()> {
+        if path.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
+                .map(|e| e.map(|e| e.path()))
+                .collect::<Result<_, _>>()?;
+            entries.sort();
+            for e in entries {
+                add(&e, hasher, size)?;
+            }
+            return Ok(());
+        }
+        let mut file = std::fs::File::open(path)?;
+        let mut block = vec![0; 256 * 1024];
+        loop {
+            match file.read(&mut block) {
+                Ok(0) => return Ok(()),
+                Ok(n) => {
+                    hasher.update(&block[..n]);
+                    *size += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    let mut hasher = blake3::Hasher::new();
+    let mut size = 0;
+    add(path, &mut hasher, &mut size).map_err(|source| ReadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(Digest {
+        hex: hasher.finalize().to_hex().to_string(),
+        size,
+    })
+}
+
 /// A prefix that ends where a path segment does: `s3://bkt` must not match
 /// `s3://bkt2/…`.
-pub(crate) fn with_slash(prefix: &str) -> String {
+pub fn with_slash(prefix: &str) -> String {
     match prefix.ends_with('/') {
         true => prefix.to_owned(),
         false => format!("{prefix}/"),
@@ -194,25 +289,30 @@ impl Presence {
     }
 }
 
-/// Every store a hit's artifacts may be checked in from this host.
+/// Every store whose artifacts this host can see.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Stores {
+pub struct Stores {
     mounts: Vec<Mount>,
     s3: Vec<S3Store>,
     /// Only when an S3 store is configured.
     http: Option<reqwest::Client>,
 }
 
-/// Where an artifact can be checked from here.
+/// Where an artifact can be read from here.
 enum Place<'a> {
     File(PathBuf),
     Object(&'a S3Store),
-    /// A store not configured here: taken to exist.
+    /// A store not configured here.
     Elsewhere,
 }
 
 impl Stores {
-    pub(crate) fn new(mounts: Vec<Mount>, s3: Vec<S3Store>) -> Stores {
+    /// `mounts`' prefixes end with a slash, so that `s3://bkt` never
+    /// matches `s3://bkt2/…`.
+    pub fn new(mut mounts: Vec<Mount>, s3: Vec<S3Store>) -> Stores {
+        for m in &mut mounts {
+            m.prefix = with_slash(&m.prefix);
+        }
         let http = match s3.is_empty() {
             true => None,
             // reqwest is built without a default TLS provider; pick ring once.
@@ -221,9 +321,10 @@ impl Stores {
                 reqwest::Client::builder()
                     .user_agent(concat!("couler/", env!("CARGO_PKG_VERSION")))
                     .connect_timeout(Duration::from_secs(2))
+                    .read_timeout(READ_TIMEOUT)
                     .build()
                     .inspect_err(|e| {
-                        tracing::error!(error = %e, "no HTTP client: cached artifacts in object stores are taken to exist");
+                        tracing::error!(error = %e, "no HTTP client: objects in S3-compatible stores are neither checked nor read");
                     })
                     .ok()
             }
@@ -251,28 +352,25 @@ impl Stores {
             .map_or(Place::Elsewhere, Place::Object)
     }
 
-    /// For each of `outputs`, whether all its artifacts are still in their
-    /// store (false for `None`); objects are asked about concurrently.
-    pub(crate) async fn present(&self, outputs: &[Option<&StepOutputs>]) -> Vec<bool> {
-        let mut present: Vec<bool> = outputs.iter().map(Option::is_some).collect();
+    /// For each location, whether it is still in its store, as far as
+    /// this host can tell; objects are asked about concurrently.
+    pub async fn exist(&self, locations: &[&str]) -> Vec<bool> {
+        let mut exist = vec![true; locations.len()];
         let mut asks = Vec::new();
-        for (i, outputs) in outputs.iter().enumerate() {
-            for artifact in outputs.iter().flat_map(|o| o.artifacts.values()) {
-                match self.place(&artifact.location) {
-                    Place::File(path) => present[i] &= path.exists(),
-                    Place::Object(store) => asks.push((i, store, artifact.location.as_str())),
-                    Place::Elsewhere => {}
-                }
+        for (i, location) in locations.iter().enumerate() {
+            match self.place(location) {
+                Place::File(path) => exist[i] = path.exists(),
+                Place::Object(store) => asks.push((i, store, *location)),
+                Place::Elsewhere => {}
             }
         }
         let Some(http) = self.http.as_ref().filter(|_| !asks.is_empty()) else {
-            return present;
+            return exist;
         };
         // Built before they are streamed: a stream's own closures would
-        // keep the lookup's future from being sent to a task.
+        // keep a caller's future from being sent to a task.
         let heads: Vec<_> = asks
             .into_iter()
-            .filter(|(i, ..)| present[*i])
             .map(|(i, store, location)| async move { (i, store.head(http, location).await) })
             .collect();
         let answers: Vec<(usize, Presence)> = futures::stream::iter(heads)
@@ -282,9 +380,28 @@ impl Stores {
         for (i, answer) in answers {
             metrics::counter!("couler_cache_artifact_checks_total", "outcome" => answer.label())
                 .increment(1);
-            present[i] &= answer != Presence::Gone;
+            exist[i] = answer != Presence::Gone;
         }
-        present
+        exist
+    }
+
+    /// The digest and size of what is at `location`, read where this host
+    /// sees it; `None` when it sees no store there.
+    pub async fn digest(&self, location: &str) -> Result<Option<Digest>, ReadError> {
+        match self.place(location) {
+            Place::File(path) => tokio::task::spawn_blocking(move || digest_path(&path))
+                .await
+                .map_err(|e| ReadError::Download {
+                    location: location.to_owned(),
+                    message: e.to_string(),
+                })?
+                .map(Some),
+            Place::Object(store) => match &self.http {
+                Some(http) => store.digest(http, location).await.map(Some),
+                None => Ok(None),
+            },
+            Place::Elsewhere => Ok(None),
+        }
     }
 }
 
@@ -318,6 +435,17 @@ mod tests {
             stores.place("minio://mlpipeline2/model"),
             Place::Elsewhere
         ));
+        let mount = Mount {
+            prefix: "s3://bkt".into(),
+            path: "/mnt/bkt".into(),
+        };
+        let stores = Stores::new(vec![mount], vec![]);
+        assert!(
+            matches!(stores.place("s3://bkt/a/b"), Place::File(p) if p == Path::new("/mnt/bkt/a/b"))
+        );
+        assert!(matches!(stores.place("s3://bkt2/a"), Place::Elsewhere));
+        // A key that climbs out of the mount is not looked for.
+        assert!(matches!(stores.place("s3://bkt/../etc"), Place::Elsewhere));
     }
 
     #[test]

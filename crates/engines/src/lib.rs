@@ -175,9 +175,22 @@ pub fn reads_artifacts_from(engine: &str) -> &'static [&'static str] {
     }
 }
 
+/// Whether `engine` reports where steps stored their artifacts, by
+/// default: Tekton's stay in the run's volume. A later stage of a run, or
+/// a later attempt, can only read artifacts whose location was reported.
+pub fn records_artifacts(engine: &str) -> bool {
+    engine != "tekton"
+}
+
 #[async_trait]
 pub trait EngineAdapter: Send + Sync {
     fn name(&self) -> &'static str;
+
+    /// Whether the outputs it reports carry where steps stored their
+    /// artifacts (see [`records_artifacts`]).
+    fn records_artifacts(&self) -> bool {
+        records_artifacts(self.name())
+    }
 
     /// Starts a run of `plan`. `resume` holds the last known state of steps
     /// from an earlier start of the same run attempt (empty for a fresh

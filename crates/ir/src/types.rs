@@ -206,6 +206,18 @@ impl Step {
             .iter()
             .find(|a| a.name == name)
     }
+
+    /// The artifacts of other steps this one reads, as (step, artifact);
+    /// an input that names none is left out (validation reports it).
+    pub fn artifacts_read(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.inputs
+            .iter()
+            .flat_map(|i| &i.artifacts)
+            .filter_map(|a| match crate::refs::sole_reference(&a.from)? {
+                Ok(crate::refs::Ref::StepArtifact(step, artifact)) => Some((step, artifact)),
+                _ => None,
+            })
+    }
 }
 
 /// A container to run.

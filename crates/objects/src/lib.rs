@@ -352,6 +352,16 @@ impl Stores {
             .map_or(Place::Elsewhere, Place::Object)
     }
 
+    /// Whether this host reads the store of `location` (a mount or an
+    /// S3-compatible store configured here).
+    pub fn sees(&self, location: &str) -> bool {
+        match self.place(location) {
+            Place::File(_) => true,
+            Place::Object(_) => self.http.is_some(),
+            Place::Elsewhere => false,
+        }
+    }
+
     /// For each location, whether it is still in its store, as far as
     /// this host can tell; objects are asked about concurrently.
     pub async fn exist(&self, locations: &[&str]) -> Vec<bool> {
@@ -446,6 +456,8 @@ mod tests {
         assert!(matches!(stores.place("s3://bkt2/a"), Place::Elsewhere));
         // A key that climbs out of the mount is not looked for.
         assert!(matches!(stores.place("s3://bkt/../etc"), Place::Elsewhere));
+        assert!(stores.sees("s3://bkt/"));
+        assert!(!stores.sees("s3://bkt2/"));
     }
 
     #[test]

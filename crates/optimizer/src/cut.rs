@@ -15,7 +15,10 @@
 //! tenant has run before: it has measured history (the same step of the
 //! same workflow, or the same program, succeeded). A step never run is
 //! unlikely to hit, and the tenant's own history says nothing about other
-//! tenants' entries.
+//! tenants' entries. Nor is a cut made where the step reads an artifact of
+//! one that runs before it, on an engine that does not report where
+//! artifacts are stored ([`Facts::engine_loses_artifacts`]): the next stage
+//! could not read it.
 
 use crate::passes::weight;
 use crate::{Action, Facts, Pass, Plan, PlanError, PlanPart};
@@ -70,7 +73,12 @@ impl Pass for CutForCache {
                 if part_of[u] != part_of[v] {
                     continue; // a part boundary: looked up when the part starts
                 }
-                let later = worthy[v] && runs(u);
+                // An artifact the engine does not record cannot cross.
+                let carried = !facts.engine_loses_artifacts
+                    || !steps[v]
+                        .artifacts_read()
+                        .any(|(from, _)| from == steps[u].name);
+                let later = worthy[v] && runs(u) && carried;
                 cut |= later;
                 r = r.max(round[u] + u32::from(later));
             }
@@ -208,6 +216,36 @@ steps:
                 ..Default::default()
             },
         )
+    }
+
+    #[test]
+    fn no_stage_is_cut_across_an_artifact_the_engine_does_not_record() {
+        let yaml = r#"
+apiVersion: couler.dev/v1alpha1
+name: w
+steps:
+  - {name: train, container: {image: x, command: [sh, -c, 'echo 1 > /tmp/m']}, outputs: {artifacts: [{name: model, path: /tmp/m}]}}
+  - {name: evaluate, inputs: {artifacts: [{name: model, from: '{{steps.train.outputs.artifacts.model}}', path: /tmp/m}]}, container: {image: x, command: [cat, /tmp/m]}}
+  - {name: report, container: {image: x, command: [echo, '{{steps.train.outputs.result}}']}}
+"#;
+        let mut facts = facts(&["evaluate", "report"], &["evaluate", "report"]);
+        assert_eq!(
+            parts(&plan(yaml, &facts)),
+            vec![
+                (vec!["train"], vec![]),
+                (vec!["evaluate", "report"], vec![0])
+            ]
+        );
+        // Tekton's artifacts stay in the run's volume: only `report`, which
+        // reads a result, waits for a stage of its own.
+        facts.engine_loses_artifacts = true;
+        assert_eq!(
+            parts(&plan(yaml, &facts)),
+            vec![
+                (vec!["train", "evaluate"], vec![]),
+                (vec!["report"], vec![0])
+            ]
+        );
     }
 
     #[test]

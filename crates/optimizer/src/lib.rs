@@ -47,6 +47,10 @@ pub struct Facts {
     pub history: BTreeMap<String, Vec<Usage>>,
     /// The engine's and tenant's limits of one sub-workflow.
     pub split_budget: split::Budget,
+    /// The engine does not report where steps stored their artifacts
+    /// (Tekton; Argo where the scheduler cannot read its bucket): no stage
+    /// is cut where a step reads an artifact of one that runs before it.
+    pub engine_loses_artifacts: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

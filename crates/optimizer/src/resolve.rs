@@ -131,7 +131,10 @@ pub fn visit_runnable_text(step: &mut Step, f: &impl Fn(&mut String)) {
 }
 
 /// Retry from failure: steps that succeeded, were skipped or came from the
-/// cache in an earlier attempt keep their results; the rest run again.
+/// cache in an earlier attempt keep their results; the rest run again, and
+/// so does a kept step whose artifact one of them reads when the engine
+/// did not record where it was stored (Tekton's stay in the run's volume):
+/// the new attempt could not read it.
 pub struct ReuseEarlierResults;
 
 impl Pass for ReuseEarlierResults {
@@ -140,18 +143,62 @@ impl Pass for ReuseEarlierResults {
     }
 
     fn apply(&self, plan: &mut Plan, facts: &Facts) -> Result<(), PlanError> {
-        let mut reused = Vec::new();
         for step in &mut plan.steps {
             if let Some((status, outputs)) = facts.earlier.get(&step.name) {
                 step.action = Action::Reuse {
                     status: *status,
                     outputs: outputs.clone(),
                 };
-                reused.push(step.name.clone());
             }
         }
-        for name in reused {
+        let index: std::collections::HashMap<&str, usize> = (plan.workflow.steps.iter())
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect();
+        let mut again: Vec<(usize, String)> = Vec::new();
+        loop {
+            let unread: Vec<(usize, String)> = (plan.workflow.steps.iter().enumerate())
+                .filter(|&(v, _)| matches!(plan.steps[v].action, Action::Run))
+                .flat_map(|(_, step)| step.artifacts_read().map(move |read| (step, read)))
+                .filter_map(|(step, (from, artifact))| {
+                    let u = *index.get(from)?;
+                    let Action::Reuse { outputs, status } = &plan.steps[u].action else {
+                        return None;
+                    };
+                    if *status == crate::ReuseStatus::Skipped {
+                        return None; // produced nothing; its readers are skipped too
+                    }
+                    let recorded = outputs.artifacts.get(artifact);
+                    recorded.is_none_or(|a| a.location.is_empty()).then(|| {
+                        let why = format!(
+                            "run again: `{}` reads its artifact `{artifact}`, whose location the earlier attempt did not record",
+                            step.name
+                        );
+                        (u, why)
+                    })
+                })
+                .collect();
+            if unread.is_empty() {
+                break;
+            }
+            for (u, _) in &unread {
+                plan.steps[*u].action = Action::Run;
+            }
+            again.extend(unread);
+        }
+        again.sort();
+        again.dedup_by_key(|(u, _)| *u);
+        let kept: Vec<String> = (plan.steps.iter())
+            .filter(|s| matches!(s.action, Action::Reuse { .. }))
+            .filter(|s| facts.earlier.contains_key(&s.name))
+            .map(|s| s.name.clone())
+            .collect();
+        for name in kept {
             plan.decide(self.name(), Some(&name), "kept from the earlier attempt");
+        }
+        for (u, why) in again {
+            let name = plan.steps[u].name.clone();
+            plan.decide(self.name(), Some(&name), why);
         }
         Ok(())
     }
@@ -276,6 +323,58 @@ mod tests {
             }
         );
         assert_eq!(plan.decisions.len(), 2);
+    }
+
+    #[test]
+    fn a_kept_step_whose_artifact_was_not_recorded_runs_again_for_its_reader() {
+        let yaml = "apiVersion: couler.dev/v1alpha1\nname: w\nsteps:\n  - {name: prep, container: {image: x, command: [sh, -c, 'echo 1 > /tmp/d']}, outputs: {artifacts: [{name: data, path: /tmp/d}]}}\n  - {name: train, inputs: {artifacts: [{name: data, from: '{{steps.prep.outputs.artifacts.data}}', path: /tmp/d}]}, container: {image: x, command: [sh, -c, 'cat /tmp/d > /tmp/m']}, outputs: {artifacts: [{name: model, path: /tmp/m}]}}\n  - {name: evaluate, inputs: {artifacts: [{name: model, from: '{{steps.train.outputs.artifacts.model}}', path: /tmp/m}]}, container: {image: x, command: [cat, /tmp/m]}}\n";
+        let workflow = couler_ir::load(yaml, couler_ir::Format::Yaml).unwrap();
+        let stored = |location: &str| StepOutputs {
+            artifacts: crate::Named::from_iter([(
+                "data".into(),
+                crate::ArtifactRef {
+                    digest: "d".into(),
+                    size: 1,
+                    location: location.into(),
+                },
+            )]),
+            ..Default::default()
+        };
+        let retry = |prep: StepOutputs| {
+            let facts = Facts {
+                earlier: BTreeMap::from([
+                    ("prep".into(), (ReuseStatus::Succeeded, prep)),
+                    (
+                        "train".into(),
+                        (ReuseStatus::Succeeded, StepOutputs::default()),
+                    ),
+                ]),
+                ..Default::default()
+            };
+            let plan = Pipeline::default()
+                .plan(workflow.clone(), &facts, no_spans)
+                .unwrap();
+            let runs: Vec<&str> = (plan.steps.iter())
+                .filter(|s| matches!(s.action, Action::Run))
+                .map(|s| s.name.as_str())
+                .collect();
+            (runs.join(" "), plan)
+        };
+        // `evaluate` failed; `train` recorded no model, so it runs again,
+        // and reads `prep`'s data, stored where it can be read.
+        let (runs, plan) = retry(stored("s3://b/prep/data"));
+        assert_eq!(runs, "train evaluate");
+        let why = plan
+            .decisions
+            .iter()
+            .find(|d| d.step.as_deref() == Some("train"));
+        assert!(
+            why.unwrap()
+                .message
+                .contains("`evaluate` reads its artifact `model`")
+        );
+        // Where `prep`'s data was not recorded either, it runs again too.
+        assert_eq!(retry(StepOutputs::default()).0, "prep train evaluate");
     }
 
     #[test]

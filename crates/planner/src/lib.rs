@@ -35,6 +35,9 @@ pub struct Request {
     /// Where the tenant's engine reads artifacts from
     /// (`couler_engines::reads_artifacts_from`).
     pub reads_artifacts: &'static [&'static str],
+    /// Whether the engine reports where steps stored their artifacts
+    /// (`EngineAdapter::records_artifacts`).
+    pub records_artifacts: bool,
     /// The engine's and tenant's limits of one sub-workflow.
     pub split_budget: Budget,
     /// Planning a run (cache statistics and reuse are counted), not
@@ -80,6 +83,7 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
         parameters: req.parameters,
         earlier: req.earlier,
         split_budget: req.split_budget,
+        engine_loses_artifacts: !req.records_artifacts,
         ..Default::default()
     };
     facts.tune_answers = suggestions(sources.llm, &req.workflow).await;

@@ -290,6 +290,7 @@ async fn plan(state: &AppState, tenant: TenantId, req: ExplainRequest) -> ApiRes
         earlier: BTreeMap::new(),
         share_cache: settings.share_cache,
         reads_artifacts: couler_engines::reads_artifacts_from(&settings.engine),
+        records_artifacts: couler_engines::records_artifacts(&settings.engine),
         split_budget: couler_planner::split_budget(&settings.engine, &settings.split_budget),
         for_run: false,
     };

@@ -274,6 +274,7 @@ async fn plan(
         earlier: earlier_results(d),
         share_cache: d.share_cache,
         reads_artifacts: couler_engines::reads_artifacts_from(engine.name()),
+        records_artifacts: engine.records_artifacts(),
         split_budget: couler_planner::split_budget(engine.name(), &d.split_budget),
         for_run: true,
     };

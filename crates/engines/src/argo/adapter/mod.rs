@@ -176,6 +176,12 @@ impl EngineAdapter for ArgoAdapter {
         ENGINE
     }
 
+    /// Only where this host reads the artifact bucket.
+    fn records_artifacts(&self) -> bool {
+        let config = &self.config;
+        config.artifact_stores.sees(&config.bucket_prefix())
+    }
+
     #[tracing::instrument(skip_all, fields(run = %run.run, attempt = run.attempt))]
     async fn start(
         &self,

@@ -122,6 +122,25 @@ fn train_and_evaluate(couler: &Couler, token: &str, split: &str) -> (String, Str
     (steps["train"].clone(), steps["evaluate"].clone(), evaluated)
 }
 
+/// Whether the cache index (as the API sees it) holds train's result of
+/// [`TRAIN_AND_EVALUATE`] for `token`'s tenant: the scheduler offers a
+/// result without holding up the run.
+fn train_hits(couler: &Couler, token: &str) -> bool {
+    let ir: Value = serde_saphyr::from_str(TRAIN_AND_EVALUATE).unwrap();
+    let (status, explained) = couler.call(
+        reqwest::Method::POST,
+        "/v1/cache/explain",
+        token,
+        Some(json!({"ir": ir, "parameters": {"split": "0"}})),
+    );
+    assert_eq!(status, 200, "{explained}");
+    explained["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["step"] == "train" && s["status"] == "hit")
+}
+
 /// What [`train_and_evaluate`] returns when evaluate read train's model,
 /// train having `train` status.
 fn evaluated(train: &str, split: &str) -> (String, String, Value) {
@@ -155,23 +174,8 @@ fn a_step_cached_where_argo_cannot_read_it_runs_once_there_and_is_then_read_from
     // bob's Argo pods cannot fetch that file, and evaluate reads it: train
     // runs on Argo, and its model, in the bucket, is kept as a copy.
     assert_eq!(run(&bob, "2"), evaluated("succeeded", "2"));
-    let train_hits = |token: &str| {
-        let ir: Value = serde_saphyr::from_str(TRAIN_AND_EVALUATE).unwrap();
-        let (status, explained) = couler.call(
-            reqwest::Method::POST,
-            "/v1/cache/explain",
-            token,
-            Some(json!({"ir": ir, "parameters": {"split": "3"}})),
-        );
-        assert_eq!(status, 200, "{explained}");
-        explained["steps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["step"] == "train" && s["status"] == "hit")
-    };
     // The scheduler offers a result without holding up the run.
-    wait_until(Duration::from_secs(10), || train_hits(&bob));
+    wait_until(Duration::from_secs(10), || train_hits(&couler, &bob));
     // From then on bob's pods read the copy.
     assert_eq!(run(&bob, "3"), evaluated("cached", "3"));
     // alice's runs still read her file.
@@ -298,17 +302,15 @@ fn a_hit_whose_object_was_deleted_from_kfps_minio_runs_again() {
 
     assert_eq!(run("1"), evaluated("succeeded", "1"));
     // The scheduler offers a result without holding up the run.
-    wait_until(Duration::from_secs(10), || {
-        run("2") == evaluated("cached", "2")
-    });
+    wait_until(Duration::from_secs(10), || train_hits(&couler, &bob));
+    assert_eq!(run("2"), evaluated("cached", "2"));
     // The model goes from MinIO: evaluate would find nothing to read, so
     // the scheduler, asking MinIO, runs train again.
     assert!(delete_objects_named(&kfp.minio.path("mlpipeline", ""), "model") > 0);
     assert_eq!(run("3"), evaluated("succeeded", "3"));
     // Its new model is cached in turn.
-    wait_until(Duration::from_secs(10), || {
-        run("4") == evaluated("cached", "4")
-    });
+    wait_until(Duration::from_secs(10), || train_hits(&couler, &bob));
+    assert_eq!(run("4"), evaluated("cached", "4"));
 }
 
 #[test]
@@ -322,9 +324,8 @@ fn an_argo_result_is_read_from_its_bucket_over_s3_and_a_deleted_one_runs_again()
     let run = |split: &str| train_and_evaluate(&couler, &bob, split);
 
     assert_eq!(run("1"), evaluated("succeeded", "1"));
-    wait_until(Duration::from_secs(10), || {
-        run("2") == evaluated("cached", "2")
-    });
+    wait_until(Duration::from_secs(10), || train_hits(&couler, &bob));
+    assert_eq!(run("2"), evaluated("cached", "2"));
     let bucket = argo.objects.path(ARGO_BUCKET, "");
     assert!(delete_objects_named(&bucket, "model") > 0);
     assert_eq!(run("3"), evaluated("succeeded", "3"));

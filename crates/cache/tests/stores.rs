@@ -15,15 +15,7 @@ fn store(s3: &S3Server, prefix: &str, secret: &str) -> S3Store {
 }
 
 fn settings(prefix: &str, endpoint: &str, secret: &str) -> S3StoreSettings {
-    S3StoreSettings {
-        prefix: prefix.into(),
-        endpoint: endpoint.into(),
-        region: "us-east-1".into(),
-        path_style: true,
-        access_key_id: Some(ACCESS_KEY.into()),
-        secret_access_key: Some(secret.to_owned().into()),
-        timeout_ms: 2000,
-    }
+    S3StoreSettings::new(prefix, endpoint).signed(ACCESS_KEY, secret)
 }
 
 /// An index asking `stores`, under `shared`'s key prefix when given.
@@ -80,18 +72,18 @@ async fn a_store_that_cannot_answer_leaves_the_hit() {
     let object = s3.put("artifacts", "runs/r1/model", b"weights");
     let signed_wrongly =
         index_asking(vec![store(&s3, "s3://artifacts/", "not-the-secret")], None).await;
-    let nobody = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let unreachable = settings("s3://artifacts/", &format!("http://{nobody}"), SECRET_KEY);
+    // A store that never answers: connections wait in the backlog.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = silent.local_addr().unwrap();
+    let mut unreachable = settings("s3://artifacts/", &format!("http://{at}"), SECRET_KEY);
+    unreachable.timeout_ms = 300;
     let unreachable =
         index_asking(vec![unreachable.try_into().unwrap()], Some(&signed_wrongly)).await;
     let entry = stored_at(entry(7, 5.0, None), "s3://artifacts/runs/r1/model");
     signed_wrongly.admit(&key(1), &entry, "tnt_a").await;
     std::fs::remove_file(&object).unwrap();
     // The server refuses a bad signature (403): not an answer, so the
-    // entry stays, as it does when nothing listens.
+    // entry stays, as it does when the store is silent.
     assert_eq!(found(&signed_wrongly, &[1]).await, [true]);
     assert_eq!(found(&unreachable, &[1]).await, [true]);
     // Asked properly, the store says the object is gone.

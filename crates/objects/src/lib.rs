@@ -17,10 +17,15 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How many `HEAD` requests one lookup has in flight at once.
 const CONCURRENT_HEADS: usize = 32;
+/// The most one batch of existence checks waits; what has not answered by
+/// then is taken to exist.
+const CHECKS_DEADLINE: Duration = Duration::from_secs(5);
 /// How long a signed URL stays valid; it is used at once.
 const SIGNED_FOR: Duration = Duration::from_secs(60);
 /// How long a download may wait for its next bytes.
@@ -47,6 +52,9 @@ pub struct S3Store {
     bucket: Bucket,
     credentials: Option<Credentials>,
     timeout: Duration,
+    /// The bucket answered here once: from then on a `404` means that the
+    /// object is gone, not that the store is misconfigured.
+    bucket_answered: Arc<AtomicBool>,
 }
 
 /// An [`S3Store`] as configured (`cache.s3` in the services' settings).
@@ -72,6 +80,29 @@ pub struct S3StoreSettings {
     /// Bound on each `HEAD`; a slower store leaves the artifact taken to exist.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+}
+
+impl S3StoreSettings {
+    /// A store at `endpoint` with the defaults: `us-east-1`, path-style
+    /// URLs, unsigned requests, a 2 s bound.
+    pub fn new(prefix: &str, endpoint: &str) -> S3StoreSettings {
+        S3StoreSettings {
+            prefix: prefix.into(),
+            endpoint: endpoint.into(),
+            region: default_region(),
+            path_style: true,
+            access_key_id: None,
+            secret_access_key: None,
+            timeout_ms: default_timeout_ms(),
+        }
+    }
+
+    /// Signed with this key pair.
+    pub fn signed(mut self, access_key_id: &str, secret_access_key: &str) -> S3StoreSettings {
+        self.access_key_id = Some(access_key_id.into());
+        self.secret_access_key = Some(secret_access_key.to_owned().into());
+        self
+    }
 }
 
 fn default_region() -> String {
@@ -155,6 +186,7 @@ impl TryFrom<S3StoreSettings> for S3Store {
             bucket,
             credentials,
             timeout: Duration::from_millis(s.timeout_ms),
+            bucket_answered: Arc::default(),
         })
     }
 }
@@ -173,7 +205,12 @@ impl S3Store {
         // The URL carries a signature: only the location is ever logged.
         match http.head(url).timeout(self.timeout).send().await {
             Ok(r) if r.status().is_success() => Presence::There,
-            Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND => Presence::Gone,
+            Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND => {
+                match self.bucket_answers(http).await {
+                    true => Presence::Gone,
+                    false => Presence::Unknown,
+                }
+            }
             Ok(r) => {
                 tracing::warn!(location, status = %r.status(), "an object store did not say whether a cached artifact exists; taken to");
                 Presence::Unknown
@@ -187,6 +224,31 @@ impl S3Store {
 }
 
 impl S3Store {
+    /// Whether the bucket itself is found at the endpoint, asked once it
+    /// has answered: a wrong endpoint, bucket or URL style answers every
+    /// question with `404` too, and must not empty the cache.
+    async fn bucket_answers(&self, http: &reqwest::Client) -> bool {
+        if self.bucket_answered.load(Ordering::Relaxed) {
+            return true;
+        }
+        let url = rusty_s3::actions::HeadBucket::new(&self.bucket, self.credentials.as_ref())
+            .sign(SIGNED_FOR);
+        match http.head(url).timeout(self.timeout).send().await {
+            Ok(r) if r.status().is_success() => {
+                self.bucket_answered.store(true, Ordering::Relaxed);
+                true
+            }
+            answer => {
+                let answer = match answer {
+                    Ok(r) => r.status().to_string(),
+                    Err(e) => e.without_url().to_string(),
+                };
+                tracing::warn!(store = %self.prefix, answer, "an object store does not show its bucket (check cache.s3): its objects are taken to exist");
+                false
+            }
+        }
+    }
+
     /// Downloads the object at `location`, hashing it as it streams.
     async fn digest(&self, http: &reqwest::Client, location: &str) -> Result<Digest, ReadError> {
         let failed = |message: String| ReadError::Download {
@@ -338,28 +400,27 @@ impl Stores {
         }
         let mounted = self.mounts.iter().find_map(|m| {
             let key = Path::new(location.strip_prefix(&m.prefix)?);
-            // Only a plain key names a file under the mount.
-            key.components()
-                .all(|c| matches!(c, Component::Normal(_)))
-                .then(|| m.path.join(key))
+            // Only a plain key names a file under the mount: not the
+            // mount itself, nor anything outside it.
+            let mut parts = key.components().peekable();
+            let plain = parts.peek().is_some() && parts.all(|c| matches!(c, Component::Normal(_)));
+            plain.then(|| m.path.join(key))
         });
         if let Some(path) = mounted {
             return Place::File(path);
         }
         self.s3
             .iter()
-            .find(|s| location.starts_with(&s.prefix))
+            .find(|s| location.starts_with(&s.prefix) && location.len() > s.prefix.len())
             .map_or(Place::Elsewhere, Place::Object)
     }
 
     /// Whether this host reads the store of `location` (a mount or an
     /// S3-compatible store configured here).
     pub fn sees(&self, location: &str) -> bool {
-        match self.place(location) {
-            Place::File(_) => true,
-            Place::Object(_) => self.http.is_some(),
-            Place::Elsewhere => false,
-        }
+        location.starts_with("file://")
+            || self.mounts.iter().any(|m| location.starts_with(&m.prefix))
+            || (self.http.is_some() && self.s3.iter().any(|s| location.starts_with(&s.prefix)))
     }
 
     /// For each location, whether it is still in its store, as far as
@@ -383,10 +444,18 @@ impl Stores {
             .into_iter()
             .map(|(i, store, location)| async move { (i, store.head(http, location).await) })
             .collect();
+        let asked = heads.len();
         let answers: Vec<(usize, Presence)> = futures::stream::iter(heads)
             .buffer_unordered(CONCURRENT_HEADS)
+            .take_until(tokio::time::sleep(CHECKS_DEADLINE))
             .collect()
             .await;
+        if answers.len() < asked {
+            let late = (asked - answers.len()) as u64;
+            tracing::warn!(late, "object stores did not answer in time; those artifacts are taken to exist");
+            metrics::counter!("couler_cache_artifact_checks_total", "outcome" => Presence::Unknown.label())
+                .increment(late);
+        }
         for (i, answer) in answers {
             metrics::counter!("couler_cache_artifact_checks_total", "outcome" => answer.label())
                 .increment(1);
@@ -420,15 +489,7 @@ mod tests {
     use super::*;
 
     fn settings(prefix: &str, endpoint: &str) -> S3StoreSettings {
-        S3StoreSettings {
-            prefix: prefix.into(),
-            endpoint: endpoint.into(),
-            region: default_region(),
-            path_style: true,
-            access_key_id: None,
-            secret_access_key: None,
-            timeout_ms: 100,
-        }
+        S3StoreSettings::new(prefix, endpoint)
     }
 
     #[test]
@@ -458,6 +519,8 @@ mod tests {
         assert!(matches!(stores.place("s3://bkt/../etc"), Place::Elsewhere));
         assert!(stores.sees("s3://bkt/"));
         assert!(!stores.sees("s3://bkt2/"));
+        // Nor is the mount itself an object.
+        assert!(matches!(stores.place("s3://bkt/"), Place::Elsewhere));
     }
 
     #[test]

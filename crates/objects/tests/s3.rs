@@ -5,17 +5,10 @@ use couler_fakes::s3::{ACCESS_KEY, S3Server, SECRET_KEY};
 use couler_objects::{Mount, S3Store, S3StoreSettings, Stores};
 
 fn store(s3: &S3Server, prefix: &str) -> S3Store {
-    S3StoreSettings {
-        prefix: prefix.into(),
-        endpoint: s3.url(),
-        region: "us-east-1".into(),
-        path_style: true,
-        access_key_id: Some(ACCESS_KEY.into()),
-        secret_access_key: Some(SECRET_KEY.to_owned().into()),
-        timeout_ms: 2000,
-    }
-    .try_into()
-    .unwrap()
+    S3StoreSettings::new(prefix, &s3.url())
+        .signed(ACCESS_KEY, SECRET_KEY)
+        .try_into()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -59,4 +52,17 @@ async fn a_deleted_object_is_gone_and_cannot_be_digested() {
     let e = stores.digest(at[0]).await.unwrap_err();
     assert!(e.to_string().contains("s3://models/model"), "{e}");
     assert!(!e.to_string().contains("X-Amz-Signature"), "{e}");
+}
+
+#[tokio::test]
+async fn a_404_from_a_store_that_does_not_show_its_bucket_is_not_trusted() {
+    let s3 = S3Server::in_temp_dir();
+    // Configured for a bucket the endpoint does not have (a wrong
+    // endpoint, bucket or URL style answers the same): every object would
+    // be missing, and the cache would empty itself.
+    let stores = Stores::new(vec![], vec![store(&s3, "s3://no-such-bucket/")]);
+    assert_eq!(stores.exist(&["s3://no-such-bucket/model"]).await, [true]);
+    // Once the bucket is there, its 404s mean what they say.
+    s3.put("no-such-bucket", "other", b"x");
+    assert_eq!(stores.exist(&["s3://no-such-bucket/model"]).await, [false]);
 }

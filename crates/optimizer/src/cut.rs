@@ -33,7 +33,7 @@ impl Pass for CutForCache {
 
     fn apply(&self, plan: &mut Plan, facts: &Facts) -> Result<(), PlanError> {
         let steps = &plan.workflow.steps;
-        let worthy: Vec<bool> = steps
+        let mut worthy: Vec<bool> = steps
             .iter()
             .zip(&plan.steps)
             .map(|(s, p)| {
@@ -62,30 +62,62 @@ impl Pass for CutForCache {
 
         // A step's round within its part: one more than a step it reads
         // that runs in the same part, if it is worth a lookup of its own.
-        let mut round = vec![0u32; steps.len()];
-        let mut cut_before = Vec::new();
-        for &v in graph.order() {
-            let v = v as usize;
-            let mut r = 0;
-            let mut cut = false;
-            for &u in graph.upstream(v as u32) {
-                let u = u as usize;
-                if part_of[u] != part_of[v] {
-                    continue; // a part boundary: looked up when the part starts
+        let rounds = |worthy: &[bool]| {
+            let mut round = vec![0u32; steps.len()];
+            let mut cut_before = Vec::new();
+            for &v in graph.order() {
+                let v = v as usize;
+                let mut r = 0;
+                let mut cut = false;
+                for &u in graph.upstream(v as u32) {
+                    let u = u as usize;
+                    if part_of[u] != part_of[v] {
+                        continue; // a part boundary: looked up when the part starts
+                    }
+                    let later = worthy[v] && runs(u);
+                    cut |= later;
+                    r = r.max(round[u] + u32::from(later));
                 }
-                // An artifact the engine does not record cannot cross.
-                let carried = !facts.engine_loses_artifacts
-                    || !steps[v]
-                        .artifacts_read()
-                        .any(|(from, _)| from == steps[u].name);
-                let later = worthy[v] && runs(u) && carried;
-                cut |= later;
-                r = r.max(round[u] + u32::from(later));
+                round[v] = r;
+                if cut {
+                    cut_before.push(v);
+                }
             }
-            round[v] = r;
-            if cut {
-                cut_before.push(v);
+            (round, cut_before)
+        };
+        let (mut round, mut cut_before) = rounds(&worthy);
+        // An artifact the engine does not record cannot cross from one
+        // stage to the next: a step reading one of a step that runs stays
+        // in its round, its ancestors in the part uncut with it.
+        while facts.engine_loses_artifacts {
+            let crossing: Vec<usize> = (0..steps.len())
+                .filter(|&v| {
+                    steps[v].artifacts_read().any(|(from, _)| {
+                        index.get(from).is_some_and(|&u| {
+                            part_of[u] == part_of[v] && runs(u) && round[u] != round[v]
+                        })
+                    })
+                })
+                .collect();
+            if crossing.is_empty() {
+                break;
             }
+            let mut seen = vec![false; steps.len()];
+            for v in crossing {
+                let mut stack = vec![v];
+                while let Some(x) = stack.pop() {
+                    if std::mem::replace(&mut seen[x], true) {
+                        continue;
+                    }
+                    worthy[x] = false;
+                    stack.extend(
+                        (graph.upstream(x as u32).iter())
+                            .map(|&u| u as usize)
+                            .filter(|&u| part_of[u] == part_of[v]),
+                    );
+                }
+            }
+            (round, cut_before) = rounds(&worthy);
         }
         if cut_before.is_empty() {
             return Ok(());
@@ -245,6 +277,22 @@ steps:
                 (vec!["train", "evaluate"], vec![]),
                 (vec!["report"], vec![0])
             ]
+        );
+        // Nor does an artifact cross by another path: `evaluate` also reads
+        // `tune`, which would be cut after `train`.
+        let yaml = r#"
+apiVersion: couler.dev/v1alpha1
+name: w
+steps:
+  - {name: train, container: {image: x, command: [sh, -c, 'echo 1 > /tmp/m']}, outputs: {artifacts: [{name: model, path: /tmp/m}]}}
+  - {name: tune, container: {image: x, command: [echo, '{{steps.train.outputs.result}}']}}
+  - {name: evaluate, inputs: {artifacts: [{name: model, from: '{{steps.train.outputs.artifacts.model}}', path: /tmp/m}]}, container: {image: x, command: [echo, '{{steps.tune.outputs.result}}']}}
+"#;
+        let mut facts = facts(&["tune", "evaluate"], &["tune", "evaluate"]);
+        facts.engine_loses_artifacts = true;
+        assert_eq!(
+            parts(&plan(yaml, &facts)),
+            vec![(vec!["train", "tune", "evaluate"], vec![])]
         );
     }
 

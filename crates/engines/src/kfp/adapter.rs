@@ -553,7 +553,10 @@ impl Api {
         let url = a["download_url"]
             .as_str()
             .ok_or_else(|| ApiError::Transport(format!("artifact {id} has no download_url")))?;
-        let failed = |e: reqwest::Error| ApiError::Transport(format!("downloading {uri}: {e}"));
+        // The download URL may be presigned: errors name the artifact only.
+        let failed = |e: reqwest::Error| {
+            ApiError::Transport(format!("downloading {uri}: {}", e.without_url()))
+        };
         let response = self
             .http
             .get(url)

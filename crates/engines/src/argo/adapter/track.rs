@@ -156,6 +156,9 @@ pub(super) struct Tracker {
 
 /// How many artifacts are read at once.
 const CONCURRENT_DIGESTS: usize = 4;
+/// The most one artifact is read for; one that takes longer is not
+/// reported (nor cached).
+const DIGEST_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Tracker {
     pub(super) fn new(
@@ -311,10 +314,18 @@ impl Tracker {
         let reads: Vec<_> = new
             .into_iter()
             .map(|location| async move {
-                let digest = stores.digest(&location).await.unwrap_or_else(|e| {
-                    tracing::warn!(error = %e, "cannot read an output artifact");
-                    None
-                });
+                let read = tokio::time::timeout(DIGEST_LIMIT, stores.digest(&location)).await;
+                let digest = match read {
+                    Ok(Ok(digest)) => digest,
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "cannot read an output artifact");
+                        None
+                    }
+                    Err(_) => {
+                        tracing::warn!(location, "reading an output artifact took too long");
+                        None
+                    }
+                };
                 (location, digest)
             })
             .collect();

@@ -452,7 +452,10 @@ impl Stores {
             .await;
         if answers.len() < asked {
             let late = (asked - answers.len()) as u64;
-            tracing::warn!(late, "object stores did not answer in time; those artifacts are taken to exist");
+            tracing::warn!(
+                late,
+                "object stores did not answer in time; those artifacts are taken to exist"
+            );
             metrics::counter!("couler_cache_artifact_checks_total", "outcome" => Presence::Unknown.label())
                 .increment(late);
         }

@@ -104,11 +104,10 @@ impl FakeArgo {
     }
 }
 
-/// A scheduler for `couler` whose `argo` tenants run on `argo`.
-fn scheduler_on(couler: &Couler, argo: &FakeArgo, bucket: Bucket) -> Proc {
-    let env = argo.env(bucket);
+/// A scheduler for `couler` with `env` besides its own settings.
+fn scheduler(couler: &Couler, id: &str, env: Vec<(&'static str, String)>) -> Proc {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    couler.scheduler_with("argo", &env)
+    couler.scheduler_with(id, &env)
 }
 
 /// Runs the workflow of [`TRAIN_AND_EVALUATE`] to success; the statuses of
@@ -164,7 +163,7 @@ impl Drop for FakeArgo {
 fn a_step_cached_where_argo_cannot_read_it_runs_once_there_and_is_then_read_from_its_copy() {
     let argo = FakeArgo::start();
     let couler = Couler::start();
-    let _scheduler = scheduler_on(&couler, &argo, Bucket::Mounted);
+    let _scheduler = scheduler(&couler, "argo", argo.env(Bucket::Mounted));
     let (_, alice) = couler.tenant("alice");
     let (_, bob) = couler.tenant_with("bob", json!({"engine": "argo"}));
     let run = |token: &str, split: &str| train_and_evaluate(&couler, token, split);
@@ -188,7 +187,7 @@ fn a_result_whose_artifacts_the_engine_did_not_store_is_not_reused() {
     let couler = Couler::start();
     // Without the bucket mounted or listed the scheduler cannot digest
     // train's model, nor tell where it is.
-    let _scheduler = scheduler_on(&couler, &argo, Bucket::Unread);
+    let _scheduler = scheduler(&couler, "argo", argo.env(Bucket::Unread));
     let (_, alice) = couler.tenant("alice");
     let (_, bob) = couler.tenant_with("bob", json!({"engine": "argo"}));
     // bob's second run is not cut into stages at train's model (a later
@@ -294,9 +293,7 @@ impl Drop for FakeKfp {
 fn a_hit_whose_object_was_deleted_from_kfps_minio_runs_again() {
     let kfp = FakeKfp::start();
     let couler = Couler::start();
-    let env = kfp.env(true);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let _scheduler = couler.scheduler_with("kfp", &env);
+    let _scheduler = scheduler(&couler, "kfp", kfp.env(true));
     let (_, bob) = couler.tenant_with("bob", json!({"engine": "kfp"}));
     let run = |split: &str| train_and_evaluate(&couler, &bob, split);
 
@@ -319,7 +316,7 @@ fn an_argo_result_is_read_from_its_bucket_over_s3_and_a_deleted_one_runs_again()
     let couler = Couler::start();
     // Not mounted: the scheduler downloads train's model from the bucket
     // to digest it, and asks the bucket about it on a hit.
-    let _scheduler = scheduler_on(&couler, &argo, Bucket::OverS3);
+    let _scheduler = scheduler(&couler, "argo", argo.env(Bucket::OverS3));
     let (_, bob) = couler.tenant_with("bob", json!({"engine": "argo"}));
     let run = |split: &str| train_and_evaluate(&couler, &bob, split);
 

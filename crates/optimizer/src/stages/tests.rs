@@ -287,3 +287,40 @@ fn a_search_runs_its_trials_in_batches_and_the_step_takes_the_best_trial() {
         Action::Reuse { outputs, .. } if outputs.parameters.get("loss").unwrap() == "0.2"
     ));
 }
+
+#[test]
+fn a_split_that_would_pass_an_unrecorded_artifact_between_sub_workflows_is_refused() {
+    let yaml = r#"
+apiVersion: couler.dev/v1alpha1
+name: w
+steps:
+  - {name: train, container: {image: x, command: [sh, -c, 'echo 1 > /tmp/m']}, outputs: {artifacts: [{name: model, path: /tmp/m}]}}
+  - {name: tune, container: {image: x, command: [echo, '{{steps.train.outputs.result}}']}}
+  - {name: evaluate, inputs: {artifacts: [{name: model, from: '{{steps.train.outputs.artifacts.model}}', path: /tmp/m}]}, container: {image: x, command: [echo, '{{steps.tune.outputs.result}}']}}
+"#;
+    let budget = Budget {
+        max_steps: Some(1),
+        ..Budget::default()
+    };
+    // Engines that record where artifacts are stored pass them on.
+    let (split, _) = plan(yaml, budget);
+    assert_eq!(split.parts.len(), 3);
+    // Tekton's stay in the run's volume: refused before anything runs,
+    // at the input that would read it.
+    let facts = Facts {
+        split_budget: budget,
+        engine_loses_artifacts: true,
+        ..Default::default()
+    };
+    let workflow = couler_ir::load(yaml, couler_ir::Format::Yaml).unwrap();
+    let refused = Pipeline::default().plan(workflow, &facts, |_, f| f());
+    let Err(crate::PlanError::Invalid(problems)) = refused else {
+        panic!("{refused:?}");
+    };
+    assert_eq!(problems.0[0].path, "/steps/2/inputs/artifacts/0/from");
+    assert!(
+        problems.0[0]
+            .message
+            .contains("raise the tenant's split budget")
+    );
+}

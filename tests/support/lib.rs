@@ -98,20 +98,7 @@ pub mod tempdir {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }
-    pub fn uuid_like() -> String {
-        // Tests start side by side within one clock tick: the counter keeps
-        // their names apart.
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        format!(
-            "{:x}_{:x}_{n:x}",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos(),
-            std::process::id()
-        )
-    }
+    pub use couler_fakes::uuid_like;
 }
 
 impl Couler {

@@ -21,3 +21,18 @@ pub mod kube;
 pub mod kubelet;
 pub mod s3;
 pub mod tekton;
+
+/// A name no other test of this machine uses now: time, process and a
+/// counter (tests start side by side within one clock tick).
+pub fn uuid_like() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(
+        "{:x}_{:x}_{n:x}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos(),
+        std::process::id()
+    )
+}

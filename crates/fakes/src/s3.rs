@@ -59,10 +59,7 @@ impl S3Server {
 
     /// Serves a new directory of its own, removed on drop.
     pub fn in_temp_dir() -> S3Server {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let root = std::env::temp_dir().join(format!("couler-s3-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let root = std::env::temp_dir().join(format!("couler-s3-{}", crate::uuid_like()));
         let mut server = S3Server::start(&root);
         server.temporary = true;
         server

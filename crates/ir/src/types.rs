@@ -206,17 +206,48 @@ impl Step {
             .iter()
             .find(|a| a.name == name)
     }
+}
 
-    /// The artifacts of other steps this one reads, as (step, artifact);
-    /// an input that names none is left out (validation reports it).
-    pub fn artifacts_read(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.inputs
-            .iter()
-            .flat_map(|i| &i.artifacts)
-            .filter_map(|a| match crate::refs::sole_reference(&a.from)? {
-                Ok(crate::refs::Ref::StepArtifact(step, artifact)) => Some((step, artifact)),
-                _ => None,
-            })
+/// A step's input artifact read from another step's outputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactRead {
+    /// Indexes into `steps`: the step that reads and the one that wrote.
+    pub reader: usize,
+    pub producer: usize,
+    /// Index into the reader's `inputs.artifacts`.
+    pub input: usize,
+    /// The producer's output artifact.
+    pub artifact: String,
+}
+
+impl Workflow {
+    /// Every input artifact of `steps` read from another of `steps`; an
+    /// input that names none is left out (validation reports it).
+    pub fn artifact_reads(&self) -> Vec<ArtifactRead> {
+        let index: BTreeMap<&str, usize> = (self.steps.iter().enumerate())
+            .map(|(i, s)| (s.name.as_str(), i))
+            .collect();
+        let mut reads = Vec::new();
+        for (reader, step) in self.steps.iter().enumerate() {
+            for (input, a) in step
+                .inputs
+                .iter()
+                .flat_map(|i| i.artifacts.iter().enumerate())
+            {
+                if let Some(Ok(crate::refs::Ref::StepArtifact(from, artifact))) =
+                    crate::refs::sole_reference(&a.from)
+                    && let Some(&producer) = index.get(from)
+                {
+                    reads.push(ArtifactRead {
+                        reader,
+                        producer,
+                        input,
+                        artifact: artifact.to_owned(),
+                    });
+                }
+            }
+        }
+        reads
     }
 }
 

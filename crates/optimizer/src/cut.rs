@@ -89,18 +89,15 @@ impl Pass for CutForCache {
         // An artifact the engine does not record cannot cross from one
         // stage to the next: a step reading one of a step that runs stays
         // in its round, its ancestors in the part uncut with it.
+        let unrecorded = match facts.engine_loses_artifacts {
+            true => plan.workflow.artifact_reads(),
+            false => Vec::new(),
+        };
         let crossing = |round: &[u32]| -> Vec<usize> {
-            if !facts.engine_loses_artifacts {
-                return Vec::new();
-            }
-            (0..steps.len())
-                .filter(|&v| {
-                    steps[v].artifacts_read().any(|(from, _)| {
-                        index.get(from).is_some_and(|&u| {
-                            part_of[u] == part_of[v] && runs(u) && round[u] != round[v]
-                        })
-                    })
-                })
+            (unrecorded.iter())
+                .filter(|r| part_of[r.producer] == part_of[r.reader] && runs(r.producer))
+                .filter(|r| round[r.producer] != round[r.reader])
+                .map(|r| r.reader)
                 .collect()
         };
         let mut crossed = crossing(&round);
@@ -284,14 +281,7 @@ steps:
         );
         // Nor does an artifact cross by another path: `evaluate` also reads
         // `tune`, which would be cut after `train`.
-        let yaml = r#"
-apiVersion: couler.dev/v1alpha1
-name: w
-steps:
-  - {name: train, container: {image: x, command: [sh, -c, 'echo 1 > /tmp/m']}, outputs: {artifacts: [{name: model, path: /tmp/m}]}}
-  - {name: tune, container: {image: x, command: [echo, '{{steps.train.outputs.result}}']}}
-  - {name: evaluate, inputs: {artifacts: [{name: model, from: '{{steps.train.outputs.artifacts.model}}', path: /tmp/m}]}, container: {image: x, command: [echo, '{{steps.tune.outputs.result}}']}}
-"#;
+        let yaml = crate::fixtures::TRAIN_TUNE_EVALUATE;
         let mut indirect = self::facts(&["tune", "evaluate"], &["tune", "evaluate"]);
         assert_eq!(parts(&plan(yaml, &indirect)).len(), 3, "a stage each");
         indirect.engine_loses_artifacts = true;

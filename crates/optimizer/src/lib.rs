@@ -154,3 +154,17 @@ impl Pipeline {
         Ok(())
     }
 }
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    /// `train` writes a model; `tune` reads its result; `evaluate` reads
+    /// the model and `tune`'s result.
+    pub const TRAIN_TUNE_EVALUATE: &str = r#"
+apiVersion: couler.dev/v1alpha1
+name: w
+steps:
+  - {name: train, container: {image: x, command: [sh, -c, 'echo 1 > /tmp/m']}, outputs: {artifacts: [{name: model, path: /tmp/m}]}}
+  - {name: tune, container: {image: x, command: [echo, '{{steps.train.outputs.result}}']}}
+  - {name: evaluate, inputs: {artifacts: [{name: model, from: '{{steps.train.outputs.artifacts.model}}', path: /tmp/m}]}, container: {image: x, command: [echo, '{{steps.tune.outputs.result}}']}}
+"#;
+}

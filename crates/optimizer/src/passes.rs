@@ -294,43 +294,27 @@ impl Pass for SplitPlan {
 /// artifact cannot pass from one sub-workflow to another: a split that
 /// needs to is refused before anything runs, at the input that reads it.
 fn crossing_artifact(plan: &Plan, split: &split::Split, budget: &Budget) -> Result<(), PlanError> {
+    let part = |i: usize| split.part_of[i];
+    let crossing = (plan.workflow.artifact_reads().into_iter()).find(|r| {
+        part(r.producer) != part(r.reader) && matches!(plan.steps[r.producer].action, Action::Run)
+    });
+    let Some(r) = crossing else {
+        return Ok(());
+    };
     let steps = &plan.workflow.steps;
-    let part_of = &split.part_of;
-    let index: std::collections::HashMap<&str, usize> = steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.name.as_str(), i))
-        .collect();
-    for (v, step) in steps.iter().enumerate() {
-        for (j, input) in step
-            .inputs
-            .iter()
-            .flat_map(|i| i.artifacts.iter().enumerate())
-        {
-            let Some(Ok(couler_ir::refs::Ref::StepArtifact(from, artifact))) =
-                couler_ir::refs::sole_reference(&input.from)
-            else {
-                continue;
-            };
-            let Some(&u) = index.get(from) else {
-                continue;
-            };
-            if part_of[u] != part_of[v] && matches!(plan.steps[u].action, Action::Run) {
-                return Err(PlanError::Invalid(couler_ir::Problems(vec![
-                    couler_ir::Problem {
-                        path: format!("/steps/{v}/inputs/artifacts/{j}/from"),
-                        code: couler_ir::Code::UnsupportedFeature,
-                        message: format!(
-                            "step `{}` reads artifact `{artifact}` of `{from}`, which the split to fit the engine's budget ({}) puts in another sub-workflow, and this engine does not record where artifacts are stored: raise the tenant's split budget, or pass the value as a parameter",
-                            step.name,
-                            describe(budget),
-                        ),
-                    },
-                ])));
-            }
-        }
-    }
-    Ok(())
+    Err(PlanError::Invalid(couler_ir::Problems(vec![
+        couler_ir::Problem {
+            path: format!("/steps/{}/inputs/artifacts/{}/from", r.reader, r.input),
+            code: couler_ir::Code::UnsupportedFeature,
+            message: format!(
+                "step `{}` reads artifact `{}` of `{}`, which the split to fit the engine's budget ({}) puts in another sub-workflow, and this engine does not record where artifacts are stored: raise the tenant's split budget, or pass the value as a parameter",
+                steps[r.reader].name,
+                r.artifact,
+                steps[r.producer].name,
+                describe(budget),
+            ),
+        },
+    ])))
 }
 
 /// What one step costs a sub-workflow: its manifest size (estimated from

@@ -151,43 +151,39 @@ impl Pass for ReuseEarlierResults {
                 };
             }
         }
-        let index: std::collections::HashMap<&str, usize> = (plan.workflow.steps.iter())
-            .enumerate()
-            .map(|(i, s)| (s.name.as_str(), i))
-            .collect();
-        let mut again: Vec<(usize, String)> = Vec::new();
+        // Until no step that runs reads an unrecorded artifact of a kept one.
+        let reads = plan.workflow.artifact_reads();
         loop {
-            let unread: Vec<(usize, String)> = (plan.workflow.steps.iter().enumerate())
-                .filter(|&(v, _)| matches!(plan.steps[v].action, Action::Run))
-                .flat_map(|(_, step)| step.artifacts_read().map(move |read| (step, read)))
-                .filter_map(|(step, (from, artifact))| {
-                    let u = *index.get(from)?;
-                    let Action::Reuse { outputs, status } = &plan.steps[u].action else {
-                        return None;
-                    };
-                    if *status == crate::ReuseStatus::Skipped {
-                        return None; // produced nothing; its readers are skipped too
+            let unread: Vec<(usize, String)> = (reads.iter())
+                .filter(|r| matches!(plan.steps[r.reader].action, Action::Run))
+                .filter(|r| match &plan.steps[r.producer].action {
+                    // A skipped step produced nothing; its readers are skipped too.
+                    Action::Reuse { status, outputs } => {
+                        *status != crate::ReuseStatus::Skipped
+                            && (outputs.artifacts.get(&r.artifact))
+                                .is_none_or(|a| a.location.is_empty())
                     }
-                    let recorded = outputs.artifacts.get(artifact);
-                    recorded.is_none_or(|a| a.location.is_empty()).then(|| {
-                        let why = format!(
-                            "run again: `{}` reads its artifact `{artifact}`, whose location the earlier attempt did not record",
-                            step.name
-                        );
-                        (u, why)
-                    })
+                    _ => false,
+                })
+                .map(|r| {
+                    let why = format!(
+                        "run again: `{}` reads its artifact `{}`, whose location the earlier attempt did not record",
+                        plan.steps[r.reader].name, r.artifact
+                    );
+                    (r.producer, why)
                 })
                 .collect();
             if unread.is_empty() {
                 break;
             }
-            for (u, _) in &unread {
-                plan.steps[*u].action = Action::Run;
+            for (u, why) in unread {
+                if matches!(plan.steps[u].action, Action::Reuse { .. }) {
+                    plan.steps[u].action = Action::Run;
+                    let name = plan.steps[u].name.clone();
+                    plan.decide(self.name(), Some(&name), why);
+                }
             }
-            again.extend(unread);
         }
-        again.sort();
-        again.dedup_by_key(|(u, _)| *u);
         let kept: Vec<String> = (plan.steps.iter())
             .filter(|s| matches!(s.action, Action::Reuse { .. }))
             .filter(|s| facts.earlier.contains_key(&s.name))
@@ -195,10 +191,6 @@ impl Pass for ReuseEarlierResults {
             .collect();
         for name in kept {
             plan.decide(self.name(), Some(&name), "kept from the earlier attempt");
-        }
-        for (u, why) in again {
-            let name = plan.steps[u].name.clone();
-            plan.decide(self.name(), Some(&name), why);
         }
         Ok(())
     }

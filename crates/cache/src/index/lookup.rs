@@ -59,11 +59,17 @@ impl CacheIndex {
         let (mut records, mut copies) = self
             .records_and_copies(keys, &want_records, &want_copies, reads)
             .await;
-        let copy_outputs: Vec<_> = copies
-            .iter()
-            .map(|c| c.as_ref().map(|c| &c.outputs))
-            .collect();
-        let copy_there = self.artifacts_there(&copy_outputs).await;
+        // Copies are fetched only for `want_copies`: none on an all-hit pass.
+        let copy_there = match want_copies.is_empty() {
+            true => Vec::new(),
+            false => {
+                let outputs: Vec<_> = copies
+                    .iter()
+                    .map(|c| c.as_ref().map(|c| &c.outputs))
+                    .collect();
+                self.artifacts_there(&outputs).await
+            }
+        };
 
         let mut out = Vec::with_capacity(keys.len());
         // Each with the store it was seen in: what another lookup has

@@ -36,20 +36,7 @@ pub async fn index(budget: u64) -> CacheIndex {
     CacheIndex::new(redis, config)
 }
 
-pub fn uuid_like() -> String {
-    // Tests start side by side within one clock tick: the counter keeps
-    // their names apart.
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!(
-        "{:x}_{:x}_{n:x}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos(),
-        std::process::id()
-    )
-}
+pub use couler_fakes::uuid_like;
 
 /// An index whose objects under `prefix` are files under `dir` here.
 pub async fn index_mounting(budget: u64, prefix: &str, dir: &std::path::Path) -> CacheIndex {

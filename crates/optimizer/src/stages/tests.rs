@@ -290,14 +290,7 @@ fn a_search_runs_its_trials_in_batches_and_the_step_takes_the_best_trial() {
 
 #[test]
 fn a_split_that_would_pass_an_unrecorded_artifact_between_sub_workflows_is_refused() {
-    let yaml = r#"
-apiVersion: couler.dev/v1alpha1
-name: w
-steps:
-  - {name: train, container: {image: x, command: [sh, -c, 'echo 1 > /tmp/m']}, outputs: {artifacts: [{name: model, path: /tmp/m}]}}
-  - {name: tune, container: {image: x, command: [echo, '{{steps.train.outputs.result}}']}}
-  - {name: evaluate, inputs: {artifacts: [{name: model, from: '{{steps.train.outputs.artifacts.model}}', path: /tmp/m}]}, container: {image: x, command: [echo, '{{steps.tune.outputs.result}}']}}
-"#;
+    let yaml = crate::fixtures::TRAIN_TUNE_EVALUATE;
     let budget = Budget {
         max_steps: Some(1),
         ..Budget::default()

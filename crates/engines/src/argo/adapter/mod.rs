@@ -75,7 +75,12 @@ pub struct ArgoConfig {
 impl ArgoConfig {
     /// The prefix of the bucket's locations, `s3://<bucket>/`.
     pub fn bucket_prefix(&self) -> String {
-        format!("s3://{}/", self.artifact_bucket)
+        self.location("")
+    }
+
+    /// Where the object `key` of the bucket is, `s3://<bucket>/<key>`.
+    pub fn location(&self, key: &str) -> String {
+        format!("s3://{}/{key}", self.artifact_bucket)
     }
 
     /// Artifacts in `couler-artifacts` (not digested), 64 KiB log tails.

@@ -303,7 +303,7 @@ impl Tracker {
                     .flatten()
             })
             .filter_map(|a| a["s3"]["key"].as_str())
-            .map(|key| format!("{}{key}", self.config.bucket_prefix()))
+            .map(|key| self.config.location(key))
             .filter(|location| !self.digests.contains_key(location))
             .collect();
         new.sort();
@@ -430,7 +430,7 @@ impl Tracker {
             let (Some(name), Some(key)) = (a["name"].as_str(), a["s3"]["key"].as_str()) else {
                 continue;
             };
-            let location = format!("{}{key}", self.config.bucket_prefix());
+            let location = self.config.location(key);
             if let Some(Some(digest)) = self.digests.get(&location) {
                 let artifact = ArtifactRef {
                     digest: digest.hex.clone(),

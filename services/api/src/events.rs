@@ -5,9 +5,10 @@
 use crate::auth::{Auth, Role};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+use crate::wire::Query;
 use crate::wire::path_id;
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};

@@ -1,7 +1,35 @@
 //! Wire types shared by several resources.
 
+use crate::error::ApiError;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+
+/// A request's query string as `T`. Unlike axum's `Query`, a bad value is
+/// a problem with code `invalid_query` and the path of the parameter
+/// (`/limit`), like every other bad input.
+#[derive(Debug)]
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let raw = parts.uri.query().unwrap_or_default();
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw.as_bytes()));
+        serde_path_to_error::deserialize(de)
+            .map(Query)
+            .map_err(|e| {
+                let path = match e.path().to_string() {
+                    p if p == "." => String::new(),
+                    p => format!("/{p}"),
+                };
+                ApiError::bad_request("invalid_query", e.into_inner().to_string(), path)
+            })
+    }
+}
 
 /// One page of a list, newest first.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]

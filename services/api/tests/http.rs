@@ -45,6 +45,15 @@ async fn framework_errors_are_problem_json_with_request_ids() {
         "unsupported_media_type",
     );
 
+    // A query parameter that does not parse names the parameter.
+    for (query, path) in [("limit=abc", "/limit"), ("status=sleeping", "/status")] {
+        let (status, body) = api
+            .call(Method::GET, &format!("/v1/runs?{query}"), &editor, None)
+            .await;
+        assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_query");
+        assert_eq!(body["path"], path, "{body}");
+    }
+
     // A caller's request id is echoed.
     let r = api
         .request(Method::GET, "/v1/workflows", &editor)

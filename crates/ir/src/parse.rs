@@ -86,6 +86,13 @@ pub(crate) fn parse(
         return (None, vec![problem]);
     }
     match format {
+        // Only a document that may hold a NUL is read as a tree to find it.
+        Format::Json if text.contains("\\u0000") || text.contains('\0') => {
+            match serde_json::from_str::<Value>(text) {
+                Ok(value) => from_value(value),
+                Err(e) => (None, vec![syntax(&e)]),
+            }
+        }
         Format::Json => {
             let mut de = serde_json::Deserializer::from_str(text);
             let (workflow, mut problems) = typed::<Workflow, _>(&mut de, &Pointer::root());
@@ -130,12 +137,52 @@ fn yaml_options() -> serde_saphyr::Options {
 
 /// Typed IR from an already-parsed tree (YAML documents, API bodies).
 pub(crate) fn from_value(value: Value) -> (Option<Workflow>, Vec<Problem>) {
+    if let Some(path) = nul_in(&value) {
+        let problem = Problem {
+            path: path.to_string(),
+            code: Code::InvalidValue,
+            message: NUL_MESSAGE.into(),
+        };
+        return (None, vec![problem]);
+    }
     // Try whole first: cheap when the document is well-formed.
     let (workflow, problems) = typed::<Workflow, _>(&value, &Pointer::root());
     match workflow {
         Some(w) => (Some(w), problems),
         None => (None, piecewise(value)),
     }
+}
+
+/// Why text holding a NUL character is refused: no name or value can
+/// hold one (Postgres cannot store it, and engines cut strings there).
+pub const NUL_MESSAGE: &str = "text may not contain the NUL character (\\u0000)";
+
+/// Where in `value` the first string or key holding a NUL character is.
+pub fn nul_in(value: &Value) -> Option<Pointer> {
+    fn walk(value: &Value, at: &mut Vec<String>) -> bool {
+        match value {
+            Value::String(s) => s.contains('\0'),
+            Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
+                at.push(i.to_string());
+                let found = walk(item, at);
+                if !found {
+                    at.pop();
+                }
+                found
+            }),
+            Value::Object(fields) => fields.iter().any(|(key, item)| {
+                at.push(key.clone());
+                let found = key.contains('\0') || walk(item, at);
+                if !found {
+                    at.pop();
+                }
+                found
+            }),
+            _ => false,
+        }
+    }
+    let mut at = Vec::new();
+    walk(value, &mut at).then(|| at.iter().fold(Pointer::root(), |p, token| p.key(token)))
 }
 
 /// Deserializes the header and each step on its own so that one broken step

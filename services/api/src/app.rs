@@ -90,6 +90,7 @@ pub fn app(state: AppState) -> Router {
     router
         .merge(SwaggerUi::new("/docs").url("/openapi.json", api))
         .fallback(not_found)
+        .layer(middleware::from_fn(refuse_nul_in_path))
         .layer(middleware::from_fn(record_metrics))
         .layer(layers)
         .with_state(state)
@@ -130,6 +131,16 @@ fn request_span(req: &Request) -> tracing::Span {
         span.record("trace_id", tracing::field::display(trace_id));
     }
     span
+}
+
+/// A URL path naming something with a NUL character (`%00`) names
+/// nothing that can exist: 400, before any handler reads it.
+async fn refuse_nul_in_path(req: Request, next: Next) -> Response {
+    if req.uri().path().contains("%00") {
+        let error = crate::error::ApiError::bad_request("invalid_text", couler_ir::NUL_MESSAGE, "");
+        return axum::response::IntoResponse::into_response(error);
+    }
+    next.run(req).await
 }
 
 /// Request counts and latency by route and status.

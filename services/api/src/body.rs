@@ -47,39 +47,67 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
     async fn from_request(req: Request, state: &S) -> ApiResult<Self> {
         let format = format_of(&req)?;
         let bytes = bytes(req, state).await?;
-        let value = match format {
-            Format::Json => {
+        let tree: serde_json::Value = match format {
+            // Read as a tree only when it may hold a NUL, to find it.
+            Format::Json if !may_hold_nul(&bytes) => {
                 let de = &mut serde_json::Deserializer::from_slice(&bytes);
-                serde_path_to_error::deserialize(de)
-                    .map_err(|e| invalid_body(e.path(), e.inner()))?
+                return serde_path_to_error::deserialize(de)
+                    .map(Body)
+                    .map_err(|e| serde_problem("invalid_body", e));
             }
-            Format::Yaml => serde_saphyr::from_str::<serde_json::Value>(text(&bytes)?)
-                .map_err(|e| {
-                    ApiError::bad_request("invalid_body", format!("invalid YAML: {e}"), "")
-                })
-                .and_then(|v| {
-                    serde_path_to_error::deserialize(v)
-                        .map_err(|e| invalid_body(e.path(), e.inner()))
-                })?,
+            Format::Json => serde_json::from_slice(&bytes).map_err(|e| {
+                ApiError::bad_request("invalid_body", format!("invalid JSON: {e}"), "")
+            })?,
+            Format::Yaml => serde_saphyr::from_str(text(&bytes)?).map_err(|e| {
+                ApiError::bad_request("invalid_body", format!("invalid YAML: {e}"), "")
+            })?,
         };
-        Ok(Body(value))
+        if let Some(at) = couler_ir::nul_in(&tree) {
+            return Err(ApiError::bad_request(
+                "invalid_text",
+                couler_ir::NUL_MESSAGE,
+                at.to_string(),
+            ));
+        }
+        serde_path_to_error::deserialize(tree)
+            .map(Body)
+            .map_err(|e| serde_problem("invalid_body", e))
     }
 }
 
-fn invalid_body(path: &serde_path_to_error::Path, e: &serde_json::Error) -> ApiError {
-    let mut pointer = String::new();
-    for segment in path.iter() {
-        use serde_path_to_error::Segment;
-        match segment {
-            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
-            Segment::Map { key } | Segment::Enum { variant: key } => {
-                pointer.push('/');
-                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-            }
-            Segment::Unknown => {}
-        }
+/// Whether JSON text may hold a NUL character: only as the escape `\u0000`.
+fn may_hold_nul(bytes: &[u8]) -> bool {
+    bytes.windows(6).any(|w| w == br"\u0000")
+}
+
+/// A deserialization error of a body or a query as a 400 at the JSON
+/// pointer of what is wrong; a missing field is pointed at, not its parent.
+pub fn serde_problem<E: std::fmt::Display>(
+    code: &'static str,
+    e: serde_path_to_error::Error<E>,
+) -> ApiError {
+    use serde_path_to_error::Segment;
+    let mut pointer = couler_ir::problem::Pointer::root();
+    for segment in e.path().iter() {
+        pointer = match segment {
+            Segment::Seq { index } => pointer.index(*index),
+            Segment::Map { key } | Segment::Enum { variant: key } => pointer.key(key),
+            Segment::Unknown => pointer,
+        };
     }
-    ApiError::bad_request("invalid_body", e.to_string(), pointer)
+    let message = e.into_inner().to_string();
+    // serde_json appends where in the text; the pointer says it better.
+    let message = match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message,
+    };
+    if let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        pointer = pointer.key(field);
+    }
+    ApiError::bad_request(code, message, pointer.to_string())
 }
 
 /// A workflow document (the IR), parsed and validated off the async runtime.

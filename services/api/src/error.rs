@@ -224,6 +224,15 @@ impl From<sqlx::Error> for ApiError {
                     "a concurrent request with the same Idempotency-Key is in progress; retry it"
                         .into(),
             },
+            // Text Postgres cannot store (a NUL character) that got past
+            // the checks at the edge.
+            _ if err
+                .as_database_error()
+                .and_then(|e| e.code())
+                .is_some_and(|code| code == "22021" || code == "22P05") =>
+            {
+                ApiError::bad_request("invalid_text", couler_ir::NUL_MESSAGE, "")
+            }
             _ => ApiError::Internal(anyhow::Error::new(err).context("database")),
         }
     }

@@ -314,7 +314,10 @@ pub fn plan_error(e: PlanError) -> ApiError {
     match e {
         PlanError::Invalid(problems) => ApiError::Invalid(problems),
         PlanError::MissingParameter(name) => problem(
-            format!("/parameters/{name}"),
+            couler_ir::problem::Pointer::root()
+                .key("parameters")
+                .key(&name)
+                .to_string(),
             couler_ir::Code::MissingField,
             format!("parameter {name:?} is required"),
         ),

@@ -179,7 +179,10 @@ pub(crate) fn resolve_parameters(
 ) -> ApiResult<BTreeMap<String, String>> {
     let mut problems = Vec::new();
     let problem = |name: &str, code, message: String| couler_ir::Problem {
-        path: format!("/parameters/{name}"),
+        path: couler_ir::problem::Pointer::root()
+            .key("parameters")
+            .key(name)
+            .to_string(),
         code,
         message,
     };
@@ -228,7 +231,10 @@ fn check_labels(labels: &BTreeMap<String, String>) -> ApiResult<()> {
             return Err(ApiError::bad_request(
                 "invalid_label",
                 format!("{k:?}={v:?} is not a valid label"),
-                format!("/labels/{k}"),
+                couler_ir::problem::Pointer::root()
+                    .key("labels")
+                    .key(k)
+                    .to_string(),
             ));
         }
     }

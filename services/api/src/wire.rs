@@ -18,16 +18,21 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let raw = parts.uri.query().unwrap_or_default();
-        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw.as_bytes()));
-        serde_path_to_error::deserialize(de)
+        let pairs = form_urlencoded::parse(raw.as_bytes());
+        if let Some((name, _)) = pairs
+            .clone()
+            .find(|(k, v)| k.contains('\0') || v.contains('\0'))
+        {
+            let at = couler_ir::problem::Pointer::root().key(&name);
+            return Err(ApiError::bad_request(
+                "invalid_text",
+                couler_ir::NUL_MESSAGE,
+                at.to_string(),
+            ));
+        }
+        serde_path_to_error::deserialize(serde_urlencoded::Deserializer::new(pairs))
             .map(Query)
-            .map_err(|e| {
-                let path = match e.path().to_string() {
-                    p if p == "." => String::new(),
-                    p => format!("/{p}"),
-                };
-                ApiError::bad_request("invalid_query", e.into_inner().to_string(), path)
-            })
+            .map_err(|e| crate::body::serde_problem("invalid_query", e))
     }
 }
 

@@ -307,3 +307,90 @@ async fn credentials_never_reach_logs_or_responses() {
     assert!(!text.contains(&admin), "a bearer token reached the logs");
     assert!(!text.contains(SECRET), "the JWT secret reached the logs");
 }
+
+#[tokio::test]
+async fn nul_characters_and_missing_fields_are_refused_where_they_stand() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let admin = user(&tenant, "admin");
+    let editor = user(&tenant, "editor");
+
+    // In the URL: the path, and a query parameter by name.
+    let (status, body) = api
+        .call(Method::GET, "/v1/workflows/a%00b", &editor, None)
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_text");
+    let (status, body) = api
+        .call(Method::GET, "/v1/runs?label=team%3Da%00", &editor, None)
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_text");
+    assert_eq!(body["path"], "/label", "{body}");
+
+    // In a JSON body, at its pointer.
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/v1/api-keys",
+            &admin,
+            Some(json!({"name": "ci\u{0}", "roles": ["viewer"]})),
+        )
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_text");
+    assert_eq!(body["path"], "/name", "{body}");
+
+    // In a workflow document, JSON or YAML: a validation problem there.
+    let mut doc: serde_json::Value = serde_saphyr::from_str(DIAMOND).unwrap();
+    doc["steps"][1]["container"]["args"] = json!(["ok", "b\u{0}"]);
+    let (status, body) = api
+        .call(Method::POST, "/v1/workflows", &editor, Some(doc))
+        .await;
+    assert_problem(
+        status,
+        &body,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    );
+    assert_eq!(body["path"], "/steps/1/container/args/1", "{body}");
+    let yaml = DIAMOND.replacen("name: diamond", "name: \"dia\\0mond\"", 1);
+    assert_ne!(yaml, DIAMOND);
+    let r = api
+        .request(Method::POST, "/v1/workflows", &editor)
+        .header("content-type", "application/yaml")
+        .body(yaml)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = read(r).await;
+    assert_problem(
+        status,
+        &body,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    );
+    assert_eq!(body["path"], "/name", "{body}");
+
+    // A required field that is missing is pointed at, not its parent.
+    let (status, body) = api
+        .call(
+            Method::POST,
+            "/v1/api-keys",
+            &admin,
+            Some(json!({"roles": ["viewer"]})),
+        )
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
+    assert_eq!(body["path"], "/name", "{body}");
+    let (status, body) = api
+        .call(Method::GET, "/v1/workflows/diamond/compile", &editor, None)
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_query");
+    assert_eq!(body["path"], "/engine", "{body}");
+
+    // Pointers escape what they name (RFC 6901).
+    create_workflow(&api, &editor, DIAMOND).await;
+    let run = json!({"workflow": "diamond", "labels": {"example.com/team": "a b"}});
+    let (status, body) = api.call(Method::POST, "/v1/runs", &editor, Some(run)).await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_label");
+    assert_eq!(body["path"], "/labels/example.com~1team", "{body}");
+    api.stop().await;
+}

@@ -293,7 +293,8 @@ async fn listing_filters_runs() {
         .call(Method::GET, "/v1/runs?status=bogus", &editor, None)
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert_eq!(body["code"], "bad_request");
+    assert_eq!(body["code"], "invalid_query");
+    assert_eq!(body["path"], "/status");
     api.stop().await;
 }
 

@@ -153,12 +153,11 @@ pub async fn run_events(
         .and_then(|v| v.trim().parse().ok());
     let after = resume.or(q.after).unwrap_or(0);
     let mut tx = state.store.tenant(tenant).await?;
-    if couler_store::runs::get(&mut tx, tenant, run)
+    let ended = couler_store::runs::get(&mut tx, tenant, run)
         .await?
-        .is_none()
-    {
-        return Err(ApiError::not_found("run"));
-    }
+        .ok_or_else(|| ApiError::not_found("run"))?
+        .status
+        .is_terminal();
     let wants_stream = headers
         .get(axum::http::header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -180,16 +179,21 @@ pub async fn run_events(
         return Ok(Json(list).into_response());
     }
     tx.commit().await?;
-    Ok(Sse::new(stream(state, tenant, run, after))
+    Ok(Sse::new(stream(state, tenant, run, after, ended))
         .keep_alive(KeepAlive::default())
         .into_response())
 }
 
+/// The events after `last`, then each as it is written, until the run
+/// ends: its latest event is a final one (`ended` says whether it was when
+/// the stream was asked for). A final event that a retry follows ends only
+/// that attempt.
 fn stream(
     state: AppState,
     tenant: TenantId,
     run: RunId,
     mut last: i64,
+    mut ended: bool,
 ) -> impl futures::Stream<Item = Result<SseEvent, std::convert::Infallible>> {
     // Subscribe before the first read so nothing written in between is lost.
     let mut notes = state.events.subscribe();
@@ -204,21 +208,21 @@ fn stream(
                 }
             };
             let full = batch.len() as i64 == BATCH;
+            ended = batch.last().map_or(ended, is_final);
             for event in batch {
                 last = event.id;
-                let done = is_final(&event);
                 let sse = SseEvent::default()
                     .id(event.id.to_string())
                     .event(event.kind.clone())
                     .json_data(&event)
                     .expect("events serialize");
                 yield Ok(sse);
-                if done {
-                    return;
-                }
             }
             if full {
                 continue;
+            }
+            if ended {
+                return;
             }
             // Wait for news of this run (a lagged receiver just re-reads).
             loop {

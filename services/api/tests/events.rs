@@ -188,3 +188,58 @@ async fn many_streams_each_see_only_their_run() {
     }
     api.stop().await;
 }
+
+#[tokio::test]
+async fn a_stream_follows_a_retried_run_to_its_last_end() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    create_workflow(&api, &editor, DIAMOND).await;
+    let (_, run) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            &editor,
+            Some(json!({"workflow": "diamond"})),
+        )
+        .await;
+    let id = run["id"].as_str().unwrap().to_owned();
+    let path = format!("/v1/runs/{id}/events");
+    let lifecycle = [RunStatus::Planning, RunStatus::Running];
+    api.advance(&tenant, &id, &lifecycle).await;
+    api.advance(&tenant, &id, &[RunStatus::Failed]).await;
+    let (status, body) = api
+        .call(Method::POST, &format!("/v1/runs/{id}/retry"), &editor, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let open = |after: Option<i64>| {
+        let mut r = api
+            .request(Method::GET, &path, &editor)
+            .header("accept", "text/event-stream");
+        if let Some(after) = after {
+            r = r.header("last-event-id", after.to_string());
+        }
+        r.send()
+    };
+    // The first attempt's end does not end the stream: the retry follows.
+    let mut live = SseReader::new(open(None).await.unwrap());
+    let mut kinds = Vec::new();
+    while kinds.last().is_none_or(|k| k != "run.failed") {
+        kinds.push(live.next().await.unwrap().1);
+    }
+    let (_, next, _) = live.next().await.unwrap();
+    assert_eq!(next, "run.retried", "{kinds:?}");
+    api.advance(&tenant, &id, &lifecycle).await;
+    api.advance(&tenant, &id, &[RunStatus::Succeeded]).await;
+    let mut last = (0, String::new());
+    while let Some((event, kind, _)) = live.next().await {
+        last = (event, kind);
+    }
+    assert_eq!(last.1, "run.succeeded");
+
+    // Resuming a finished run after its last event ends at once.
+    let mut after_end = SseReader::new(open(Some(last.0)).await.unwrap());
+    assert!(after_end.next().await.is_none());
+    api.stop().await;
+}

@@ -115,6 +115,10 @@ pub struct Filter {
 pub enum ChangeError {
     #[error(transparent)]
     Illegal(#[from] IllegalTransition),
+    /// Only a failed or cancelled run is retried: a queued or planning one
+    /// can also go back to `queued`, but only when its scheduler lets go.
+    #[error("only a failed or cancelled run can be retried; this one is {0}")]
+    NotRetryable(RunStatus),
 }
 
 /// Creates and queues one run (see [`create_many`]).
@@ -417,8 +421,8 @@ pub async fn retry(
     let Some(run) = get_for_update(tx, tenant, id).await? else {
         return Ok(None);
     };
-    if let Err(e) = run.status.transition(RunStatus::Queued) {
-        return Ok(Some(Err(e.into())));
+    if !matches!(run.status, RunStatus::Failed | RunStatus::Cancelled) {
+        return Ok(Some(Err(ChangeError::NotRetryable(run.status))));
     }
     sqlx::query!(
         r#"UPDATE run_steps SET status = 'pending', message = NULL, started_at = NULL, finished_at = NULL, updated_at = now()

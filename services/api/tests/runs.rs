@@ -348,6 +348,27 @@ async fn cancel_and_retry_follow_the_lifecycle() {
         (Some("running"), Some(true))
     );
 
+    // Queued, planning or running: nothing to retry yet.
+    let e = new_run().await;
+    for step in [None, Some(RunStatus::Planning)] {
+        if let Some(status) = step {
+            api.advance(&tenant, &e, &[status]).await;
+        }
+        for id in [&e, &b] {
+            let (status, body) = api
+                .call(Method::POST, &format!("/v1/runs/{id}/retry"), &editor, None)
+                .await;
+            assert_problem(status, &body, StatusCode::CONFLICT, "run_not_retryable");
+            assert!(
+                body["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("only a failed or cancelled run"),
+                "{body}"
+            );
+        }
+    }
+
     // Succeeded: nothing to retry or cancel.
     let c = new_run().await;
     api.advance(

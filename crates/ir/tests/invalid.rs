@@ -209,6 +209,17 @@ fn cycles_are_named() {
         .find(|x| x.code == Code::Cycle)
         .expect("a cycle problem");
     assert_eq!(cycle.message, "dependency cycle: a → b → c → a");
+    assert_eq!(cycle.path, "/steps/0/depends/0");
+    // Formed by references alone: at the step, not at a `depends` it lacks.
+    let p = problems(&doc("steps:
+  - {name: a, container: {image: a, args: ['{{steps.b.outputs.result}}']}}
+  - {name: b, container: {image: a, args: ['{{steps.a.outputs.result}}']}}
+"));
+    let cycle = p
+        .iter()
+        .find(|x| x.code == Code::Cycle)
+        .expect("a cycle problem");
+    assert_eq!(cycle.path, "/steps/0");
     assert_problem(
         &doc("steps: [{name: a, depends: [a], container: {image: a}}]\n"),
         "/steps/0/depends/0",

@@ -192,8 +192,18 @@ impl<'a> Validator<'a> {
                         .iter()
                         .map(|&i| steps[i as usize].name.as_str())
                         .collect();
+                    // At a `depends` entry that closes the cycle when one
+                    // does; else (references only) at the first step.
+                    let in_cycle = |name: &String| names.contains(&name.as_str());
+                    let at = cycle
+                        .iter()
+                        .find_map(|&i| {
+                            let entry = steps[i as usize].depends.iter().position(in_cycle)?;
+                            Some(base.index(i as usize).key("depends").index(entry))
+                        })
+                        .unwrap_or_else(|| base.index(cycle[0] as usize));
                     self.report.push(
-                        &base.index(cycle[0] as usize).key("depends"),
+                        &at,
                         Code::Cycle,
                         format!("dependency cycle: {}", names.join(" → ")),
                     );

@@ -482,7 +482,7 @@ async fn api_key_principal(state: &AppState, token: &str) -> ApiResult<Principal
     couler_store::api_keys::mark_used(&mut tx, key.tenant_id, key.id).await?;
     tx.commit().await?;
     let principal = Principal {
-        subject: format!("api-key:{}", key.name),
+        subject: format!("api-key:{}", key.id),
         tenant: Some(key.tenant_id),
         role: key.roles.iter().filter_map(|r| Role::parse(r)).max(),
         platform_admin: false,

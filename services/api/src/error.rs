@@ -189,6 +189,13 @@ impl IntoResponse for ApiError {
             _ => {}
         }
         let mut response = problem_response(&p);
+        if let ApiError::Unauthenticated { .. } = &self {
+            // RFC 9110 §11.6.1: a 401 names the scheme that would work.
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(r#"Bearer realm="couler""#),
+            );
+        }
         if let ApiError::TooManyRequests { retry_after, .. } = &self {
             let secs = retry_after.as_secs_f64().ceil().max(1.0) as u64;
             response

@@ -48,6 +48,9 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
         let format = format_of(&req)?;
         let bytes = bytes(req, state).await?;
         let tree: serde_json::Value = match format {
+            // No body is an empty object: all-optional requests need none,
+            // and others say which field is missing.
+            _ if bytes.trim_ascii().is_empty() => serde_json::Value::Object(Default::default()),
             // Read as a tree only when it may hold a NUL, to find it.
             Format::Json if !may_hold_nul(&bytes) => {
                 let de = &mut serde_json::Deserializer::from_slice(&bytes);

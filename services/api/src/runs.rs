@@ -259,7 +259,9 @@ async fn create_run(
     let idempotency_key = match headers.get(IDEMPOTENCY_KEY) {
         None => None,
         Some(v) => match v.to_str() {
-            Ok(k) if !k.is_empty() && k.len() <= 255 => Some(k.to_owned()),
+            Ok(k) if (1..=255).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()) => {
+                Some(k.to_owned())
+            }
             _ => {
                 return Err(ApiError::bad_request(
                     "invalid_idempotency_key",

@@ -386,6 +386,16 @@ async fn nul_characters_and_missing_fields_are_refused_where_they_stand() {
     assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_query");
     assert_eq!(body["path"], "/engine", "{body}");
 
+    // No body at all: as `{}`, so the missing field is named.
+    let r = api
+        .request(Method::POST, "/v1/api-keys", &admin)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = read(r).await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
+    assert_eq!(body["path"], "/name", "{body}");
+
     // Pointers escape what they name (RFC 6901).
     create_workflow(&api, &editor, DIAMOND).await;
     let run = json!({"workflow": "diamond", "labels": {"example.com/team": "a b"}});

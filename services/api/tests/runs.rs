@@ -225,6 +225,14 @@ async fn idempotency_keys_return_the_same_run() {
     )
     .await;
     assert_problem(s3, &body, StatusCode::CONFLICT, "idempotency_key_reused");
+    // Visible ASCII only, as documented.
+    let (s4, body) = create(json!({"workflow": "diamond"}), "has space").await;
+    assert_problem(
+        s4,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_idempotency_key",
+    );
 
     // Concurrent retries of one request create exactly one run.
     let attempts = (0..8).map(|_| create(json!({"workflow": "diamond"}), "key-2"));

@@ -142,8 +142,7 @@ impl From<Run> for RunView {
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     pub status: Option<RunStatus>,
-    /// Workflow id (`wf_…`).
-    #[param(value_type = Option<couler_store::WorkflowId>)]
+    /// Workflow id (`wf_…`) or name.
     pub workflow: Option<String>,
     /// Label selector `key=value[,key=value…]`.
     pub label: Option<String>,
@@ -367,12 +366,20 @@ async fn list_runs(
         cursor: q.cursor,
         limit: q.limit,
     };
+    let mut tx = state.store.tenant(tenant).await?;
     let workflow_id = match q.workflow.as_deref() {
         None => None,
-        Some(w) => Some(
-            w.parse::<WorkflowId>()
-                .map_err(|e| ApiError::bad_request("invalid_id", e.to_string(), "/workflow"))?,
-        ),
+        // By id or by name, as everywhere; no such workflow has no runs.
+        Some(w) => match crate::workflows::resolve(&mut tx, tenant, w).await {
+            Ok(workflow) => Some(workflow.id),
+            Err(ApiError::NotFound(_)) => {
+                return Ok(Json(List {
+                    items: Vec::new(),
+                    next_cursor: None,
+                }));
+            }
+            Err(e) => return Err(e),
+        },
     };
     let filter = Filter {
         status: q.status,
@@ -381,7 +388,6 @@ async fn list_runs(
         created_after: q.created_after,
         created_before: q.created_before,
     };
-    let mut tx = state.store.tenant(tenant).await?;
     let found = runs::list(&mut tx, tenant, &filter, page.cursor()?, page.limit()?).await?;
     tx.commit().await?;
     Ok(Json(List {

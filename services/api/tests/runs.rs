@@ -295,6 +295,8 @@ async fn listing_filters_runs() {
         .call(Method::GET, &format!("/v1/runs?{by_wf}"), &editor, None)
         .await;
     assert_eq!(body["items"].as_array().unwrap().len(), 5);
+    assert_eq!(count("workflow=diamond").await, 5);
+    assert_eq!(count("workflow=no-such-workflow").await, 0);
     assert_eq!(count("created_before=2000-01-01T00:00:00Z").await, 0);
     assert_eq!(count("created_after=2000-01-01T00:00:00Z&limit=2").await, 2);
     let (status, body) = api

@@ -33,6 +33,7 @@ pub struct ExplainRequest {
     pub workflow: Option<String>,
     /// The version to explain; the latest when absent.
     #[schema(minimum = 1)]
+    #[serde(default, deserialize_with = "crate::wire::version")]
     pub version: Option<i32>,
     /// A workflow document to explain as is, instead of a stored workflow.
     #[schema(value_type = Option<crate::openapi::IrWorkflow>)]

@@ -25,6 +25,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 pub struct PlanOptions {
     /// The version to plan; the latest when absent.
     #[schema(minimum = 1)]
+    #[serde(default, deserialize_with = "crate::wire::version")]
     pub version: Option<i32>,
     /// Values for the workflow's parameters, as for a run.
     #[serde(default)]
@@ -142,6 +143,7 @@ pub struct CompileQuery {
     pub engine: String,
     /// A version number; the latest when absent.
     #[param(minimum = 1)]
+    #[serde(default, deserialize_with = "crate::wire::version")]
     pub version: Option<i32>,
 }
 

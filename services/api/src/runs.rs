@@ -28,6 +28,7 @@ pub struct CreateRun {
     pub workflow: Option<String>,
     /// The version to run; the latest when absent.
     #[schema(minimum = 1)]
+    #[serde(default, deserialize_with = "crate::wire::version")]
     pub version: Option<i32>,
     /// A workflow document to run as is, instead of a stored workflow.
     #[schema(value_type = Option<crate::openapi::IrWorkflow>)]

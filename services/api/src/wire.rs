@@ -36,6 +36,16 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
     }
 }
 
+/// A version number, when given: versions count from 1.
+pub fn version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    match Option::<i32>::deserialize(d)? {
+        Some(n) if n < 1 => Err(serde::de::Error::custom(format!(
+            "version {n} does not exist: versions count from 1"
+        ))),
+        v => Ok(v),
+    }
+}
+
 /// One page of a list, newest first.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct List<T> {

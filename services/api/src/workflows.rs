@@ -108,6 +108,7 @@ pub struct ListQuery {
 pub struct VersionQuery {
     /// A version number; the latest when absent.
     #[param(minimum = 1)]
+    #[serde(default, deserialize_with = "crate::wire::version")]
     pub version: Option<i32>,
 }
 

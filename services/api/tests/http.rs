@@ -398,6 +398,31 @@ async fn nul_characters_and_missing_fields_are_refused_where_they_stand() {
 
     // Pointers escape what they name (RFC 6901).
     create_workflow(&api, &editor, DIAMOND).await;
+
+    // Versions count from 1: 0 is wrong input, not a missing version.
+    let (status, body) = api
+        .call(
+            Method::GET,
+            "/v1/workflows/diamond?version=0",
+            &editor,
+            None,
+        )
+        .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_query");
+    assert_eq!(body["path"], "/version", "{body}");
+    let run = json!({"workflow": "diamond", "version": 0});
+    let (status, body) = api.call(Method::POST, "/v1/runs", &editor, Some(run)).await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
+    assert_eq!(body["path"], "/version", "{body}");
+    let (status, body) = api
+        .call(
+            Method::GET,
+            "/v1/workflows/diamond?version=1",
+            &editor,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let run = json!({"workflow": "diamond", "labels": {"example.com/team": "a b"}});
     let (status, body) = api.call(Method::POST, "/v1/runs", &editor, Some(run)).await;
     assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_label");

@@ -22,7 +22,7 @@ mod validate;
 
 pub use graph::Graph;
 pub use hash::{Digest, Hashes};
-pub use parse::{Format, Limits, NUL_MESSAGE, nul_in};
+pub use parse::{Format, Limits, NUL_MESSAGE, json_may_hold_nul, nul_in};
 pub use problem::{Code, Problem, Problems};
 pub use types::*;
 pub use validate::Dag;

@@ -87,7 +87,7 @@ pub(crate) fn parse(
     }
     match format {
         // Only a document that may hold a NUL is read as a tree to find it.
-        Format::Json if text.contains("\\u0000") || text.contains('\0') => {
+        Format::Json if json_may_hold_nul(text.as_bytes()) => {
             match serde_json::from_str::<Value>(text) {
                 Ok(value) => from_value(value),
                 Err(e) => (None, vec![syntax(&e)]),
@@ -156,6 +156,13 @@ pub(crate) fn from_value(value: Value) -> (Option<Workflow>, Vec<Problem>) {
 /// Why text holding a NUL character is refused: no name or value can
 /// hold one (Postgres cannot store it, and engines cut strings there).
 pub const NUL_MESSAGE: &str = "text may not contain the NUL character (\\u0000)";
+
+/// Whether JSON text may hold a NUL character: only as the escape
+/// `\u0000` (a raw one is a syntax error); an escaped backslash before
+/// `u0000` also matches, and the tree then shows there is none.
+pub fn json_may_hold_nul(text: &[u8]) -> bool {
+    memchr::memmem::find(text, br"\u0000").is_some()
+}
 
 /// Where in `value` the first string or key holding a NUL character is.
 pub fn nul_in(value: &Value) -> Option<Pointer> {

@@ -115,8 +115,7 @@ pub struct Filter {
 pub enum ChangeError {
     #[error(transparent)]
     Illegal(#[from] IllegalTransition),
-    /// Only a failed or cancelled run is retried: a queued or planning one
-    /// can also go back to `queued`, but only when its scheduler lets go.
+    /// See [`RunStatus::is_retryable`].
     #[error("only a failed or cancelled run can be retried; this one is {0}")]
     NotRetryable(RunStatus),
 }
@@ -421,8 +420,11 @@ pub async fn retry(
     let Some(run) = get_for_update(tx, tenant, id).await? else {
         return Ok(None);
     };
-    if !matches!(run.status, RunStatus::Failed | RunStatus::Cancelled) {
+    if !run.status.is_retryable() {
         return Ok(Some(Err(ChangeError::NotRetryable(run.status))));
+    }
+    if let Err(e) = run.status.transition(RunStatus::Queued) {
+        return Ok(Some(Err(e.into())));
     }
     sqlx::query!(
         r#"UPDATE run_steps SET status = 'pending', message = NULL, started_at = NULL, finished_at = NULL, updated_at = now()

@@ -95,6 +95,13 @@ impl RunStatus {
         )
     }
 
+    /// Whether a client may retry the run: only once it failed or was
+    /// cancelled. The lifecycle also lets a planning run go back to
+    /// `queued`, but only for a scheduler that loses its lease.
+    pub fn is_retryable(self) -> bool {
+        matches!(self, RunStatus::Failed | RunStatus::Cancelled)
+    }
+
     fn can_become(self, to: RunStatus) -> bool {
         use RunStatus::*;
         matches!(

@@ -1,7 +1,7 @@
 //! The HTTP application: every resource router, the OpenAPI document and
 //! the layers every request passes through.
 
-use crate::error::{PROBLEM_JSON, Problem, problem, problem_response};
+use crate::error::{ApiError, PROBLEM_JSON, Problem, problem, problem_response};
 use crate::openapi::ApiDoc;
 use crate::state::AppState;
 use axum::Router;
@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use std::time::{Duration, Instant};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -96,8 +96,8 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn not_found() -> crate::error::ApiError {
-    crate::error::ApiError::NotFound("no such route".into())
+async fn not_found() -> ApiError {
+    ApiError::NotFound("no such route".into())
 }
 
 fn request_span(req: &Request) -> tracing::Span {
@@ -137,8 +137,7 @@ fn request_span(req: &Request) -> tracing::Span {
 /// nothing that can exist: 400, before any handler reads it.
 async fn refuse_nul_in_path(req: Request, next: Next) -> Response {
     if req.uri().path().contains("%00") {
-        let error = crate::error::ApiError::bad_request("invalid_text", couler_ir::NUL_MESSAGE, "");
-        return axum::response::IntoResponse::into_response(error);
+        return ApiError::nul("").into_response();
     }
     next.run(req).await
 }

@@ -52,65 +52,43 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
             // and others say which field is missing.
             _ if bytes.trim_ascii().is_empty() => serde_json::Value::Object(Default::default()),
             // Read as a tree only when it may hold a NUL, to find it.
-            Format::Json if !may_hold_nul(&bytes) => {
-                let de = &mut serde_json::Deserializer::from_slice(&bytes);
-                return serde_path_to_error::deserialize(de)
-                    .map(Body)
-                    .map_err(|e| serde_problem("invalid_body", e));
+            Format::Json if !couler_ir::json_may_hold_nul(&bytes) => {
+                return from_json(&bytes).map(Body);
             }
-            Format::Json => serde_json::from_slice(&bytes).map_err(|e| {
-                ApiError::bad_request("invalid_body", format!("invalid JSON: {e}"), "")
-            })?,
+            Format::Json => serde_json::from_slice(&bytes).map_err(|e| invalid_json(&e))?,
             Format::Yaml => serde_saphyr::from_str(text(&bytes)?).map_err(|e| {
                 ApiError::bad_request("invalid_body", format!("invalid YAML: {e}"), "")
             })?,
         };
         if let Some(at) = couler_ir::nul_in(&tree) {
-            return Err(ApiError::bad_request(
-                "invalid_text",
-                couler_ir::NUL_MESSAGE,
-                at.to_string(),
-            ));
+            return Err(ApiError::nul(at.to_string()));
         }
         serde_path_to_error::deserialize(tree)
             .map(Body)
-            .map_err(|e| serde_problem("invalid_body", e))
+            .map_err(|e| ApiError::at_path("invalid_body", e.path(), e.inner().to_string()))
     }
 }
 
-/// Whether JSON text may hold a NUL character: only as the escape `\u0000`.
-fn may_hold_nul(bytes: &[u8]) -> bool {
-    bytes.windows(6).any(|w| w == br"\u0000")
+/// `T` straight from JSON text: a syntax error says where in the text, a
+/// shape error at the pointer of what is wrong.
+fn from_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let inner = e.inner();
+        if inner.is_syntax() || inner.is_eof() {
+            return invalid_json(inner);
+        }
+        let full = inner.to_string();
+        let place = format!(" at line {} column {}", inner.line(), inner.column());
+        let message = full.strip_suffix(&place).unwrap_or(&full).to_owned();
+        ApiError::at_path("invalid_body", e.path(), message)
+    })?;
+    de.end().map_err(|e| invalid_json(&e))?;
+    Ok(value)
 }
 
-/// A deserialization error of a body or a query as a 400 at the JSON
-/// pointer of what is wrong; a missing field is pointed at, not its parent.
-pub fn serde_problem<E: std::fmt::Display>(
-    code: &'static str,
-    e: serde_path_to_error::Error<E>,
-) -> ApiError {
-    use serde_path_to_error::Segment;
-    let mut pointer = couler_ir::problem::Pointer::root();
-    for segment in e.path().iter() {
-        pointer = match segment {
-            Segment::Seq { index } => pointer.index(*index),
-            Segment::Map { key } | Segment::Enum { variant: key } => pointer.key(key),
-            Segment::Unknown => pointer,
-        };
-    }
-    let message = e.into_inner().to_string();
-    // serde_json appends where in the text; the pointer says it better.
-    let message = match message.rfind(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message,
-    };
-    if let Some(field) = message
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.strip_suffix('`'))
-    {
-        pointer = pointer.key(field);
-    }
-    ApiError::bad_request(code, message, pointer.to_string())
+fn invalid_json(e: &serde_json::Error) -> ApiError {
+    ApiError::bad_request("invalid_body", format!("invalid JSON: {e}"), "")
 }
 
 /// A workflow document (the IR), parsed and validated off the async runtime.

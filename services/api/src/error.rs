@@ -5,6 +5,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use couler_ir::Problems;
+use couler_ir::problem::Pointer;
 use serde::Serialize;
 use std::time::Duration;
 use utoipa::ToSchema;
@@ -102,6 +103,32 @@ impl ApiError {
             message: message.into(),
             path: Some(path.into()),
         }
+    }
+
+    /// Wrong input that a deserializer found at `path`: a 400 at its JSON
+    /// pointer. A missing field is pointed at, not its parent.
+    pub fn at_path(code: &'static str, path: &serde_path_to_error::Path, message: String) -> Self {
+        use serde_path_to_error::Segment;
+        let mut at = Pointer::root();
+        for segment in path.iter() {
+            at = match segment {
+                Segment::Seq { index } => at.index(*index),
+                Segment::Map { key } | Segment::Enum { variant: key } => at.key(key),
+                Segment::Unknown => at,
+            };
+        }
+        if let Some(field) = message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.strip_suffix('`'))
+        {
+            at = at.key(field);
+        }
+        ApiError::bad_request(code, message, at.to_string())
+    }
+
+    /// Text holding a NUL character, at `path`.
+    pub fn nul(path: impl Into<String>) -> Self {
+        ApiError::bad_request("invalid_text", couler_ir::NUL_MESSAGE, path)
     }
 
     pub fn status(&self) -> StatusCode {
@@ -232,13 +259,14 @@ impl From<sqlx::Error> for ApiError {
                         .into(),
             },
             // Text Postgres cannot store (a NUL character) that got past
-            // the checks at the edge.
+            // the checks at the edge: logged, as it may not be the client's.
             _ if err
                 .as_database_error()
                 .and_then(|e| e.code())
                 .is_some_and(|code| code == "22021" || code == "22P05") =>
             {
-                ApiError::bad_request("invalid_text", couler_ir::NUL_MESSAGE, "")
+                tracing::warn!(error = %err, "text the database cannot store");
+                ApiError::nul("")
             }
             _ => ApiError::Internal(anyhow::Error::new(err).context("database")),
         }
@@ -246,3 +274,11 @@ impl From<sqlx::Error> for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// The JSON pointer (RFC 6901) of `tokens` in a request.
+pub fn pointer<'a>(tokens: impl IntoIterator<Item = &'a str>) -> String {
+    tokens
+        .into_iter()
+        .fold(Pointer::root(), |at, token| at.key(token))
+        .to_string()
+}

@@ -5,8 +5,7 @@
 use crate::auth::{Auth, Role};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use crate::wire::Query;
-use crate::wire::path_id;
+use crate::wire::{Query, path_id};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;

@@ -7,8 +7,7 @@ use crate::body::Body;
 use crate::cache::{ExplainRequest, workflow_ir};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use crate::wire::Query;
-use crate::wire::path_id;
+use crate::wire::{Query, path_id};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -316,10 +315,7 @@ pub fn plan_error(e: PlanError) -> ApiError {
     match e {
         PlanError::Invalid(problems) => ApiError::Invalid(problems),
         PlanError::MissingParameter(name) => problem(
-            couler_ir::problem::Pointer::root()
-                .key("parameters")
-                .key(&name)
-                .to_string(),
+            crate::error::pointer(["parameters", &name]),
             couler_ir::Code::MissingField,
             format!("parameter {name:?} is required"),
         ),

@@ -6,8 +6,7 @@ use crate::batch::{self, Target};
 use crate::body::{Body, workflow_from_value};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
-use crate::wire::Query;
-use crate::wire::{List, PageQuery, parse_labels, path_id};
+use crate::wire::{List, PageQuery, Query, parse_labels, path_id};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -179,10 +178,7 @@ pub(crate) fn resolve_parameters(
 ) -> ApiResult<BTreeMap<String, String>> {
     let mut problems = Vec::new();
     let problem = |name: &str, code, message: String| couler_ir::Problem {
-        path: couler_ir::problem::Pointer::root()
-            .key("parameters")
-            .key(name)
-            .to_string(),
+        path: crate::error::pointer(["parameters", name]),
         code,
         message,
     };
@@ -231,10 +227,7 @@ fn check_labels(labels: &BTreeMap<String, String>) -> ApiResult<()> {
             return Err(ApiError::bad_request(
                 "invalid_label",
                 format!("{k:?}={v:?} is not a valid label"),
-                couler_ir::problem::Pointer::root()
-                    .key("labels")
-                    .key(k)
-                    .to_string(),
+                crate::error::pointer(["labels", k]),
             ));
         }
     }
@@ -368,18 +361,21 @@ async fn list_runs(
         limit: q.limit,
     };
     let mut tx = state.store.tenant(tenant).await?;
+    // By id (a deleted workflow's runs stay listed), or by the name of a
+    // live one; a name that names nothing has no runs.
     let workflow_id = match q.workflow.as_deref() {
         None => None,
-        // By id or by name, as everywhere; no such workflow has no runs.
-        Some(w) => match crate::workflows::resolve(&mut tx, tenant, w).await {
-            Ok(workflow) => Some(workflow.id),
-            Err(ApiError::NotFound(_)) => {
-                return Ok(Json(List {
-                    items: Vec::new(),
-                    next_cursor: None,
-                }));
-            }
-            Err(e) => return Err(e),
+        Some(w) => match w.parse::<WorkflowId>() {
+            Ok(id) => Some(id),
+            Err(_) => match couler_store::workflows::get_by_name(&mut tx, tenant, w).await? {
+                Some(workflow) => Some(workflow.id),
+                None => {
+                    return Ok(Json(List {
+                        items: Vec::new(),
+                        next_cursor: None,
+                    }));
+                }
+            },
         },
     };
     let filter = Filter {

@@ -1,6 +1,6 @@
 //! Wire types shared by several resources.
 
-use crate::error::ApiError;
+use crate::error::{ApiError, pointer};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
@@ -23,16 +23,11 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
             .clone()
             .find(|(k, v)| k.contains('\0') || v.contains('\0'))
         {
-            let at = couler_ir::problem::Pointer::root().key(&name);
-            return Err(ApiError::bad_request(
-                "invalid_text",
-                couler_ir::NUL_MESSAGE,
-                at.to_string(),
-            ));
+            return Err(ApiError::nul(pointer([name.as_ref()])));
         }
         serde_path_to_error::deserialize(serde_urlencoded::Deserializer::new(pairs))
             .map(Query)
-            .map_err(|e| crate::body::serde_problem("invalid_query", e))
+            .map_err(|e| ApiError::at_path("invalid_query", e.path(), e.inner().to_string()))
     }
 }
 
@@ -40,7 +35,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
 pub fn version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
     match Option::<i32>::deserialize(d)? {
         Some(n) if n < 1 => Err(serde::de::Error::custom(format!(
-            "version {n} does not exist: versions count from 1"
+            "{n} is not a version number: versions count from 1"
         ))),
         v => Ok(v),
     }

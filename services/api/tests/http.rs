@@ -386,6 +386,21 @@ async fn nul_characters_and_missing_fields_are_refused_where_they_stand() {
     assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_query");
     assert_eq!(body["path"], "/engine", "{body}");
 
+    // Text after the JSON is a syntax error, which says where it is.
+    let r = api
+        .request(Method::POST, "/v1/api-keys", &admin)
+        .header("content-type", "application/json")
+        .body(r#"{"name": "ci", "roles": ["viewer"]} junk"#)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = read(r).await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
+    assert!(
+        body["detail"].as_str().unwrap().contains("line 1 column"),
+        "{body}"
+    );
+
     // No body at all: as `{}`, so the missing field is named.
     let r = api
         .request(Method::POST, "/v1/api-keys", &admin)

@@ -305,6 +305,16 @@ async fn listing_filters_runs() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(body["code"], "invalid_query");
     assert_eq!(body["path"], "/status");
+
+    // A deleted workflow's runs stay listed by its id.
+    let (status, body) = api
+        .call(Method::DELETE, "/v1/workflows/diamond", &editor, None)
+        .await;
+    assert!(status.is_success(), "{body}");
+    let (_, body) = api
+        .call(Method::GET, &format!("/v1/runs?{by_wf}"), &editor, None)
+        .await;
+    assert_eq!(body["items"].as_array().unwrap().len(), 5);
     api.stop().await;
 }
 

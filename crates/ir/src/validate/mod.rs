@@ -192,8 +192,9 @@ impl<'a> Validator<'a> {
                         .iter()
                         .map(|&i| steps[i as usize].name.as_str())
                         .collect();
-                    // At a `depends` entry that closes the cycle when one
-                    // does; else (references only) at the first step.
+                    // At a step's `depends` entry naming another step of
+                    // the cycle when there is one; else (references, groups)
+                    // at the cycle's first step.
                     let in_cycle = |name: &String| names.contains(&name.as_str());
                     let at = cycle
                         .iter()

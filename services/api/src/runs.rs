@@ -98,7 +98,9 @@ pub struct RunView {
     pub finished_at: Option<DateTime<Utc>>,
     /// A cancel was asked for and the scheduler is stopping the run.
     pub cancel_requested: bool,
-    /// Per-step status (in `GET /v1/runs/{id}`).
+    /// Per-step status (in `GET /v1/runs/{id}`): every step the run has
+    /// dispatched, cached or skipped and, while it is running, the rest of
+    /// its plan as `pending`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepView>,
     /// What the run produced beyond its steps (in `GET /v1/runs/{id}`):

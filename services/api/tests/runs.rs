@@ -510,3 +510,83 @@ async fn the_queue_quota_answers_429_with_retry_after() {
     );
     api.stop().await;
 }
+
+#[tokio::test]
+async fn a_running_run_lists_its_planned_steps_not_yet_dispatched_as_pending() {
+    let api = TestApi::start().await;
+    let tenant = api.tenant("acme").await;
+    let editor = user(&tenant, "editor");
+    create_workflow(&api, &editor, DIAMOND).await;
+    let (_, run) = api
+        .call(
+            Method::POST,
+            "/v1/runs",
+            &editor,
+            Some(json!({"workflow": "diamond"})),
+        )
+        .await;
+    let id = run["id"].as_str().unwrap().to_owned();
+    api.advance(&tenant, &id, &[RunStatus::Planning, RunStatus::Running])
+        .await;
+    // The scheduler's plan (its steps, in order) and one dispatched step.
+    let planned = ["a", "b", "c", "d"]
+        .map(|name| json!({"name": name, "exit_handler": false, "action": {"kind": "run"}}));
+    let plan = json!({ "steps": planned });
+    let store = api.store().await;
+    let t: TenantId = tenant.parse().unwrap();
+    let run_uuid = id.parse::<couler_store::RunId>().unwrap().0;
+    let mut tx = store.platform().await.unwrap();
+    sqlx::query("UPDATE runs SET plan = $3 WHERE tenant_id = $1 AND id = $2")
+        .bind(t.0)
+        .bind(run_uuid)
+        .bind(&plan)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO run_steps (tenant_id, run_id, name, status, attempt, started_at) VALUES ($1, $2, 'a', 'running', 1, now())",
+    )
+    .bind(t.0)
+    .bind(run_uuid)
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+
+    let steps = || async {
+        let (status, run) = api
+            .call(Method::GET, &format!("/v1/runs/{id}"), &editor, None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{run}");
+        run["steps"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|s| {
+                let (name, status) = (s["name"].as_str().unwrap(), s["status"].as_str().unwrap());
+                (
+                    name.to_owned(),
+                    status.to_owned(),
+                    s["attempt"].as_i64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let own = |v: &[(&str, &str, i64)]| -> Vec<(String, String, i64)> {
+        v.iter().map(|&(n, s, a)| (n.into(), s.into(), a)).collect()
+    };
+    assert_eq!(
+        steps().await,
+        own(&[
+            ("a", "running", 1),
+            ("b", "pending", 0),
+            ("c", "pending", 0),
+            ("d", "pending", 0)
+        ])
+    );
+    // Once the run has ended, only what happened is listed.
+    api.advance(&tenant, &id, &[RunStatus::Failed]).await;
+    assert_eq!(steps().await, own(&[("a", "running", 1)]));
+    api.stop().await;
+}

@@ -6,7 +6,7 @@ use common::*;
 use couler_store::RunStatus;
 use futures::StreamExt;
 use reqwest::{Method, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::Duration;
 
 /// Reads server-sent events from a response, one parsed event at a time.
@@ -59,15 +59,7 @@ async fn streams_follow_the_run_and_resume() {
     let viewer = user(&tenant, "viewer");
     let editor = user(&tenant, "editor");
     create_workflow(&api, &editor, DIAMOND).await;
-    let (_, run) = api
-        .call(
-            Method::POST,
-            "/v1/runs",
-            &editor,
-            Some(json!({"workflow": "diamond"})),
-        )
-        .await;
-    let id = run["id"].as_str().unwrap().to_owned();
+    let id = run_diamond(&api, &editor).await;
     let path = format!("/v1/runs/{id}/events");
 
     let r = api
@@ -146,15 +138,7 @@ async fn many_streams_each_see_only_their_run() {
     create_workflow(&api, &editor, DIAMOND).await;
     let mut runs = Vec::new();
     for _ in 0..5 {
-        let (_, run) = api
-            .call(
-                Method::POST,
-                "/v1/runs",
-                &editor,
-                Some(json!({"workflow": "diamond"})),
-            )
-            .await;
-        runs.push(run["id"].as_str().unwrap().to_owned());
+        runs.push(run_diamond(&api, &editor).await);
     }
     let mut readers = Vec::new();
     for id in &runs {
@@ -195,15 +179,7 @@ async fn a_stream_follows_a_retried_run_to_its_last_end() {
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");
     create_workflow(&api, &editor, DIAMOND).await;
-    let (_, run) = api
-        .call(
-            Method::POST,
-            "/v1/runs",
-            &editor,
-            Some(json!({"workflow": "diamond"})),
-        )
-        .await;
-    let id = run["id"].as_str().unwrap().to_owned();
+    let id = run_diamond(&api, &editor).await;
     let path = format!("/v1/runs/{id}/events");
     let lifecycle = [RunStatus::Planning, RunStatus::Running];
     api.advance(&tenant, &id, &lifecycle).await;

@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 use reqwest::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn framework_errors_are_problem_json_with_request_ids() {
@@ -30,14 +30,15 @@ async fn framework_errors_are_problem_json_with_request_ids() {
         "method_not_allowed",
     );
 
-    let r = api
-        .request(Method::POST, "/v1/workflows", &editor)
-        .header("content-type", "text/plain")
-        .body(DIAMOND)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = read(r).await;
+    let (status, body) = send_text(
+        &api,
+        Method::POST,
+        "/v1/workflows",
+        &editor,
+        "text/plain",
+        DIAMOND,
+    )
+    .await;
     assert_problem(
         status,
         &body,
@@ -71,14 +72,15 @@ async fn bodies_over_the_limit_get_413() {
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");
     let big = format!("{DIAMOND}\n# {}\n", "x".repeat(4096));
-    let r = api
-        .request(Method::POST, "/v1/workflows", &editor)
-        .header("content-type", "application/yaml")
-        .body(big)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = read(r).await;
+    let (status, body) = send_text(
+        &api,
+        Method::POST,
+        "/v1/workflows",
+        &editor,
+        "application/yaml",
+        big,
+    )
+    .await;
     assert_problem(
         status,
         &body,
@@ -309,126 +311,101 @@ async fn credentials_never_reach_logs_or_responses() {
 }
 
 #[tokio::test]
-async fn nul_characters_and_missing_fields_are_refused_where_they_stand() {
+async fn wrong_input_is_refused_at_its_pointer() {
     let api = TestApi::start().await;
     let tenant = api.tenant("acme").await;
     let admin = user(&tenant, "admin");
     let editor = user(&tenant, "editor");
-
-    // In the URL: the path, and a query parameter by name.
-    let (status, body) = api
-        .call(Method::GET, "/v1/workflows/a%00b", &editor, None)
-        .await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_text");
-    let (status, body) = api
-        .call(Method::GET, "/v1/runs?label=team%3Da%00", &editor, None)
-        .await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_text");
-    assert_eq!(body["path"], "/label", "{body}");
-
-    // In a JSON body, at its pointer.
-    let (status, body) = api
-        .call(
-            Method::POST,
-            "/v1/api-keys",
-            &admin,
-            Some(json!({"name": "ci\u{0}", "roles": ["viewer"]})),
-        )
-        .await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_text");
-    assert_eq!(body["path"], "/name", "{body}");
-
-    // In a workflow document, JSON or YAML: a validation problem there.
-    let mut doc: serde_json::Value = serde_saphyr::from_str(DIAMOND).unwrap();
-    doc["steps"][1]["container"]["args"] = json!(["ok", "b\u{0}"]);
-    let (status, body) = api
-        .call(Method::POST, "/v1/workflows", &editor, Some(doc))
-        .await;
-    assert_problem(
-        status,
-        &body,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "validation_failed",
-    );
-    assert_eq!(body["path"], "/steps/1/container/args/1", "{body}");
-    let yaml = DIAMOND.replacen("name: diamond", "name: \"dia\\0mond\"", 1);
-    assert_ne!(yaml, DIAMOND);
-    let r = api
-        .request(Method::POST, "/v1/workflows", &editor)
-        .header("content-type", "application/yaml")
-        .body(yaml)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = read(r).await;
-    assert_problem(
-        status,
-        &body,
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "validation_failed",
-    );
-    assert_eq!(body["path"], "/name", "{body}");
-
-    // A required field that is missing is pointed at, not its parent.
-    let (status, body) = api
-        .call(
-            Method::POST,
-            "/v1/api-keys",
-            &admin,
-            Some(json!({"roles": ["viewer"]})),
-        )
-        .await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
-    assert_eq!(body["path"], "/name", "{body}");
-    let (status, body) = api
-        .call(Method::GET, "/v1/workflows/diamond/compile", &editor, None)
-        .await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_query");
-    assert_eq!(body["path"], "/engine", "{body}");
-
-    // Text after the JSON is a syntax error, which says where it is.
-    let r = api
-        .request(Method::POST, "/v1/api-keys", &admin)
-        .header("content-type", "application/json")
-        .body(r#"{"name": "ci", "roles": ["viewer"]} junk"#)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = read(r).await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
-    assert!(
-        body["detail"].as_str().unwrap().contains("line 1 column"),
-        "{body}"
-    );
-
-    // No body at all: as `{}`, so the missing field is named.
-    let r = api
-        .request(Method::POST, "/v1/api-keys", &admin)
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = read(r).await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
-    assert_eq!(body["path"], "/name", "{body}");
-
-    // Pointers escape what they name (RFC 6901).
     create_workflow(&api, &editor, DIAMOND).await;
-
-    // Versions count from 1: 0 is wrong input, not a missing version.
-    let (status, body) = api
-        .call(
-            Method::GET,
-            "/v1/workflows/diamond?version=0",
-            &editor,
+    let mut nul_arg: Value = serde_saphyr::from_str(DIAMOND).unwrap();
+    nul_arg["steps"][1]["container"]["args"] = json!(["ok", "b\u{0}"]);
+    let key = |name: &str| json!({"name": name, "roles": ["viewer"]});
+    let (get, post) = (Method::GET, Method::POST);
+    let cases = [
+        // A NUL character: in the URL's path, a query parameter, a JSON
+        // body, a workflow document (a validation problem there).
+        (
+            get.clone(),
+            "/v1/workflows/a%00b",
             None,
-        )
-        .await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_query");
-    assert_eq!(body["path"], "/version", "{body}");
-    let run = json!({"workflow": "diamond", "version": 0});
-    let (status, body) = api.call(Method::POST, "/v1/runs", &editor, Some(run)).await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
-    assert_eq!(body["path"], "/version", "{body}");
+            400,
+            "invalid_text",
+            "",
+        ),
+        (
+            get.clone(),
+            "/v1/runs?label=team%3Da%00",
+            None,
+            400,
+            "invalid_text",
+            "/label",
+        ),
+        (
+            post.clone(),
+            "/v1/api-keys",
+            Some(key("ci\u{0}")),
+            400,
+            "invalid_text",
+            "/name",
+        ),
+        (
+            post.clone(),
+            "/v1/workflows",
+            Some(nul_arg),
+            422,
+            "validation_failed",
+            "/steps/1/container/args/1",
+        ),
+        // A required field that is missing is pointed at, not its parent.
+        (
+            post.clone(),
+            "/v1/api-keys",
+            Some(json!({"roles": ["viewer"]})),
+            400,
+            "invalid_body",
+            "/name",
+        ),
+        (
+            get.clone(),
+            "/v1/workflows/diamond/compile",
+            None,
+            400,
+            "invalid_query",
+            "/engine",
+        ),
+        // Versions count from 1: 0 is wrong input, not a missing version.
+        (
+            get.clone(),
+            "/v1/workflows/diamond?version=0",
+            None,
+            400,
+            "invalid_query",
+            "/version",
+        ),
+        (
+            post.clone(),
+            "/v1/runs",
+            Some(json!({"workflow": "diamond", "version": 0})),
+            400,
+            "invalid_body",
+            "/version",
+        ),
+        // Pointers escape what they name (RFC 6901).
+        (
+            post.clone(),
+            "/v1/runs",
+            Some(json!({"workflow": "diamond", "labels": {"example.com/team": "a b"}})),
+            400,
+            "invalid_label",
+            "/labels/example.com~1team",
+        ),
+    ];
+    for (method, path, body, status, code, pointer) in cases {
+        let (got, answer) = api.call(method, path, &admin, body).await;
+        let status = StatusCode::from_u16(status).unwrap();
+        assert_problem(got, &answer, status, code);
+        assert_eq!(answer["path"], pointer, "{path}: {answer}");
+    }
     let (status, body) = api
         .call(
             Method::GET,
@@ -438,9 +415,47 @@ async fn nul_characters_and_missing_fields_are_refused_where_they_stand() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let run = json!({"workflow": "diamond", "labels": {"example.com/team": "a b"}});
-    let (status, body) = api.call(Method::POST, "/v1/runs", &editor, Some(run)).await;
-    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_label");
-    assert_eq!(body["path"], "/labels/example.com~1team", "{body}");
+
+    // As text: YAML with an escaped NUL; text after a JSON document (a
+    // syntax error, which says where); no body at all (read as `{}`).
+    let yaml = DIAMOND.replacen("name: diamond", "name: \"dia\\0mond\"", 1);
+    assert_ne!(yaml, DIAMOND);
+    let junk = r#"{"name": "ci", "roles": ["viewer"]} junk"#;
+    for (path, media, text, status, code, pointer) in [
+        (
+            "/v1/workflows",
+            "application/yaml",
+            yaml.as_str(),
+            422,
+            "validation_failed",
+            Some("/name"),
+        ),
+        (
+            "/v1/api-keys",
+            "application/json",
+            junk,
+            400,
+            "invalid_body",
+            None,
+        ),
+        (
+            "/v1/api-keys",
+            "application/json",
+            "",
+            400,
+            "invalid_body",
+            Some("/name"),
+        ),
+    ] {
+        let (got, answer) = send_text(&api, Method::POST, path, &admin, media, text).await;
+        assert_problem(got, &answer, StatusCode::from_u16(status).unwrap(), code);
+        match pointer {
+            Some(pointer) => assert_eq!(answer["path"], pointer, "{answer}"),
+            None => assert!(
+                answer["detail"].as_str().unwrap().contains("line 1 column"),
+                "{answer}"
+            ),
+        }
+    }
     api.stop().await;
 }

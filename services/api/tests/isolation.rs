@@ -83,14 +83,15 @@ async fn another_tenants_workflow_is_404_by_id_and_by_name() {
             }
             let (status, body) = api.call(Method::DELETE, &path, &token_b, None).await;
             assert_hidden(&format!("{role} DELETE {path}"), status, &body, &secrets);
-            let r = api
-                .request(Method::POST, &versions, &token_b)
-                .header("content-type", "application/yaml")
-                .body(revised.clone())
-                .send()
-                .await
-                .unwrap();
-            let (status, body) = read(r).await;
+            let (status, body) = send_text(
+                &api,
+                Method::POST,
+                &versions,
+                &token_b,
+                "application/yaml",
+                revised.clone(),
+            )
+            .await;
             assert_hidden(&format!("{role} POST {versions}"), status, &body, &secrets);
         }
     }

@@ -324,17 +324,7 @@ async fn cancel_and_retry_follow_the_lifecycle() {
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");
     create_workflow(&api, &editor, DIAMOND).await;
-    let new_run = || async {
-        let (_, run) = api
-            .call(
-                Method::POST,
-                "/v1/runs",
-                &editor,
-                Some(json!({"workflow": "diamond"})),
-            )
-            .await;
-        run["id"].as_str().unwrap().to_owned()
-    };
+    let new_run = || run_diamond(&api, &editor);
     // Queued: cancel ends it at once; a second cancel conflicts; retry requeues.
     let a = new_run().await;
     let (status, run) = api
@@ -517,15 +507,7 @@ async fn a_running_run_lists_its_planned_steps_not_yet_dispatched_as_pending() {
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");
     create_workflow(&api, &editor, DIAMOND).await;
-    let (_, run) = api
-        .call(
-            Method::POST,
-            "/v1/runs",
-            &editor,
-            Some(json!({"workflow": "diamond"})),
-        )
-        .await;
-    let id = run["id"].as_str().unwrap().to_owned();
+    let id = run_diamond(&api, &editor).await;
     api.advance(&tenant, &id, &[RunStatus::Planning, RunStatus::Running])
         .await;
     // The scheduler's plan (its steps, in order) and one dispatched step.

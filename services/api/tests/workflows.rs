@@ -90,14 +90,15 @@ async fn invalid_documents_get_422_with_every_problem() {
         );
     }
     // Syntax errors are 422 too, never 500.
-    let r = api
-        .request(Method::POST, "/v1/workflows", &editor)
-        .header("content-type", "application/json")
-        .body("{\"apiVersion\": ")
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = read(r).await;
+    let (status, body) = send_text(
+        &api,
+        Method::POST,
+        "/v1/workflows",
+        &editor,
+        "application/json",
+        "{\"apiVersion\": ",
+    )
+    .await;
     assert_problem(
         status,
         &body,
@@ -114,14 +115,15 @@ async fn duplicate_names_conflict_and_versions_grow() {
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");
     create_workflow(&api, &editor, &small("flow", "")).await;
-    let r = api
-        .request(Method::POST, "/v1/workflows", &editor)
-        .header("content-type", "application/yaml")
-        .body(small("flow", ""))
-        .send()
-        .await
-        .unwrap();
-    let (status, body) = read(r).await;
+    let (status, body) = send_text(
+        &api,
+        Method::POST,
+        "/v1/workflows",
+        &editor,
+        "application/yaml",
+        small("flow", ""),
+    )
+    .await;
     assert_problem(status, &body, StatusCode::CONFLICT, "workflow_exists");
 
     let post_version = |yaml: String| {

@@ -215,16 +215,44 @@ pub const DIAMOND: &str = include_str!("../../../../examples/diamond.yaml");
 
 /// Stores a workflow from YAML and returns its id.
 pub async fn create_workflow(api: &TestApi, token: &str, yaml: &str) -> Value {
+    let (status, body) = send_text(
+        api,
+        Method::POST,
+        "/v1/workflows",
+        token,
+        "application/yaml",
+        yaml.to_owned(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body
+}
+
+/// Runs the stored `diamond` workflow and returns the run's id.
+pub async fn run_diamond(api: &TestApi, token: &str) -> String {
+    let run = json!({"workflow": "diamond"});
+    let (status, run) = api.call(Method::POST, "/v1/runs", token, Some(run)).await;
+    assert_eq!(status, StatusCode::CREATED, "{run}");
+    run["id"].as_str().unwrap().to_owned()
+}
+
+/// Sends `body` as `content_type`; the status and the JSON answer.
+pub async fn send_text(
+    api: &TestApi,
+    method: Method,
+    path: &str,
+    token: &str,
+    content_type: &str,
+    body: impl Into<String>,
+) -> (StatusCode, Value) {
     let r = api
-        .request(Method::POST, "/v1/workflows", token)
-        .header("content-type", "application/yaml")
-        .body(yaml.to_owned())
+        .request(method, path, token)
+        .header("content-type", content_type)
+        .body(body.into())
         .send()
         .await
         .unwrap();
-    let (status, body) = read(r).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    body
+    read(r).await
 }
 
 /// Asserts a problem+json response with `code`.

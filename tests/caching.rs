@@ -160,6 +160,40 @@ fn a_step_whose_upstream_ran_again_with_the_same_outputs_is_a_hit() {
 }
 
 #[test]
+fn a_hit_in_a_staged_run_is_reported_not_run() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler("staged-hit");
+    let (_, a) = couler.tenant("alice");
+    // `b` reads `a`, which a new parameter value runs again: the run is cut
+    // into stages before `b`. `c` reads nothing and hits at planning.
+    let workflow = |x: &str| {
+        format!(
+            "apiVersion: couler.dev/v1alpha1
+name: staged
+steps:
+  - name: a
+    container: {{image: alpine, command: [sh, -c, 'echo a {x}']}}
+  - name: b
+    container: {{image: alpine, command: [sh, -c, 'echo b {{{{steps.a.outputs.result}}}}']}}
+  - name: c
+    container: {{image: alpine, command: [sh, -c, 'date +%s%N']}}
+"
+        )
+    };
+    let first = run_to_end(&couler, &a, &workflow("1"));
+    let second = run_to_end(&couler, &a, &workflow("2"));
+    let plan = plan_of(&couler, &a, &second);
+    assert!(!plan["parts"].as_array().unwrap().is_empty(), "{plan:#}");
+    let steps = step_statuses(&second);
+    assert_eq!(steps["c"], "cached", "{second:#}");
+    assert_eq!(
+        step(&second, "c")["outputs"],
+        step(&first, "c")["outputs"],
+        "the hit's outputs, not a new run's"
+    );
+}
+
+#[test]
 fn a_step_whose_bytes_are_gone_is_not_run_when_everything_reading_it_is_cached() {
     let couler = Couler::start();
     let _scheduler = couler.scheduler("not-needed");

@@ -429,7 +429,11 @@ fn part_stage(
             .iter()
             .map(|&u| plan.workflow.steps[u as usize].name.clone())
             .collect();
-        builder.own(plan.workflow.steps[i].clone(), depends);
+        builder.own(
+            plan.workflow.steps[i].clone(),
+            depends,
+            &plan.steps[i].action,
+        );
     }
     builder.finish(id, reads_others && !started)
 }
@@ -456,7 +460,7 @@ fn trial_stage(
         .collect();
     let started = trials.iter().any(|t| steps.contains_key(&t.name));
     for trial in trials {
-        builder.own(trial, upstream.clone());
+        builder.own(trial, upstream.clone(), &Action::Run);
     }
     builder.finish(id, !started)
 }
@@ -514,7 +518,7 @@ fn exit_stage(plan: &Plan, dag: &Dag, status: &str, steps: &BTreeMap<String, Pro
             }
         }
         depends.retain(|d| !by_name.contains_key(d.as_str()));
-        builder.own(handler, depends);
+        builder.own(handler, depends, &Action::Run);
     }
     builder.finish(EXIT_STAGE.into(), false)
 }
@@ -589,15 +593,17 @@ impl<'a> StageBuilder<'a> {
         });
     }
 
-    /// A step the stage runs (or keeps, when it finished before a takeover).
-    fn own(&mut self, mut step: Step, depends: Vec<String>) {
+    /// A step of the stage, with what the plan decided for it: it runs,
+    /// unless the plan reuses it (a cache hit, a step not needed) or it
+    /// finished before (a takeover), which the stage reports as it is.
+    fn own(&mut self, mut step: Step, depends: Vec<String>, planned: &Action) {
         step.depends = depends;
         let action = match self.steps.get(&step.name) {
             Some(Progress::Done(status, outputs)) => Action::Reuse {
                 status: *status,
                 outputs: outputs.clone(),
             },
-            _ => Action::Run,
+            _ => planned.clone(),
         };
         self.seen.insert(step.name.clone());
         self.runs.insert(step.name.clone());

@@ -115,6 +115,39 @@ fn a_split_plan_runs_part_by_part_with_upstream_outputs_carried_over() {
 }
 
 #[test]
+fn a_stage_keeps_what_the_plan_reuses_instead_of_running_it() {
+    let budget = Budget {
+        max_steps: Some(2),
+        ..Default::default()
+    };
+    let (mut plan, dag) = plan(CHAIN, budget);
+    // The cache had `c`: planning made it a hit.
+    let hit = Action::Reuse {
+        status: ReuseStatus::Cached,
+        outputs: StepOutputs::default(),
+    };
+    let c = plan.steps.iter().position(|s| s.name == "c").unwrap();
+    plan.steps[c].action = hit.clone();
+    let mut steps = BTreeMap::new();
+    steps.insert("a".into(), done(n("41")));
+    steps.insert("b".into(), done(StepOutputs::default()));
+    let next = advance(&plan, &dag, &steps, false, &BTreeSet::new());
+    let stage = &next.start[0];
+    assert_eq!(stage.runs, BTreeSet::from(["c".into(), "d".into()]));
+    let action = |name: &str| {
+        &stage
+            .plan
+            .steps
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap()
+            .action
+    };
+    assert_eq!(action("c"), &hit, "a hit is reported, not run");
+    assert_eq!(action("d"), &Action::Run);
+}
+
+#[test]
 fn after_a_failure_nothing_new_starts_and_the_exit_handlers_learn_it() {
     let budget = Budget {
         max_steps: Some(2),

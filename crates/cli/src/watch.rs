@@ -125,9 +125,14 @@ async fn connect(
     }
     let mut body = response.bytes_stream();
     let mut parser = sse::Parser::default();
+    // Whether the last event seen ends the run.
+    let mut ended = false;
     loop {
         let chunk = match tokio::time::timeout(IDLE_TIMEOUT, body.next()).await {
             Err(_) => return Ok(Ended::Dropped(anyhow!("no news for {IDLE_TIMEOUT:?}"))),
+            // The server closes the stream once the run has ended for good
+            // (an attempt's end that a retry follows does not count).
+            Ok(None) if ended => return Ok(Ended::RunEnded),
             Ok(None) => {
                 return Ok(Ended::Dropped(anyhow!(
                     "the stream closed before the run ended"
@@ -147,12 +152,9 @@ async fn connect(
                 continue; // already shown
             }
             *last = Some(event.id);
-            let ends = event.ends_run();
+            ended = event.ends_run();
             if events.send(event).await.is_err() {
                 bail!("nobody is watching");
-            }
-            if ends {
-                return Ok(Ended::RunEnded);
             }
         }
     }

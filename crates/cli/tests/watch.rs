@@ -116,6 +116,16 @@ async fn watch_follows_a_retried_run_past_its_earlier_end() {
             "run succeeded",
         ]
     );
+    // Watched once it is all over, the run shows both attempts too.
+    let out = api.couler(&editor, &["runs", "watch", &id]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
+    assert_eq!(
+        transitions(&lines).last().map(String::as_str),
+        Some("run succeeded"),
+        "{lines:?}"
+    );
+    assert_eq!(transitions(&lines).len(), 6, "{lines:?}");
     api.stop().await;
 }
 

@@ -133,6 +133,34 @@ fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps() 
 }
 
 #[test]
+fn retry_runs_a_kept_producer_again_when_its_artifact_is_gone() {
+    let couler = Couler::start();
+    let (_, token) = couler.tenant("acme");
+    let _scheduler = couler.scheduler("regrow");
+    let scratch = tempdir::Dir::new("regrow");
+    let dir = scratch.path().display().to_string();
+    let yaml = format!(
+        "apiVersion: couler.dev/v1alpha1\nname: regrow\nsteps:\n  - name: produce\n    container: {{image: alpine, command: [sh, -c, 'echo produce >> {dir}/log; mkdir -p $(dirname {{{{outputs.artifacts.d.path}}}}); echo data > {{{{outputs.artifacts.d.path}}}}']}}\n    outputs: {{artifacts: [{{name: d, path: /tmp/o/d}}]}}\n  - name: consume\n    inputs: {{artifacts: [{{name: d, from: '{{{{steps.produce.outputs.artifacts.d}}}}', path: /tmp/i/d}}]}}\n    container: {{image: alpine, command: [sh, -c, 'test -e {dir}/open && cat {{{{inputs.artifacts.d.path}}}}']}}\n"
+    );
+    let run = couler.submit(&token, &yaml, json!({}));
+    let failed = couler.wait(&token, &run, LIMIT);
+    assert_eq!(failed["status"], "failed", "{failed:#}");
+    // The kept step's artifact goes from the store behind the service's back.
+    let location = step(&failed, "produce")["outputs"]["artifacts"]["d"]["location"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    std::fs::remove_file(location.strip_prefix("file://").unwrap()).unwrap();
+    std::fs::write(scratch.path().join("open"), "").unwrap();
+    let (status, body) = couler.call(Method::POST, &format!("/v1/runs/{run}/retry"), &token, None);
+    assert_eq!(status, 200, "{body}");
+    let done = couler.wait(&token, &run, LIMIT);
+    assert_eq!(done["status"], "succeeded", "{done:#}");
+    let log = std::fs::read_to_string(scratch.path().join("log")).unwrap();
+    assert_eq!(log.lines().count(), 2, "produce ran again: {log}");
+}
+
+#[test]
 fn a_stopping_scheduler_hands_its_runs_back_at_once() {
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");

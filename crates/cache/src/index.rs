@@ -257,6 +257,11 @@ impl CacheIndex {
         }
     }
 
+    /// Where artifacts live, as this host sees them.
+    pub fn stores(&self) -> &Stores {
+        &self.stores
+    }
+
     pub fn config(&self) -> &CacheConfig {
         &self.config
     }

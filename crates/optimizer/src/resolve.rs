@@ -132,9 +132,10 @@ pub fn visit_runnable_text(step: &mut Step, f: &impl Fn(&mut String)) {
 
 /// Retry from failure: steps that succeeded, were skipped or came from the
 /// cache in an earlier attempt keep their results; the rest run again, and
-/// so does a kept step whose artifact one of them reads when the engine
-/// did not record where it was stored (Tekton's stay in the run's volume):
-/// the new attempt could not read it.
+/// so does a kept step whose artifact one of them reads when its location
+/// is not known: the engine did not record it (Tekton's stay in the run's
+/// volume), or it is gone from its store (the planner clears it). The new
+/// attempt could not read it.
 pub struct ReuseEarlierResults;
 
 impl Pass for ReuseEarlierResults {
@@ -167,7 +168,7 @@ impl Pass for ReuseEarlierResults {
                 })
                 .map(|r| {
                     let why = format!(
-                        "run again: `{}` reads its artifact `{}`, whose location the earlier attempt did not record",
+                        "run again: `{}` reads its artifact `{}`, which the earlier attempt did not record or which is gone from its store",
                         plan.steps[r.reader].name, r.artifact
                     );
                     (r.producer, why)

@@ -79,9 +79,13 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
     let passes = |name: &'static str, apply: &mut dyn FnMut() -> Result<(), PlanError>| {
         tracing::info_span!("pass", pass = name).in_scope(apply)
     };
+    let mut earlier = req.earlier;
+    if let Some(index) = sources.cache {
+        forget_gone_artifacts(&mut earlier, index).await;
+    }
     let mut facts = Facts {
         parameters: req.parameters,
-        earlier: req.earlier,
+        earlier,
         split_budget: req.split_budget,
         engine_loses_artifacts: !req.records_artifacts,
         ..Default::default()
@@ -102,6 +106,42 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
     facts.history = history(sources.store, req.tenant, &plan).await;
     Pipeline::after_lookup().apply(&mut plan, &facts, passes)?;
     Ok(plan)
+}
+
+/// Retry from failure: an artifact of a kept result that is gone from its
+/// store loses its location, as one the engine never recorded, so that a
+/// step that runs again and reads it runs its producer again too (else it
+/// would fail on every retry).
+async fn forget_gone_artifacts(
+    earlier: &mut BTreeMap<String, (ReuseStatus, StepOutputs)>,
+    index: &CacheIndex,
+) {
+    let kept: Vec<(&String, &String, &str)> = (earlier.iter())
+        .flat_map(|(step, (_, outputs))| {
+            (outputs.artifacts.iter())
+                .filter(|(_, a)| !a.location.is_empty())
+                .map(move |(name, a)| (step, name, a.location.as_str()))
+        })
+        .collect();
+    let locations: Vec<&str> = kept.iter().map(|&(_, _, at)| at).collect();
+    let there = index.stores().exist(&locations).await;
+    let gone: Vec<(String, String)> = (kept.iter().zip(there))
+        .filter(|(_, there)| !there)
+        .map(|(&(step, name, _), _)| (step.clone(), name.clone()))
+        .collect();
+    for (step, name) in gone {
+        tracing::info!(
+            step,
+            artifact = name,
+            "a kept step's artifact is gone; it runs again if read"
+        );
+        if let Some(a) = earlier
+            .get_mut(&step)
+            .and_then(|(_, outputs)| outputs.artifacts.get_mut(&name))
+        {
+            a.location.clear();
+        }
+    }
 }
 
 /// What the cache index said of a plan's steps.

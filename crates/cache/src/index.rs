@@ -38,7 +38,9 @@ use crate::key::CacheKey;
 use couler_objects::{Mount, S3Store, Stores};
 use couler_optimizer::StepOutputs;
 pub use lookup::readable;
-use scripts::{ADMIT, DROP_COPIES, FAMILY, GONE, INVALIDATE, RECLAIM_PER_ADMISSION, SWEEP};
+use scripts::{
+    ADMIT, DROP_COPIES, FAMILY, GONE, INVALIDATE, JOIN_STEP, RECLAIM_PER_ADMISSION, SWEEP,
+};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -240,6 +242,7 @@ pub struct CacheIndex {
     sweep: Arc<redis::Script>,
     family: Arc<redis::Script>,
     drop_copies: Arc<redis::Script>,
+    join_step: Arc<redis::Script>,
 }
 
 impl CacheIndex {
@@ -254,6 +257,7 @@ impl CacheIndex {
             sweep: Arc::new(redis::Script::new(SWEEP)),
             family: Arc::new(redis::Script::new(FAMILY)),
             drop_copies: Arc::new(redis::Script::new(DROP_COPIES)),
+            join_step: Arc::new(redis::Script::new(JOIN_STEP)),
         }
     }
 

@@ -148,6 +148,31 @@ async fn tenants_invalidate_only_their_own_entries_and_see_only_their_stats() {
 }
 
 #[tokio::test]
+async fn invalidating_a_step_removes_what_it_reused_from_another_workflow_of_the_tenant() {
+    let index = index(1 << 30).await;
+    // `wf`'s step `train` computed both; another workflow's `train` and
+    // another tenant's reused them.
+    index.admit(&key(1), &entry(1, 5.0, None), "tnt_a").await;
+    index.admit(&key(2), &entry(1, 5.0, None), "tnt_a").await;
+    index
+        .reused_by("tnt_a", "other-wf", &[("train", &key(1))])
+        .await;
+    index
+        .reused_by("tnt_b", "b-wf", &[("train", &key(2))])
+        .await;
+    let step = |workflow: &str| Invalidate::Step {
+        workflow: workflow.into(),
+        step: "train".into(),
+    };
+    assert_eq!(index.invalidate("tnt_a", &step("other-wf")).await, Some(1));
+    let found = hits(&index, &[key(1), key(2)]).await;
+    assert!(found[0].is_none() && found[1].is_some(), "{found:?}");
+    // Another tenant's step cannot remove what it did not produce.
+    assert_eq!(index.invalidate("tnt_b", &step("b-wf")).await, Some(0));
+    assert!(hits(&index, &[key(2)]).await[0].is_some());
+}
+
+#[tokio::test]
 async fn without_redis_everything_misses_and_nothing_fails() {
     let redis = SharedRedis::connect(
         "redis://127.0.0.1:1",

@@ -184,7 +184,7 @@ pub async fn cache_hits(
                     .insert(step.name.clone(), (entry.outputs.clone(), why));
                 bytes += entry.size;
                 saved_ms += entry.wall_ms;
-                hits.push((key, *entry));
+                hits.push((step.name.as_str(), key, *entry));
             }
             couler_cache::plan::Outcome::Miss { .. }
             | couler_cache::plan::Outcome::Elsewhere { .. } => misses += 1,
@@ -211,6 +211,15 @@ pub async fn cache_hits(
         index
             .record(asker.tenant, hits.len() as u64, misses, bytes, saved_ms)
             .await;
+        let by_step: Vec<(&str, &couler_cache::CacheKey)> =
+            hits.iter().map(|(step, key, _)| (*step, key)).collect();
+        index
+            .reused_by(asker.tenant, &plan.workflow.name, &by_step)
+            .await;
+        let hits: Vec<_> = hits
+            .into_iter()
+            .map(|(_, key, entry)| (key, entry))
+            .collect();
         index.reused(&hits).await;
         metrics::counter!("couler_cache_hits_total").increment(hits.len() as u64);
         metrics::counter!("couler_cache_misses_total").increment(misses);

@@ -456,8 +456,9 @@ async fn stats(
     Ok(Json(stats))
 }
 
-/// Remove cache entries the tenant's runs produced: those of one step of a
-/// workflow, of an image, of a `cache.version`, or all of them.
+/// Remove cache entries the tenant's runs produced: those one step of a
+/// workflow wrote or reused, those of an image, of a `cache.version`, or
+/// all of them.
 ///
 /// The body holds exactly one selector. 503 `cache_unavailable` when the
 /// cache index cannot be reached.

@@ -358,6 +358,22 @@ return removed
 "#
 );
 
+/// Notes that a tenant's step of a workflow reused entries, so that
+/// invalidating that step removes them when the tenant produced them (from
+/// another workflow). ARGV: `p`, then each key and the step's set.
+pub(super) const JOIN_STEP: &str = concat!(
+    common!(),
+    r#"
+local p = ARGV[1]
+for i = 2, #ARGV - 1, 2 do
+  if redis.call('EXISTS', p .. 'e:' .. ARGV[i]) == 1 then
+    join_sets(p, ARGV[i], {ARGV[i + 1]})
+  end
+end
+return 0
+"#
+);
+
 /// Drops copies whose artifacts are gone. ARGV: `p`, then each key and the
 /// store of its copy.
 pub(super) const DROP_COPIES: &str = concat!(

@@ -146,6 +146,26 @@ impl CacheIndex {
         .await
     }
 
+    /// Notes the entries that `tenant`'s steps of `workflow` reused
+    /// (`(step, key)`), so that [`invalidate`](Self::invalidate) by step
+    /// finds them too, not only those the step itself wrote.
+    pub async fn reused_by(&self, tenant: &str, workflow: &str, hits: &[(&str, &CacheKey)]) {
+        if hits.is_empty() {
+            return;
+        }
+        let _: Option<u64> = self
+            .call("reused-by", async |mut c| {
+                let mut inv = self.join_step.prepare_invoke();
+                inv.arg(self.k(""));
+                for (step, key) in hits {
+                    inv.arg(&key.0)
+                        .arg(self.k(&format!("step:{tenant}:{workflow}:{step}")));
+                }
+                inv.invoke_async(&mut c).await
+            })
+            .await;
+    }
+
     /// Empties the whole index (platform admins).
     pub async fn flush(&self) -> Option<u64> {
         let pattern = format!("{}:cache:*", self.config.prefix);

@@ -140,7 +140,7 @@ fn retry_runs_a_kept_producer_again_when_its_artifact_is_gone() {
     let scratch = tempdir::Dir::new("regrow");
     let dir = scratch.path().display().to_string();
     let yaml = format!(
-        "apiVersion: couler.dev/v1alpha1\nname: regrow\nsteps:\n  - name: produce\n    container: {{image: alpine, command: [sh, -c, 'echo produce >> {dir}/log; mkdir -p $(dirname {{{{outputs.artifacts.d.path}}}}); echo data > {{{{outputs.artifacts.d.path}}}}']}}\n    outputs: {{artifacts: [{{name: d, path: /tmp/o/d}}]}}\n  - name: consume\n    inputs: {{artifacts: [{{name: d, from: '{{{{steps.produce.outputs.artifacts.d}}}}', path: /tmp/i/d}}]}}\n    container: {{image: alpine, command: [sh, -c, 'test -e {dir}/open && cat {{{{inputs.artifacts.d.path}}}}']}}\n"
+        "apiVersion: couler.dev/v1alpha1\nname: regrow\nsteps:\n  - name: produce\n    container: {{image: alpine, command: [sh, -c, 'echo produce >> {dir}/log; mkdir -p $(dirname {{{{outputs.artifacts.d.path}}}}); wc -l < {dir}/log > {{{{outputs.artifacts.d.path}}}}']}}\n    outputs: {{artifacts: [{{name: d, path: /tmp/o/d}}]}}\n  - name: consume\n    inputs: {{artifacts: [{{name: d, from: '{{{{steps.produce.outputs.artifacts.d}}}}', path: /tmp/i/d}}]}}\n    container: {{image: alpine, command: [sh, -c, 'test -e {dir}/open && cat {{{{inputs.artifacts.d.path}}}}']}}\n"
     );
     let run = couler.submit(&token, &yaml, json!({}));
     let failed = couler.wait(&token, &run, LIMIT);
@@ -158,6 +158,16 @@ fn retry_runs_a_kept_producer_again_when_its_artifact_is_gone() {
     assert_eq!(done["status"], "succeeded", "{done:#}");
     let log = std::fs::read_to_string(scratch.path().join("log")).unwrap();
     assert_eq!(log.lines().count(), 2, "produce ran again: {log}");
+    // Its new result replaced the one whose artifact was gone.
+    let produce = step(&done, "produce");
+    assert_eq!(produce["status"], "succeeded", "{done:#}");
+    let location = produce["outputs"]["artifacts"]["d"]["location"]
+        .as_str()
+        .unwrap();
+    assert!(
+        std::path::Path::new(location.strip_prefix("file://").unwrap()).exists(),
+        "{done:#}"
+    );
 }
 
 #[test]

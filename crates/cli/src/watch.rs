@@ -83,6 +83,12 @@ async fn follow(client: Client, id: String, events: mpsc::Sender<Event>) -> Resu
             Ended::Dropped(why) => {
                 if last != before {
                     resumed_without_news = false;
+                } else if let Ok(run) = client.get::<Run>(&["v1", "runs", &id], &[]).await
+                    && run.is_finished()
+                {
+                    // Nothing new, and the run is over: its end was the
+                    // last event seen, before the connection dropped.
+                    return Ok(run);
                 }
                 if resumed_without_news {
                     return Err(why.context(format!(

@@ -18,6 +18,7 @@ pub mod local;
 mod rest;
 pub mod tekton;
 mod track;
+pub use track::reused_state;
 pub mod yaml;
 
 use async_trait::async_trait;

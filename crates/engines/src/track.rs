@@ -30,7 +30,7 @@ pub(crate) async fn compile<T: Send + 'static>(
 }
 
 /// The report of a step the plan reuses instead of running it.
-pub(crate) fn reused_state(name: &str, status: ReuseStatus, outputs: &StepOutputs) -> StepState {
+pub fn reused_state(name: &str, status: ReuseStatus, outputs: &StepOutputs) -> StepState {
     let (phase, message) = match status {
         ReuseStatus::Succeeded => (StepPhase::Succeeded, "kept from an earlier attempt"),
         ReuseStatus::Skipped => (StepPhase::Skipped, "skipped in an earlier attempt"),

@@ -81,7 +81,7 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
     };
     let mut earlier = req.earlier;
     if let Some(index) = sources.cache {
-        forget_gone_artifacts(&mut earlier, index).await;
+        forget_gone_artifacts(&req.workflow, &mut earlier, index).await;
     }
     let mut facts = Facts {
         parameters: req.parameters,
@@ -111,35 +111,50 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
 /// Retry from failure: an artifact of a kept result that is gone from its
 /// store loses its location, as one the engine never recorded, so that a
 /// step that runs again and reads it runs its producer again too (else it
-/// would fail on every retry).
+/// would fail on every retry). Only artifacts that steps which will run
+/// read are asked about, level by level as producers join them.
 async fn forget_gone_artifacts(
+    workflow: &Workflow,
     earlier: &mut BTreeMap<String, (ReuseStatus, StepOutputs)>,
     index: &CacheIndex,
 ) {
-    let kept: Vec<(&String, &String, &str)> = (earlier.iter())
-        .flat_map(|(step, (_, outputs))| {
-            (outputs.artifacts.iter())
-                .filter(|(_, a)| !a.location.is_empty())
-                .map(move |(name, a)| (step, name, a.location.as_str()))
-        })
+    let reads = workflow.artifact_reads();
+    let name = |i: usize| workflow.steps[i].name.as_str();
+    let mut runs: BTreeSet<usize> = (0..workflow.steps.len())
+        .filter(|&i| !earlier.contains_key(name(i)))
         .collect();
-    let locations: Vec<&str> = kept.iter().map(|&(_, _, at)| at).collect();
-    let there = index.stores().exist(&locations).await;
-    let gone: Vec<(String, String)> = (kept.iter().zip(there))
-        .filter(|(_, there)| !there)
-        .map(|(&(step, name, _), _)| (step.clone(), name.clone()))
-        .collect();
-    for (step, name) in gone {
-        tracing::info!(
-            step,
-            artifact = name,
-            "a kept step's artifact is gone; it runs again if read"
-        );
-        if let Some(a) = earlier
-            .get_mut(&step)
-            .and_then(|(_, outputs)| outputs.artifacts.get_mut(&name))
-        {
-            a.location.clear();
+    let mut asked = BTreeSet::new();
+    loop {
+        let ask: Vec<(usize, &str, String)> = (reads.iter())
+            .filter(|r| runs.contains(&r.reader) && !runs.contains(&r.producer))
+            .filter(|r| asked.insert((r.producer, r.artifact.as_str())))
+            .filter_map(|r| {
+                let (_, outputs) = earlier.get(name(r.producer))?;
+                let at = &outputs.artifacts.get(&r.artifact)?.location;
+                (!at.is_empty()).then(|| (r.producer, r.artifact.as_str(), at.clone()))
+            })
+            .collect();
+        if ask.is_empty() {
+            return;
+        }
+        let locations: Vec<&str> = ask.iter().map(|(_, _, at)| at.as_str()).collect();
+        let there = index.stores().exist(&locations).await;
+        for ((producer, artifact, _), there) in ask.iter().zip(there) {
+            if there {
+                continue;
+            }
+            tracing::info!(
+                step = name(*producer),
+                artifact,
+                "a kept step's artifact is gone: the step runs again"
+            );
+            if let Some(a) = earlier
+                .get_mut(name(*producer))
+                .and_then(|(_, outputs)| outputs.artifacts.get_mut(*artifact))
+            {
+                a.location.clear();
+            }
+            runs.insert(*producer);
         }
     }
 }

@@ -334,6 +334,21 @@ pub async fn start_running(
     if done.rows_affected() == 0 {
         return Ok(false);
     }
+    // A retry's plan may run again a step an earlier attempt finished (its
+    // artifact is gone, or was never recorded): its row starts over, so
+    // that the new result replaces the old one.
+    sqlx::query!(
+        r#"UPDATE run_steps SET status = 'pending', message = NULL, outputs = '{}', started_at = NULL,
+                               finished_at = NULL, updated_at = now()
+           WHERE tenant_id = $1 AND run_id = $2 AND status IN ('succeeded', 'skipped', 'cached')
+             AND name IN (SELECT p.step->>'name' FROM jsonb_array_elements($3::jsonb->'steps') AS p(step)
+                          WHERE p.step->'action'->>'kind' = 'run')"#,
+        tenant as TenantId,
+        run as RunId,
+        Json(plan) as _,
+    )
+    .execute(&mut **tx)
+    .await?;
     events::append(
         tx,
         tenant,

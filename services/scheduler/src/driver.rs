@@ -41,7 +41,7 @@ async fn drive_run(
         Ok(d)
     })
     .await?;
-    let Some(driving) = driving else {
+    let Some(mut driving) = driving else {
         return Ok(());
     };
     continue_trace(&driving);
@@ -87,6 +87,7 @@ async fn drive_run(
             if !started {
                 return Ok(());
             }
+            restart_steps_run_again(&mut driving, &plan);
             (plan, Vec::new())
         }
         RunStatus::Running => match driving.plan.clone().map(serde_json::from_value::<Plan>) {
@@ -281,6 +282,29 @@ async fn plan(
     couler_planner::plan(&sources, request)
         .instrument(tracing::info_span!("plan"))
         .await
+}
+
+/// What `start_running` wrote: a finished step of an earlier attempt that
+/// the plan runs again starts over, so that its new reports are taken.
+fn restart_steps_run_again(d: &mut Driving, plan: &Plan) {
+    let runs: std::collections::HashSet<&str> = (plan.steps.iter())
+        .filter(|s| matches!(s.action, couler_optimizer::Action::Run))
+        .map(|s| s.name.as_str())
+        .collect();
+    for record in &mut d.steps {
+        let step = &mut record.step;
+        let finished = matches!(
+            step.status,
+            StepStatus::Succeeded | StepStatus::Skipped | StepStatus::Cached
+        );
+        if finished && runs.contains(step.name.as_str()) {
+            step.status = StepStatus::Pending;
+            step.message = None;
+            step.outputs = sqlx::types::Json(serde_json::json!({}));
+            step.started_at = None;
+            step.finished_at = None;
+        }
+    }
 }
 
 /// Results an earlier attempt of the run keeps (retry from failure).

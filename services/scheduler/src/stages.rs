@@ -9,7 +9,7 @@ use crate::driver::{Tracker, cache_writer, fail, families, finish, hand_back, pe
 use crate::lease::Control;
 use couler_engines::{EngineAdapter, RunSpec, StepPhase, StepState, Update};
 use couler_optimizer::stages::{Outcome, Progress, Settle, Stage, advance};
-use couler_optimizer::{Pass, Plan, ReuseStatus, StepOutputs};
+use couler_optimizer::{Action, Pass, Plan, ReuseStatus, StepOutputs};
 use couler_store::scheduling::{self, Driving};
 use couler_store::{RunStatus, StepStatus};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -214,6 +214,28 @@ impl Staged<'_> {
         } else {
             plan
         });
+        // A stage whose every step the plan reuses has nothing for an
+        // engine to run (Tekton refuses such a pipeline): its steps are
+        // reported here, as an engine would report them.
+        let reused: Option<Vec<StepState>> = (plan.steps.iter())
+            .filter(|s| runs.contains(&s.name))
+            .map(|s| match &s.action {
+                Action::Reuse { status, outputs } => {
+                    Some(couler_engines::reused_state(&s.name, *status, outputs))
+                }
+                Action::Run => None,
+            })
+            .collect();
+        if let Some(states) = reused {
+            let mut writes = Vec::new();
+            for state in &states {
+                if self.tracker.accept(state, None, &mut writes) {
+                    self.note(state);
+                }
+            }
+            persist(self.ctx, self.d.run.tenant_id, self.d.run.id, &writes).await?;
+            return Ok(());
+        }
         let spec = self.spec.stage(&id);
         let resume: Vec<StepState> = self
             .d

@@ -343,14 +343,15 @@ pub async fn list(
 /// The run's steps: those the scheduler recorded and, while the run is
 /// running, the rest of its plan as `pending` (attempt 0), so that a
 /// client sees the whole workflow, not only what was dispatched. Started
-/// steps come first, then the others in plan order.
+/// steps come first, then the others (in plan order while it runs; the
+/// plan of a run that is not running is not read).
 pub async fn steps(tx: &mut Tx, tenant: TenantId, id: RunId) -> Result<Vec<Step>, sqlx::Error> {
     sqlx::query_as!(
         Step,
         r#"WITH planned AS (
                SELECT p.step->>'name' AS name, p.n
                FROM runs r, jsonb_array_elements(r.plan->'steps') WITH ORDINALITY AS p(step, n)
-               WHERE r.tenant_id = $1 AND r.id = $2
+               WHERE r.tenant_id = $1 AND r.id = $2 AND r.status = 'running'
            ), recorded AS (
                SELECT s.name, s.status, s.attempt, s.message, s.outputs, s.started_at, s.finished_at, p.n
                FROM run_steps s LEFT JOIN planned p ON p.name = s.name
@@ -359,8 +360,7 @@ pub async fn steps(tx: &mut Tx, tenant: TenantId, id: RunId) -> Result<Vec<Step>
                SELECT p.name, 'pending' AS status, 0 AS attempt, NULL::text AS message, '{}'::jsonb AS outputs,
                       NULL::timestamptz AS started_at, NULL::timestamptz AS finished_at, p.n
                FROM planned p
-               WHERE EXISTS (SELECT 1 FROM runs r WHERE r.tenant_id = $1 AND r.id = $2 AND r.status = 'running')
-                 AND NOT EXISTS (SELECT 1 FROM recorded s WHERE s.name = p.name)
+               WHERE NOT EXISTS (SELECT 1 FROM recorded s WHERE s.name = p.name)
            )
            SELECT name AS "name!", status AS "status!: StepStatus", attempt AS "attempt!", message,
                   outputs AS "outputs!: Json<serde_json::Value>", started_at, finished_at

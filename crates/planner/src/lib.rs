@@ -80,7 +80,7 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
         tracing::info_span!("pass", pass = name).in_scope(apply)
     };
     let mut earlier = req.earlier;
-    if let Some(index) = sources.cache {
+    if let Some(index) = sources.cache.filter(|_| !earlier.is_empty()) {
         forget_gone_artifacts(&req.workflow, &mut earlier, index).await;
     }
     let mut facts = Facts {

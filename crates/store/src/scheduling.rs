@@ -319,6 +319,7 @@ pub async fn start_running(
     owner: &str,
     plan: &serde_json::Value,
     engine: &str,
+    restart: &[String],
 ) -> Result<bool, sqlx::Error> {
     let done = sqlx::query!(
         r#"UPDATE runs SET plan = $4, engine = $5, status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
@@ -334,21 +335,21 @@ pub async fn start_running(
     if done.rows_affected() == 0 {
         return Ok(false);
     }
-    // A retry's plan may run again a step an earlier attempt finished (its
-    // artifact is gone, or was never recorded): its row starts over, so
-    // that the new result replaces the old one.
-    sqlx::query!(
-        r#"UPDATE run_steps SET status = 'pending', message = NULL, outputs = '{}', started_at = NULL,
-                               finished_at = NULL, updated_at = now()
-           WHERE tenant_id = $1 AND run_id = $2 AND status IN ('succeeded', 'skipped', 'cached')
-             AND name IN (SELECT p.step->>'name' FROM jsonb_array_elements($3::jsonb->'steps') AS p(step)
-                          WHERE p.step->'action'->>'kind' = 'run')"#,
-        tenant as TenantId,
-        run as RunId,
-        Json(plan) as _,
-    )
-    .execute(&mut **tx)
-    .await?;
+    // A retry's plan may run again steps an earlier attempt finished (an
+    // artifact is gone, or was never recorded): their rows start over, so
+    // that the new results replace the old ones.
+    if !restart.is_empty() {
+        sqlx::query!(
+            r#"UPDATE run_steps SET status = 'pending', message = NULL, outputs = '{}', started_at = NULL,
+                                   finished_at = NULL, updated_at = now()
+               WHERE tenant_id = $1 AND run_id = $2 AND name = ANY($3)"#,
+            tenant as TenantId,
+            run as RunId,
+            restart,
+        )
+        .execute(&mut **tx)
+        .await?;
+    }
     events::append(
         tx,
         tenant,

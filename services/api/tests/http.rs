@@ -72,15 +72,7 @@ async fn bodies_over_the_limit_get_413() {
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");
     let big = format!("{DIAMOND}\n# {}\n", "x".repeat(4096));
-    let (status, body) = send_text(
-        &api,
-        Method::POST,
-        "/v1/workflows",
-        &editor,
-        "application/yaml",
-        big,
-    )
-    .await;
+    let (status, body) = post_workflow(&api, &editor, big).await;
     assert_problem(
         status,
         &body,

@@ -115,15 +115,7 @@ async fn duplicate_names_conflict_and_versions_grow() {
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");
     create_workflow(&api, &editor, &small("flow", "")).await;
-    let (status, body) = send_text(
-        &api,
-        Method::POST,
-        "/v1/workflows",
-        &editor,
-        "application/yaml",
-        small("flow", ""),
-    )
-    .await;
+    let (status, body) = post_workflow(&api, &editor, small("flow", "")).await;
     assert_problem(status, &body, StatusCode::CONFLICT, "workflow_exists");
 
     let post_version = |yaml: String| {

@@ -75,11 +75,19 @@ async fn drive_run(
             };
             let json = serde_json::to_value(&*plan)?;
             let engine_name = engine.name();
+            let restart = steps_run_again(&driving, &plan);
             let started = retrying("start run", || async {
                 let mut tx = ctx.store.tenant(tenant).await?;
-                let ok =
-                    scheduling::start_running(&mut tx, tenant, run, &ctx.owner, &json, engine_name)
-                        .await?;
+                let ok = scheduling::start_running(
+                    &mut tx,
+                    tenant,
+                    run,
+                    &ctx.owner,
+                    &json,
+                    engine_name,
+                    &restart,
+                )
+                .await?;
                 tx.commit().await?;
                 Ok(ok)
             })
@@ -87,7 +95,7 @@ async fn drive_run(
             if !started {
                 return Ok(());
             }
-            restart_steps_run_again(&mut driving, &plan);
+            restart_steps(&mut driving, &restart);
             (plan, Vec::new())
         }
         RunStatus::Running => match driving.plan.clone().map(serde_json::from_value::<Plan>) {
@@ -284,26 +292,39 @@ async fn plan(
         .await
 }
 
-/// What `start_running` wrote: a finished step of an earlier attempt that
-/// the plan runs again starts over, so that its new reports are taken.
-fn restart_steps_run_again(d: &mut Driving, plan: &Plan) {
+/// The steps an earlier attempt finished that the plan runs again (retry
+/// from failure): they start over, so that their new reports are taken.
+fn steps_run_again(d: &Driving, plan: &Plan) -> Vec<String> {
     let runs: std::collections::HashSet<&str> = (plan.steps.iter())
         .filter(|s| matches!(s.action, couler_optimizer::Action::Run))
         .map(|s| s.name.as_str())
         .collect();
-    for record in &mut d.steps {
+    (d.steps.iter())
+        .map(|record| &record.step)
+        .filter(|step| {
+            matches!(
+                step.status,
+                StepStatus::Succeeded | StepStatus::Skipped | StepStatus::Cached
+            )
+        })
+        .filter(|step| runs.contains(step.name.as_str()))
+        .map(|step| step.name.clone())
+        .collect()
+}
+
+/// What `start_running` wrote of the steps in `restart`, in the run's state.
+fn restart_steps(d: &mut Driving, restart: &[String]) {
+    for record in d
+        .steps
+        .iter_mut()
+        .filter(|r| restart.contains(&r.step.name))
+    {
         let step = &mut record.step;
-        let finished = matches!(
-            step.status,
-            StepStatus::Succeeded | StepStatus::Skipped | StepStatus::Cached
-        );
-        if finished && runs.contains(step.name.as_str()) {
-            step.status = StepStatus::Pending;
-            step.message = None;
-            step.outputs = sqlx::types::Json(serde_json::json!({}));
-            step.started_at = None;
-            step.finished_at = None;
-        }
+        step.status = StepStatus::Pending;
+        step.message = None;
+        step.outputs = sqlx::types::Json(serde_json::json!({}));
+        step.started_at = None;
+        step.finished_at = None;
     }
 }
 

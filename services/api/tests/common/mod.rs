@@ -213,17 +213,26 @@ pub async fn read(r: Response) -> (StatusCode, Value) {
 
 pub const DIAMOND: &str = include_str!("../../../../examples/diamond.yaml");
 
-/// Stores a workflow from YAML and returns its id.
-pub async fn create_workflow(api: &TestApi, token: &str, yaml: &str) -> Value {
-    let (status, body) = send_text(
+/// Posts a workflow document in YAML; the status and the answer.
+pub async fn post_workflow(
+    api: &TestApi,
+    token: &str,
+    yaml: impl Into<String>,
+) -> (StatusCode, Value) {
+    send_text(
         api,
         Method::POST,
         "/v1/workflows",
         token,
         "application/yaml",
-        yaml.to_owned(),
+        yaml,
     )
-    .await;
+    .await
+}
+
+/// Stores a workflow from YAML and returns its id.
+pub async fn create_workflow(api: &TestApi, token: &str, yaml: &str) -> Value {
+    let (status, body) = post_workflow(api, token, yaml).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     body
 }

@@ -113,7 +113,7 @@ fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps() 
 
     // A user error fails the run; once fixed, retry reruns only what failed.
     let gated = format!(
-        "apiVersion: couler.dev/v1alpha1\nname: gated\nsteps:\n  - name: prepare\n    container: {{image: alpine, command: [sh, -c, 'echo prepare >> {dir}/log']}}\n  - name: gate\n    depends: [prepare]\n    container: {{image: alpine, command: [sh, -c, 'echo gate >> {dir}/log; test -e {dir}/open']}}\n  - name: finish\n    depends: [gate]\n    container: {{image: alpine, command: [sh, -c, 'echo finish >> {dir}/log']}}\n"
+        "apiVersion: couler.dev/v1alpha1\nname: gated\nsteps:\n  - name: prepare\n    container: {{image: alpine, command: [sh, -c, 'echo prepare >> {dir}/log']}}\n  - name: gate\n    depends: [prepare]\n    container: {{image: alpine, command: [sh, -c, 'echo gate >> {dir}/log; if [ -e {dir}/open ]; then echo open; else echo closed; exit 1; fi']}}\n  - name: finish\n    depends: [gate]\n    container: {{image: alpine, command: [sh, -c, 'echo finish >> {dir}/log']}}\n"
     );
     let run = couler.submit(&token, &gated, json!({}));
     let failed = couler.wait(&token, &run, LIMIT);
@@ -130,6 +130,20 @@ fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps() 
         ["prepare", "gate", "gate", "finish"],
         "{log}"
     );
+    // The retry's logs do not replace those of the attempt that failed.
+    let logs = |query: &str| {
+        let (status, text) = couler.call(
+            Method::GET,
+            &format!("/v1/runs/{run}/logs?step=gate{query}"),
+            &token,
+            None,
+        );
+        assert_eq!(status, 200, "{text}");
+        text.as_str().unwrap().trim().to_owned()
+    };
+    assert_eq!(logs(""), "open");
+    assert_eq!(logs("&attempt=2"), "open");
+    assert_eq!(logs("&attempt=1"), "closed");
 }
 
 #[test]

@@ -64,7 +64,14 @@ pub enum Command {
         output: Output,
     },
     /// Print one step's logs.
-    Logs { id: String, step: String },
+    Logs {
+        id: String,
+        step: String,
+        /// The run attempt whose logs to print (1, and one more per
+        /// retry); the latest that ran the step by default.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        attempt: Option<u32>,
+    },
 }
 
 pub async fn run(client: &Client, command: Command) -> Result<ExitCode> {
@@ -123,7 +130,7 @@ pub async fn run(client: &Client, command: Command) -> Result<ExitCode> {
                 Output::Text => println!("{} {} (attempt {})", run.id, run.status, run.attempt),
             }
         }
-        Command::Logs { id, step } => logs(client, &id, &step).await?,
+        Command::Logs { id, step, attempt } => logs(client, &id, &step, attempt).await?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -240,11 +247,14 @@ pub fn describe(run: &Run) -> String {
 }
 
 /// Copies a step's logs to standard output as they arrive.
-async fn logs(client: &Client, id: &str, step: &str) -> Result<()> {
+async fn logs(client: &Client, id: &str, step: &str, attempt: Option<u32>) -> Result<()> {
+    let attempt = attempt.map(|n| n.to_string());
+    let mut query = vec![("step", step)];
+    query.extend(attempt.as_deref().map(|n| ("attempt", n)));
     let req = client
         .request_to(
             Method::GET,
-            client.url_with_query(&["v1", "runs", id, "logs"], &[("step", step)]),
+            client.url_with_query(&["v1", "runs", id, "logs"], &query),
         )
         .header(ACCEPT, "text/plain");
     let response = client.send(req).await?;

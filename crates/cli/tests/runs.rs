@@ -228,19 +228,24 @@ async fn api_keys_work_as_tokens() {
 }
 
 #[tokio::test]
-async fn logs_print_a_steps_latest_attempt() {
+async fn logs_print_a_steps_latest_attempt_or_one_of_a_run_attempt() {
     let api = TestApi::start().await;
     let (tenant, editor) = api.tenant("acme").await;
     let run = api.queued_run(&editor).await;
     let tenant_id: couler_store::TenantId = tenant.parse().unwrap();
     let run_id: couler_store::RunId = run.parse().unwrap();
     let mut tx = api.store.tenant(tenant_id).await.unwrap();
-    for (attempt, content) in [(1, "first try\n"), (2, "A says hello\nbye ✓\n")] {
+    for (run_attempt, attempt, content) in [
+        (1, 1, "first try\n"),
+        (1, 2, "A says hello\nbye ✓\n"),
+        (2, 1, "after the retry\n"),
+    ] {
         sqlx::query(
-            "INSERT INTO step_logs (tenant_id, run_id, step, attempt, content) VALUES ($1, $2, 'a', $3, $4)",
+            "INSERT INTO step_logs (tenant_id, run_id, step, run_attempt, attempt, content) VALUES ($1, $2, 'a', $3, $4, $5)",
         )
         .bind(tenant_id.0)
         .bind(run_id.0)
+        .bind(run_attempt)
         .bind(attempt)
         .bind(content)
         .execute(&mut *tx)
@@ -251,7 +256,13 @@ async fn logs_print_a_steps_latest_attempt() {
 
     let out = api.couler(&editor, &["runs", "logs", &run, "a"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "after the retry\n");
+    let out = (api.couler(&editor, &["runs", "logs", &run, "a", "--attempt", "1"])).await;
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out), "A says hello\nbye ✓\n");
+    let out = (api.couler(&editor, &["runs", "logs", &run, "a", "--attempt", "3"])).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not_found"), "{}", stderr(&out));
 
     let out = api.couler(&editor, &["runs", "logs", &run, "b"]).await;
     assert_eq!(out.status.code(), Some(2));

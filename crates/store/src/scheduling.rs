@@ -511,8 +511,9 @@ pub async fn write_steps(
     for s in steps {
         if let Some(logs) = &s.logs {
             sqlx::query!(
-                r#"INSERT INTO step_logs (tenant_id, run_id, step, attempt, content) VALUES ($1, $2, $3, $4, $5)
-                   ON CONFLICT (tenant_id, run_id, step, attempt) DO UPDATE SET content = excluded.content"#,
+                r#"INSERT INTO step_logs (tenant_id, run_id, step, run_attempt, attempt, content)
+                   SELECT $1, $2, $3, r.attempt, $4, $5 FROM runs r WHERE r.tenant_id = $1 AND r.id = $2
+                   ON CONFLICT (tenant_id, run_id, step, run_attempt, attempt) DO UPDATE SET content = excluded.content"#,
                 tenant as TenantId,
                 run as RunId,
                 s.name,
@@ -526,18 +527,23 @@ pub async fn write_steps(
     Ok(true)
 }
 
-/// The logs of a step's latest attempt.
+/// The logs of a step's latest attempt in run attempt `run_attempt`, or in
+/// the latest run attempt that ran the step.
 pub async fn step_logs(
     tx: &mut Tx,
     tenant: TenantId,
     run: RunId,
     step: &str,
+    run_attempt: Option<i32>,
 ) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar!(
-        r#"SELECT content FROM step_logs WHERE tenant_id = $1 AND run_id = $2 AND step = $3 ORDER BY attempt DESC LIMIT 1"#,
+        r#"SELECT content FROM step_logs
+           WHERE tenant_id = $1 AND run_id = $2 AND step = $3 AND ($4::integer IS NULL OR run_attempt = $4)
+           ORDER BY run_attempt DESC, attempt DESC LIMIT 1"#,
         tenant as TenantId,
         run as RunId,
         step,
+        run_attempt,
     )
     .fetch_optional(&mut **tx)
     .await

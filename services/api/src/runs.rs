@@ -482,9 +482,17 @@ async fn retry_run(
 pub struct LogsQuery {
     /// The step (or map instance, e.g. `train[2]`).
     pub step: String,
+    /// The run attempt (the run's `attempt`: 1, and one more per retry)
+    /// whose logs to read; by default the latest that ran the step.
+    #[serde(default, deserialize_with = "crate::wire::run_attempt")]
+    #[param(minimum = 1, value_type = Option<i32>)]
+    pub attempt: Option<i32>,
 }
 
 /// The logs of one step's latest attempt (standard output and error).
+///
+/// A retry from failure keeps the logs of the run attempts before it
+/// (`attempt` reads them).
 #[utoipa::path(get, path = "/v1/runs/{id}/logs", tag = "runs",
     params(("id" = String, Path, description = "Run id"), LogsQuery),
     responses((status = 200, content_type = "text/plain", body = String),
@@ -501,7 +509,7 @@ async fn step_logs(
     if runs::get(&mut tx, tenant, id).await?.is_none() {
         return Err(ApiError::not_found("run"));
     }
-    let logs = couler_store::scheduling::step_logs(&mut tx, tenant, id, &q.step)
+    let logs = couler_store::scheduling::step_logs(&mut tx, tenant, id, &q.step, q.attempt)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("logs of step {:?}", q.step)))?;
     tx.commit().await?;

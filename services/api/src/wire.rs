@@ -33,9 +33,21 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
 
 /// A version number, when given: versions count from 1.
 pub fn version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    counted_from_one(d, "a version number: versions")
+}
+
+/// A run attempt, when given: attempts count from 1.
+pub fn run_attempt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    counted_from_one(d, "a run attempt: attempts")
+}
+
+fn counted_from_one<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    what: &str,
+) -> Result<Option<i32>, D::Error> {
     match Option::<i32>::deserialize(d)? {
         Some(n) if n < 1 => Err(serde::de::Error::custom(format!(
-            "{n} is not a version number: versions count from 1"
+            "{n} is not {what} count from 1"
         ))),
         v => Ok(v),
     }

@@ -382,6 +382,14 @@ async fn wrong_input_is_refused_at_its_pointer() {
             "invalid_body",
             "/version",
         ),
+        (
+            get.clone(),
+            "/v1/runs/00000000-0000-4000-8000-000000000000/logs?step=a&attempt=0",
+            None,
+            400,
+            "invalid_query",
+            "/attempt",
+        ),
         // Pointers escape what they name (RFC 6901).
         (
             post.clone(),

@@ -147,6 +147,15 @@ fn a_step_whose_upstream_ran_again_with_the_same_outputs_is_a_hit() {
         .filter_map(|d| d["step"].as_str())
         .collect();
     assert_eq!(cut, ["train", "report"], "{plan:#}");
+    // The stage of the two hits has nothing to run: the scheduler reports
+    // it, no engine is handed it (the local engine would have made it a
+    // directory beside the first stage's).
+    let id = second["id"].as_str().unwrap();
+    let stages: Vec<String> = std::fs::read_dir(couler.data_dir.path().join("runs").join(id))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(stages.len(), 1, "{stages:?}");
 
     // Different data from `prepare` misses downstream, stage or no stage.
     let changed = pipeline("", "3").replace("seq 1 50", "seq 1 60");

@@ -230,7 +230,8 @@ impl IntoResponse for CacheError {
 /// a record of what it produced after its bytes go; such a step is
 /// `not_needed` when every step reading it is a hit). A hit on an entry the
 /// tenant's own runs produced shows when it was computed and how often runs
-/// reused it. Read-only: nothing is recorded.
+/// reused it. Nothing is recorded (no hit is counted); only an entry whose
+/// artifacts are gone from their store is removed, as by every lookup.
 #[utoipa::path(post, path = "/v1/cache/explain", tag = "cache", request_body = ExplainRequest,
     responses((status = 200, body = Explanation), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 async fn explain(

@@ -78,9 +78,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn create_key(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    Body(req): Body<CreateApiKey>,
+    req: Body<CreateApiKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedApiKey>)> {
     let tenant = principal.tenant(Role::Admin)?;
+    let req = req.parse()?;
     if req.name.trim().is_empty() || req.name.chars().count() > 100 {
         return Err(ApiError::bad_request(
             "invalid_name",

@@ -8,6 +8,7 @@ use axum::extract::{FromRequest, Request};
 use axum::http::header::CONTENT_TYPE;
 use couler_ir::Format;
 use serde::de::DeserializeOwned;
+use std::marker::PhantomData;
 
 fn format_of(req: &Request) -> ApiResult<Format> {
     let media = req
@@ -38,23 +39,52 @@ fn text(bytes: &Bytes) -> ApiResult<&str> {
     })
 }
 
-/// A JSON or YAML body deserialized into `T`.
-pub struct Body<T>(pub T);
+/// A request body read but not yet parsed: a handler authorizes the caller
+/// first and then parses it, so a caller without the role gets 403, not the
+/// body's problems, and costs no parsing.
+struct Raw {
+    format: Format,
+    bytes: Bytes,
+}
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
+impl<S: Send + Sync> FromRequest<S> for Raw {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> ApiResult<Self> {
         let format = format_of(&req)?;
         let bytes = bytes(req, state).await?;
+        Ok(Raw { format, bytes })
+    }
+}
+
+/// A JSON or YAML body to deserialize into `T` (see [`Raw`]).
+pub struct Body<T> {
+    raw: Raw,
+    of: PhantomData<fn() -> T>,
+}
+
+impl<S: Send + Sync, T> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> ApiResult<Self> {
+        let raw = Raw::from_request(req, state).await?;
+        Ok(Body {
+            raw,
+            of: PhantomData,
+        })
+    }
+}
+
+impl<T: DeserializeOwned> Body<T> {
+    /// The body as `T`, or 400 at the pointer of what is wrong.
+    pub fn parse(self) -> ApiResult<T> {
+        let Raw { format, bytes } = self.raw;
         let tree: serde_json::Value = match format {
             // No body is an empty object: all-optional requests need none,
             // and others say which field is missing.
             _ if bytes.trim_ascii().is_empty() => serde_json::Value::Object(Default::default()),
             // Read as a tree only when it may hold a NUL, to find it.
-            Format::Json if !couler_ir::json_may_hold_nul(&bytes) => {
-                return from_json(&bytes).map(Body);
-            }
+            Format::Json if !couler_ir::json_may_hold_nul(&bytes) => return from_json(&bytes),
             Format::Json => serde_json::from_slice(&bytes).map_err(|e| invalid_json(&e))?,
             Format::Yaml => serde_saphyr::from_str(text(&bytes)?).map_err(|e| {
                 ApiError::bad_request("invalid_body", format!("invalid YAML: {e}"), "")
@@ -64,7 +94,6 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
             return Err(ApiError::nul(at.to_string()));
         }
         serde_path_to_error::deserialize(tree)
-            .map(Body)
             .map_err(|e| ApiError::at_path("invalid_body", e.path(), e.inner().to_string()))
     }
 }
@@ -91,24 +120,30 @@ fn invalid_json(e: &serde_json::Error) -> ApiError {
     ApiError::bad_request("invalid_body", format!("invalid JSON: {e}"), "")
 }
 
-/// A workflow document (the IR), parsed and validated off the async runtime.
-pub struct WorkflowDoc(pub couler_ir::Workflow);
+/// A workflow document (the IR), read but not yet parsed (see [`Raw`]).
+pub struct WorkflowDoc(Raw);
 
 impl<S: Send + Sync> FromRequest<S> for WorkflowDoc {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> ApiResult<Self> {
-        let format = format_of(&req)?;
-        let bytes = bytes(req, state).await?;
+        Raw::from_request(req, state).await.map(WorkflowDoc)
+    }
+}
+
+impl WorkflowDoc {
+    /// The workflow, parsed and validated off the async runtime; 422 with
+    /// every problem.
+    pub async fn parse(self) -> ApiResult<couler_ir::Workflow> {
+        let Raw { format, bytes } = self.0;
         text(&bytes)?;
-        let workflow = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             let text = std::str::from_utf8(&bytes).expect("checked above");
             couler_ir::load(text, format)
         })
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("IR parser task failed: {e}")))?
-        .map_err(ApiError::Invalid)?;
-        Ok(WorkflowDoc(workflow))
+        .map_err(ApiError::Invalid)
     }
 }
 

@@ -237,9 +237,10 @@ impl IntoResponse for CacheError {
 async fn explain(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    Body(req): Body<ExplainRequest>,
+    req: Body<ExplainRequest>,
 ) -> ApiResult<Json<Explanation>> {
     let tenant = principal.tenant(Role::Viewer)?;
+    let req = req.parse()?;
     let settings = tenant_by_id(&state, tenant)
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?;
@@ -470,9 +471,10 @@ async fn stats(
 async fn invalidate(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    Body(req): Body<InvalidateRequest>,
+    req: Body<InvalidateRequest>,
 ) -> Result<Json<Removed>, CacheError> {
     let tenant = principal.tenant(Role::Editor)?;
+    let req = req.parse()?;
     let mut what = selector(req)?;
     if let Invalidate::Step { workflow, .. } = &mut what
         && workflow.parse::<WorkflowId>().is_ok()

@@ -303,9 +303,10 @@ async fn record_usage(tx: &mut couler_store::Tx, tenant: TenantId, draft: &Draft
 async fn generate(
     state: AppState,
     principal: Principal,
-    body: GenerateBody,
+    body: Body<GenerateBody>,
 ) -> ApiResult<(StatusCode, Json<GenerationDetail>)> {
     let tenant = principal.tenant(Role::Editor)?;
+    let body = body.parse()?;
     required(&body.description, "/description", "the description")?;
     let mut tx = state.store.tenant(tenant).await?;
     let library = tenant_library(&mut tx, tenant).await?;
@@ -359,7 +360,7 @@ async fn generate(
 async fn create_generation(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    Body(body): Body<GenerateBody>,
+    body: Body<GenerateBody>,
 ) -> ApiResult<(StatusCode, Json<GenerationDetail>)> {
     generate(state, principal, body).await
 }
@@ -371,7 +372,7 @@ async fn create_generation(
 async fn generate_workflow(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    Body(body): Body<GenerateBody>,
+    body: Body<GenerateBody>,
 ) -> ApiResult<(StatusCode, Json<GenerationDetail>)> {
     generate(state, principal, body).await
 }
@@ -454,9 +455,10 @@ async fn give_feedback(
     State(state): State<AppState>,
     Auth(principal): Auth,
     Path(raw): Path<String>,
-    Body(body): Body<FeedbackBody>,
+    body: Body<FeedbackBody>,
 ) -> ApiResult<(StatusCode, Json<GenerationDetail>)> {
     let tenant = principal.tenant(Role::Editor)?;
+    let body = body.parse()?;
     let id: GenerationId = path_id(&raw, "generation")?;
     required(&body.text, "/text", "the feedback")?;
     let mut tx = state.store.tenant(tenant).await?;

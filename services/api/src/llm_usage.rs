@@ -83,9 +83,10 @@ async fn set_budget(
     State(state): State<AppState>,
     Auth(principal): Auth,
     Path(raw): Path<String>,
-    Body(body): Body<SetBudget>,
+    body: Body<SetBudget>,
 ) -> ApiResult<Json<LlmUsageView>> {
     principal.require_platform_admin()?;
+    let body = body.parse()?;
     let tenant: TenantId = path_id(&raw, "tenant")?;
     let budget = body
         .monthly_budget

@@ -216,9 +216,10 @@ async fn compile_workflow(
 async fn plan_inline(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    Body(req): Body<ExplainRequest>,
+    req: Body<ExplainRequest>,
 ) -> ApiResult<Json<PlanView>> {
     let tenant = principal.tenant(Role::Viewer)?;
+    let req = req.parse()?;
     plan(&state, tenant, req).await.map(Json)
 }
 
@@ -230,9 +231,10 @@ async fn plan_workflow(
     State(state): State<AppState>,
     Auth(principal): Auth,
     Path(id): Path<String>,
-    Body(options): Body<PlanOptions>,
+    options: Body<PlanOptions>,
 ) -> ApiResult<Json<PlanView>> {
     let tenant = principal.tenant(Role::Viewer)?;
+    let options = options.parse()?;
     let req = ExplainRequest {
         workflow: Some(id),
         version: options.version,

@@ -248,9 +248,10 @@ async fn create_run(
     State(state): State<AppState>,
     Auth(principal): Auth,
     headers: HeaderMap,
-    Body(req): Body<CreateRun>,
+    req: Body<CreateRun>,
 ) -> ApiResult<(StatusCode, Json<RunView>)> {
     let tenant = principal.tenant(Role::Editor)?;
+    let req = req.parse()?;
     let idempotency_key = match headers.get(IDEMPOTENCY_KEY) {
         None => None,
         Some(v) => match v.to_str() {

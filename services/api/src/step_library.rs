@@ -253,9 +253,10 @@ async fn list_templates(
 async fn create_template(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    Body(body): Body<Value>,
+    body: Body<Value>,
 ) -> ApiResult<(StatusCode, Json<StepTemplateView>)> {
     let tenant = principal.tenant(Role::Admin)?;
+    let body = body.parse()?;
     let (template, value) = checked(body)?;
     let mut tx = state.store.tenant(tenant).await?;
     let entry =
@@ -291,9 +292,10 @@ async fn update_template(
     State(state): State<AppState>,
     Auth(principal): Auth,
     Path(name): Path<String>,
-    Body(body): Body<Value>,
+    body: Body<Value>,
 ) -> ApiResult<Json<StepTemplateView>> {
     let tenant = principal.tenant(Role::Admin)?;
+    let body = body.parse()?;
     let (template, value) = checked(body)?;
     if template.id != name {
         return Err(ApiError::Invalid(Problems(vec![problem(

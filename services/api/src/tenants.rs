@@ -234,9 +234,10 @@ fn check_quotas(q: &QuotasView, caps: &crate::config::QuotaCaps, base: &str) -> 
 async fn create_tenant(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    Body(req): Body<CreateTenant>,
+    req: Body<CreateTenant>,
 ) -> ApiResult<(StatusCode, Json<TenantView>)> {
     principal.require_platform_admin()?;
+    let req = req.parse()?;
     if !couler_ir::names::is_dns_label(&req.name) {
         return Err(ApiError::bad_request(
             "invalid_name",
@@ -305,10 +306,11 @@ async fn update_tenant(
     State(state): State<AppState>,
     Auth(principal): Auth,
     Path(id): Path<String>,
-    Body(req): Body<UpdateTenant>,
+    req: Body<UpdateTenant>,
 ) -> ApiResult<Json<TenantView>> {
     let id: TenantId = path_id(&id, "tenant")?;
     principal.for_tenant(id, Role::Admin)?;
+    let req = req.parse()?;
     check_engine(req.engine.as_deref())?;
     if let Some(ttl) = req.cache_ttl_secs {
         let max = state.config.cache.max_ttl_secs;
@@ -386,9 +388,10 @@ async fn get_quotas(
 async fn set_quotas(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    Body(req): Body<QuotasView>,
+    req: Body<QuotasView>,
 ) -> ApiResult<Json<QuotasView>> {
     let tenant = principal.tenant(Role::Admin)?;
+    let req = req.parse()?;
     check_quotas(&req, &state.config.quotas, "")?;
     let mut tx = state.store.tenant(tenant).await?;
     let t = tenants::set_quotas(&mut tx, tenant, &req.into())

@@ -141,9 +141,10 @@ fn author(principal: &Principal) -> &str {
 async fn create_workflow(
     State(state): State<AppState>,
     Auth(principal): Auth,
-    WorkflowDoc(ir): WorkflowDoc,
+    ir: WorkflowDoc,
 ) -> ApiResult<(StatusCode, Json<WorkflowDetail>)> {
     let tenant = principal.tenant(Role::Editor)?;
+    let ir = ir.parse().await?;
     let new = NewVersion::from_ir(&ir, author(&principal));
     let mut tx = state.store.tenant(tenant).await?;
     let (workflow, version) = workflows::create(&mut tx, tenant, &new).await?;
@@ -240,9 +241,10 @@ async fn add_version(
     State(state): State<AppState>,
     Auth(principal): Auth,
     Path(reference): Path<String>,
-    WorkflowDoc(ir): WorkflowDoc,
+    ir: WorkflowDoc,
 ) -> ApiResult<(StatusCode, Json<WorkflowDetail>)> {
     let tenant = principal.tenant(Role::Editor)?;
+    let ir = ir.parse().await?;
     let new = NewVersion::from_ir(&ir, author(&principal));
     let mut tx = state.store.tenant(tenant).await?;
     let workflow = resolve(&mut tx, tenant, &reference).await?;

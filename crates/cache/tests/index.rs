@@ -484,7 +484,8 @@ async fn reuses_are_counted_and_shown_to_the_producer_only() {
         [
             Some(couler_cache::Usage {
                 hits: 0,
-                last_hit_at: None
+                last_hit_at: None,
+                expires_at: usage("tnt_a").await[0].and_then(|u| u.expires_at),
             }),
             None
         ]
@@ -502,7 +503,25 @@ async fn reuses_are_counted_and_shown_to_the_producer_only() {
         .unwrap()
         .as_secs() as i64;
     assert!(mine.last_hit_at.is_some_and(|t| (now - t).abs() < 60));
+    let ttl = entry(10, 5.0, None).ttl_secs as i64;
+    let left = mine.expires_at.map(|t| t - now);
+    assert!(
+        left.is_some_and(|left| (ttl - 60..=ttl).contains(&left)),
+        "{left:?}"
+    );
     assert_eq!(usage("tnt_b").await, [None, None]);
+
+    // A TTL beyond the index's maximum is cut to it, and shown so.
+    let mut long = entry(10, 5.0, None);
+    long.ttl_secs = 1_000 * 24 * 3600;
+    index.admit(&key(3), &long, "tnt_a").await;
+    let max = CacheConfig::default().max_ttl.as_secs() as i64;
+    let shown = index.usage("tnt_a", &[key(3)]).await.unwrap()[0].and_then(|u| u.expires_at);
+    let left = shown.map(|t| t - now);
+    assert!(
+        left.is_some_and(|left| (max - 60..=max).contains(&left)),
+        "{left:?}"
+    );
 }
 
 #[tokio::test]

@@ -109,6 +109,10 @@ pub struct OwnEntry {
     /// The latest run that reused it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_hit_at: Option<DateTime<Utc>>,
+    /// When it expires: the step's `cache.ttl`, else the tenant's default,
+    /// at most the platform's maximum, from when it was computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
@@ -366,6 +370,7 @@ fn explanation(
                     created_at: from_unix(entry.created_at),
                     hits: usage.hits,
                     last_hit_at: usage.last_hit_at.map(from_unix),
+                    expires_at: usage.expires_at.map(from_unix),
                 }),
                 _ => None,
             };

@@ -199,9 +199,15 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     let last_hit: chrono::DateTime<chrono::Utc> =
         serde_json::from_value(a_view["entry"]["last_hit_at"].clone()).unwrap();
     assert!((chrono::Utc::now() - last_hit).num_seconds().abs() < 60);
+    // And when they expire: admitted with a TTL of an hour.
+    let mut b_entry = explained["steps"][1]["entry"].clone();
+    let expires: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(b_entry["expires_at"].take()).unwrap();
+    let left = (expires - chrono::Utc::now()).num_seconds();
+    assert!((3_540..=3_600).contains(&left), "{left} s left");
     assert_eq!(
-        explained["steps"][1]["entry"],
-        json!({"created_at": "1970-01-01T00:00:00Z", "hits": 0})
+        b_entry,
+        json!({"created_at": "1970-01-01T00:00:00Z", "hits": 0, "expires_at": null})
     );
     assert_eq!(
         explained["totals"],

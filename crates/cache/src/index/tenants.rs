@@ -12,6 +12,9 @@ pub struct Usage {
     pub hits: u64,
     /// Unix seconds of the latest hit.
     pub last_hit_at: Option<i64>,
+    /// Unix seconds when the entry expires: its TTL as admitted (the step's
+    /// `cache.ttl` or the tenant's default, at most the index's maximum).
+    pub expires_at: Option<i64>,
 }
 
 /// What to invalidate, within the tenant's own entries.
@@ -41,8 +44,7 @@ impl CacheIndex {
             return Some(Vec::new());
         }
         let prodof = self.k("prodof");
-        type Counts = Vec<(Option<u64>, Option<i64>)>;
-        let (producers, counts): (Vec<Option<String>>, Counts) = self
+        let (producers, replies): (Vec<Option<String>>, Vec<redis::Value>) = self
             .call("usage", async |mut c| {
                 let mut p = redis::pipe();
                 p.cmd("HMGET")
@@ -54,17 +56,27 @@ impl CacheIndex {
                         .arg("n")
                         .arg("last");
                 }
+                for k in keys {
+                    p.cmd("TTL").arg(self.entry_name(k));
+                }
                 head_and_rest(p.query_async(&mut c).await?)
             })
             .await?;
+        let (counts, ttls) = replies.split_at(keys.len().min(replies.len()));
+        let now = super::unix_now();
         Some(
             producers
                 .into_iter()
-                .zip(counts)
-                .map(|(producer, (hits, last))| {
+                .zip(counts.iter().zip(ttls))
+                .map(|(producer, (counts, ttl))| {
+                    let (hits, last): (Option<u64>, Option<i64>) =
+                        redis::from_redis_value_ref(counts).unwrap_or_default();
+                    let ttl: i64 = redis::from_redis_value_ref(ttl).unwrap_or(-2);
                     (producer.as_deref() == Some(tenant)).then_some(Usage {
                         hits: hits.unwrap_or(0),
                         last_hit_at: last,
+                        // -1: no expiry, -2: gone since the lookup.
+                        expires_at: (ttl >= 0).then_some(now + ttl),
                     })
                 })
                 .collect(),

@@ -147,6 +147,39 @@ fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps() 
 }
 
 #[test]
+fn retry_from_failure_keeps_the_finished_instances_of_a_map() {
+    let couler = Couler::start();
+    let (_, token) = couler.tenant("acme");
+    let _scheduler = couler.scheduler("mapper");
+    let scratch = tempdir::Dir::new("retry-map");
+    let dir = scratch.path().display().to_string();
+    // Instance `a` succeeds; `b` fails until the gate opens.
+    let fan = format!(
+        "apiVersion: couler.dev/v1alpha1\nname: fan\nsteps:\n  - name: fan\n    cache: {{policy: 'off'}}\n    map: {{items: [a, b]}}\n    container: {{image: alpine, command: [sh, -c, 'echo {{{{item}}}} >> {dir}/log; echo ran {{{{item}}}}; [ {{{{item}}}} = a ] || test -e {dir}/open']}}\n"
+    );
+    let run = couler.submit(&token, &fan, json!({}));
+    let failed = couler.wait(&token, &run, LIMIT);
+    assert_eq!(failed["status"], "failed", "{failed:#}");
+    std::fs::write(scratch.path().join("open"), "").unwrap();
+    let (status, body) = couler.call(Method::POST, &format!("/v1/runs/{run}/retry"), &token, None);
+    assert_eq!(status, 200, "{body}");
+    let done = couler.wait(&token, &run, LIMIT);
+    assert_eq!(done["status"], "succeeded", "{done:#}");
+    let mut log: Vec<String> = std::fs::read_to_string(scratch.path().join("log"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    log.sort();
+    assert_eq!(log, ["a", "b", "b"], "only the failed instance runs again");
+    assert_eq!(
+        step(&done, "fan")["outputs"]["result"],
+        json!(["ran a", "ran b"]).to_string(),
+        "{done:#}"
+    );
+}
+
+#[test]
 fn retry_runs_a_kept_producer_again_when_its_artifact_is_gone() {
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");

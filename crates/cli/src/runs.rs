@@ -69,7 +69,7 @@ pub enum Command {
         step: String,
         /// The run attempt whose logs to print (1, and one more per
         /// retry); the latest that ran the step by default.
-        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(i32::MAX)))]
         attempt: Option<u32>,
     },
 }

@@ -196,7 +196,9 @@ pub trait EngineAdapter: Send + Sync {
     /// Starts a run of `plan`. `resume` holds the last known state of steps
     /// from an earlier start of the same run attempt (empty for a fresh
     /// start): finished steps are not run again and running ones are
-    /// re-attached where the engine can.
+    /// re-attached where the engine can. A retry from failure hands over
+    /// the finished map instances (`step[i]`) of the steps it runs again,
+    /// which an engine that can does not run again.
     async fn start(
         &self,
         run: &RunSpec,

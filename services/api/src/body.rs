@@ -83,6 +83,11 @@ impl<T: DeserializeOwned> Body<T> {
             // No body is an empty object: all-optional requests need none,
             // and others say which field is missing.
             _ if bytes.trim_ascii().is_empty() => serde_json::Value::Object(Default::default()),
+            // Every request body is an object (serde would also read a
+            // struct from an array, by position).
+            Format::Json if !bytes.trim_ascii_start().starts_with(b"{") => {
+                return Err(not_an_object());
+            }
             // Read as a tree only when it may hold a NUL, to find it.
             Format::Json if !couler_ir::json_may_hold_nul(&bytes) => return from_json(&bytes),
             Format::Json => serde_json::from_slice(&bytes).map_err(|e| invalid_json(&e))?,
@@ -90,6 +95,9 @@ impl<T: DeserializeOwned> Body<T> {
                 ApiError::bad_request("invalid_body", format!("invalid YAML: {e}"), "")
             })?,
         };
+        if !tree.is_object() {
+            return Err(not_an_object());
+        }
         if let Some(at) = couler_ir::nul_in(&tree) {
             return Err(ApiError::nul(at.to_string()));
         }
@@ -114,6 +122,10 @@ fn from_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
     })?;
     de.end().map_err(|e| invalid_json(&e))?;
     Ok(value)
+}
+
+fn not_an_object() -> ApiError {
+    ApiError::bad_request("invalid_body", "the body must be an object", "")
 }
 
 fn invalid_json(e: &serde_json::Error) -> ApiError {

@@ -390,6 +390,15 @@ async fn wrong_input_is_refused_at_its_pointer() {
             "invalid_query",
             "/attempt",
         ),
+        // A body is an object, not its fields by position.
+        (
+            Method::PUT,
+            "/v1/quotas",
+            Some(json!([10, 1000, 4000])),
+            400,
+            "invalid_body",
+            "",
+        ),
         // Pointers escape what they name (RFC 6901).
         (
             post.clone(),
@@ -445,6 +454,14 @@ async fn wrong_input_is_refused_at_its_pointer() {
             400,
             "invalid_body",
             Some("/name"),
+        ),
+        (
+            "/v1/api-keys",
+            "application/yaml",
+            "- ci\n- [viewer]\n",
+            400,
+            "invalid_body",
+            Some(""),
         ),
     ] {
         let (got, answer) = send_text(&api, Method::POST, path, &admin, media, text).await;

@@ -96,7 +96,8 @@ async fn drive_run(
                 return Ok(());
             }
             restart_steps(&mut driving, &restart);
-            (plan, Vec::new())
+            let kept = kept_instances(&driving, &plan, &restart);
+            (plan, kept)
         }
         RunStatus::Running => match driving.plan.clone().map(serde_json::from_value::<Plan>) {
             Some(Ok(plan)) => (Arc::new(plan), resume_states(&driving)),
@@ -309,6 +310,36 @@ fn steps_run_again(d: &Driving, plan: &Plan) -> Vec<String> {
         })
         .filter(|step| runs.contains(step.name.as_str()))
         .map(|step| step.name.clone())
+        .collect()
+}
+
+/// The finished map instances of steps a retry from failure runs again,
+/// for the engine to keep instead of running them again (the local engine
+/// does; see `EngineAdapter::start`). Only where nothing the step reads
+/// runs again, so that its items and inputs are the earlier attempt's, and
+/// not of steps in `restart` (finished steps run again as a whole).
+fn kept_instances(d: &Driving, plan: &Plan, restart: &[String]) -> Vec<StepState> {
+    let Ok(dag) = plan.dag() else {
+        return Vec::new();
+    };
+    let runs = |i: usize| matches!(plan.steps[i].action, couler_optimizer::Action::Run);
+    let keep: std::collections::HashSet<&str> = (0..dag.steps.len())
+        .filter(|&i| runs(i) && !restart.contains(&plan.steps[i].name))
+        .filter(|&i| (dag.steps.upstream(i as u32).iter()).all(|&up| !runs(up as usize)))
+        .map(|i| plan.steps[i].name.as_str())
+        .collect();
+    (d.steps.iter())
+        .filter(|r| {
+            matches!(
+                r.step.status,
+                StepStatus::Succeeded | StepStatus::Skipped | StepStatus::Cached
+            )
+        })
+        .filter(|r| {
+            (r.step.name.split_once('['))
+                .is_some_and(|(step, rest)| rest.ends_with(']') && keep.contains(step))
+        })
+        .map(resume_state)
         .collect()
 }
 

@@ -95,7 +95,7 @@ fn cancel_stops_running_steps() {
 }
 
 #[test]
-fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps() {
+fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps_and_instances() {
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");
     let _scheduler = couler.scheduler("retrier");
@@ -111,25 +111,30 @@ fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps() 
     assert_eq!(done["status"], "succeeded", "{done:#}");
     assert_eq!(done["steps"][0]["attempt"], 2, "{done:#}");
 
-    // A user error fails the run; once fixed, retry reruns only what failed.
+    // A user error fails the run; once fixed (its gate file written), retry
+    // reruns only what failed.
+    let fail_then_retry = |yaml: &str, gate: &str| {
+        let run = couler.submit(&token, yaml, json!({}));
+        let failed = couler.wait(&token, &run, LIMIT);
+        assert_eq!(failed["status"], "failed", "{failed:#}");
+        std::fs::write(scratch.path().join(gate), "").unwrap();
+        let (status, body) =
+            couler.call(Method::POST, &format!("/v1/runs/{run}/retry"), &token, None);
+        assert_eq!(status, 200, "{body}");
+        let done = couler.wait(&token, &run, LIMIT);
+        assert_eq!(done["status"], "succeeded", "{done:#}");
+        assert_eq!(done["attempt"], 2);
+        (run, done)
+    };
+    let lines = |file: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(scratch.path().join(file)).unwrap();
+        text.lines().map(str::to_owned).collect()
+    };
     let gated = format!(
         "apiVersion: couler.dev/v1alpha1\nname: gated\nsteps:\n  - name: prepare\n    container: {{image: alpine, command: [sh, -c, 'echo prepare >> {dir}/log']}}\n  - name: gate\n    depends: [prepare]\n    container: {{image: alpine, command: [sh, -c, 'echo gate >> {dir}/log; if [ -e {dir}/open ]; then echo open; else echo closed; exit 1; fi']}}\n  - name: finish\n    depends: [gate]\n    container: {{image: alpine, command: [sh, -c, 'echo finish >> {dir}/log']}}\n"
     );
-    let run = couler.submit(&token, &gated, json!({}));
-    let failed = couler.wait(&token, &run, LIMIT);
-    assert_eq!(failed["status"], "failed", "{failed:#}");
-    std::fs::write(scratch.path().join("open"), "").unwrap();
-    let (status, body) = couler.call(Method::POST, &format!("/v1/runs/{run}/retry"), &token, None);
-    assert_eq!(status, 200, "{body}");
-    let done = couler.wait(&token, &run, LIMIT);
-    assert_eq!(done["status"], "succeeded", "{done:#}");
-    assert_eq!(done["attempt"], 2);
-    let log = std::fs::read_to_string(scratch.path().join("log")).unwrap();
-    assert_eq!(
-        log.lines().collect::<Vec<_>>(),
-        ["prepare", "gate", "gate", "finish"],
-        "{log}"
-    );
+    let (run, _) = fail_then_retry(&gated, "open");
+    assert_eq!(lines("log"), ["prepare", "gate", "gate", "finish"]);
     // The retry's logs do not replace those of the attempt that failed.
     let logs = |query: &str| {
         let (status, text) = couler.call(
@@ -144,34 +149,15 @@ fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps() 
     assert_eq!(logs(""), "open");
     assert_eq!(logs("&attempt=2"), "open");
     assert_eq!(logs("&attempt=1"), "closed");
-}
 
-#[test]
-fn retry_from_failure_keeps_the_finished_instances_of_a_map() {
-    let couler = Couler::start();
-    let (_, token) = couler.tenant("acme");
-    let _scheduler = couler.scheduler("mapper");
-    let scratch = tempdir::Dir::new("retry-map");
-    let dir = scratch.path().display().to_string();
-    // Instance `a` succeeds; `b` fails until the gate opens.
+    // A map whose instance `b` failed: `a`, finished, is kept.
     let fan = format!(
-        "apiVersion: couler.dev/v1alpha1\nname: fan\nsteps:\n  - name: fan\n    cache: {{policy: 'off'}}\n    map: {{items: [a, b]}}\n    container: {{image: alpine, command: [sh, -c, 'echo {{{{item}}}} >> {dir}/log; echo ran {{{{item}}}}; [ {{{{item}}}} = a ] || test -e {dir}/open']}}\n"
+        "apiVersion: couler.dev/v1alpha1\nname: fan\nsteps:\n  - name: fan\n    cache: {{policy: 'off'}}\n    map: {{items: [a, b]}}\n    container: {{image: alpine, command: [sh, -c, 'echo {{{{item}}}} >> {dir}/fan; echo ran {{{{item}}}}; [ {{{{item}}}} = a ] || test -e {dir}/open-fan']}}\n"
     );
-    let run = couler.submit(&token, &fan, json!({}));
-    let failed = couler.wait(&token, &run, LIMIT);
-    assert_eq!(failed["status"], "failed", "{failed:#}");
-    std::fs::write(scratch.path().join("open"), "").unwrap();
-    let (status, body) = couler.call(Method::POST, &format!("/v1/runs/{run}/retry"), &token, None);
-    assert_eq!(status, 200, "{body}");
-    let done = couler.wait(&token, &run, LIMIT);
-    assert_eq!(done["status"], "succeeded", "{done:#}");
-    let mut log: Vec<String> = std::fs::read_to_string(scratch.path().join("log"))
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    log.sort();
-    assert_eq!(log, ["a", "b", "b"], "only the failed instance runs again");
+    let (_, done) = fail_then_retry(&fan, "open-fan");
+    let mut ran = lines("fan");
+    ran.sort();
+    assert_eq!(ran, ["a", "b", "b"], "only the failed instance runs again");
     assert_eq!(
         step(&done, "fan")["outputs"]["result"],
         json!(["ran a", "ran b"]).to_string(),

@@ -124,6 +124,11 @@ fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps_an
         let done = couler.wait(&token, &run, LIMIT);
         assert_eq!(done["status"], "succeeded", "{done:#}");
         assert_eq!(done["attempt"], 2);
+        for step in done["steps"].as_array().unwrap() {
+            if step["status"] == "succeeded" {
+                assert!(step["started_at"].is_string(), "{done:#}");
+            }
+        }
         (run, done)
     };
     let lines = |file: &str| -> Vec<String> {

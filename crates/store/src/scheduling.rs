@@ -469,12 +469,15 @@ pub async fn write_steps(
                                     $9::bigint[], $10::bigint[], $11::bigint[], $12::int[], $13::text[])
                    WITH ORDINALITY AS i(name, status, attempt, message, outputs, engine_ref, wall_ms, cpu_ms, max_rss_kb, exit_code, family, n)
            ), latest AS (
-               SELECT DISTINCT ON (name) * FROM input ORDER BY name, n DESC
+               -- A step's reports batched together keep only the last, but
+               -- one that ran in the batch has started.
+               SELECT DISTINCT ON (name) *, bool_or(status = 'running') OVER (PARTITION BY name) AS ran
+               FROM input ORDER BY name, n DESC
            ), upsert AS (
                INSERT INTO run_steps AS s (tenant_id, run_id, name, status, attempt, message, outputs, engine_ref,
                                            wall_ms, cpu_ms, max_rss_kb, exit_code, family, started_at, finished_at, updated_at)
                SELECT $1, $2, name, status, attempt, message, outputs, engine_ref, wall_ms, cpu_ms, max_rss_kb, exit_code, family,
-                      CASE WHEN status = 'running' THEN now() END,
+                      CASE WHEN ran THEN now() END,
                       CASE WHEN status NOT IN ('pending', 'running') THEN now() END,
                       now()
                FROM latest
@@ -484,8 +487,8 @@ pub async fn write_steps(
                    wall_ms = coalesce(excluded.wall_ms, s.wall_ms), cpu_ms = coalesce(excluded.cpu_ms, s.cpu_ms),
                    max_rss_kb = coalesce(excluded.max_rss_kb, s.max_rss_kb), exit_code = coalesce(excluded.exit_code, s.exit_code),
                    family = coalesce(excluded.family, s.family),
-                   started_at = CASE WHEN excluded.status = 'running' THEN coalesce(s.started_at, now())
-                                     WHEN excluded.status = 'pending' THEN NULL ELSE s.started_at END,
+                   started_at = CASE WHEN excluded.status = 'pending' THEN NULL
+                                     ELSE coalesce(s.started_at, excluded.started_at) END,
                    finished_at = excluded.finished_at,
                    updated_at = now()
            )

@@ -293,6 +293,14 @@ async fn plan(
         .await
 }
 
+/// Whether an earlier attempt finished the step (a retry keeps it).
+fn finished(status: StepStatus) -> bool {
+    matches!(
+        status,
+        StepStatus::Succeeded | StepStatus::Skipped | StepStatus::Cached
+    )
+}
+
 /// The steps an earlier attempt finished that the plan runs again (retry
 /// from failure): they start over, so that their new reports are taken.
 fn steps_run_again(d: &Driving, plan: &Plan) -> Vec<String> {
@@ -302,13 +310,7 @@ fn steps_run_again(d: &Driving, plan: &Plan) -> Vec<String> {
         .collect();
     (d.steps.iter())
         .map(|record| &record.step)
-        .filter(|step| {
-            matches!(
-                step.status,
-                StepStatus::Succeeded | StepStatus::Skipped | StepStatus::Cached
-            )
-        })
-        .filter(|step| runs.contains(step.name.as_str()))
+        .filter(|step| finished(step.status) && runs.contains(step.name.as_str()))
         .map(|step| step.name.clone())
         .collect()
 }
@@ -329,12 +331,7 @@ fn kept_instances(d: &Driving, plan: &Plan, restart: &[String]) -> Vec<StepState
         .map(|i| plan.steps[i].name.as_str())
         .collect();
     (d.steps.iter())
-        .filter(|r| {
-            matches!(
-                r.step.status,
-                StepStatus::Succeeded | StepStatus::Skipped | StepStatus::Cached
-            )
-        })
+        .filter(|r| finished(r.step.status))
         .filter(|r| {
             (r.step.name.split_once('['))
                 .is_some_and(|(step, rest)| rest.ends_with(']') && keep.contains(step))

@@ -159,8 +159,47 @@ impl WorkflowDoc {
     }
 }
 
-/// Validates IR given as a JSON value (inline in a run request).
-pub async fn workflow_from_value(value: serde_json::Value) -> ApiResult<couler_ir::Workflow> {
+/// The workflow a request runs, explains or plans.
+pub enum Chosen {
+    /// A stored workflow: its `wf_…` id or its name, at `version` or the
+    /// latest.
+    Stored {
+        reference: String,
+        version: Option<i32>,
+    },
+    /// An inline document, validated.
+    Inline(Box<couler_ir::Workflow>),
+}
+
+/// Exactly one of `workflow` (with an optional `version`) and `ir`.
+pub async fn choose_workflow(
+    workflow: Option<String>,
+    version: Option<i32>,
+    ir: Option<serde_json::Value>,
+) -> ApiResult<Chosen> {
+    match (workflow, ir) {
+        (Some(reference), None) => Ok(Chosen::Stored { reference, version }),
+        (None, Some(_)) if version.is_some() => Err(ApiError::bad_request(
+            "conflicting_fields",
+            "`version` applies only to a stored workflow",
+            "/version",
+        )),
+        (None, Some(ir)) => Ok(Chosen::Inline(Box::new(workflow_from_value(ir).await?))),
+        (Some(_), Some(_)) => Err(ApiError::bad_request(
+            "conflicting_fields",
+            "give either `workflow` (a stored workflow) or `ir` (an inline workflow document), not both",
+            "/ir",
+        )),
+        (None, None) => Err(ApiError::bad_request(
+            "missing_workflow",
+            "give `workflow` (id or name) or `ir` (an inline workflow document)",
+            "/workflow",
+        )),
+    }
+}
+
+/// Validates IR given as a JSON value (inline in a request).
+async fn workflow_from_value(value: serde_json::Value) -> ApiResult<couler_ir::Workflow> {
     tokio::task::spawn_blocking(move || couler_ir::load_value(value, &couler_ir::Limits::default()))
         .await
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("IR parser task failed: {e}")))?

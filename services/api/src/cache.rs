@@ -8,7 +8,7 @@
 //! with 503 `cache_unavailable`.
 
 use crate::auth::{Auth, Role, tenant_by_id};
-use crate::body::{Body, workflow_from_value};
+use crate::body::{Body, Chosen, choose_workflow};
 use crate::error::{ApiError, ApiResult, problem, problem_response};
 use crate::state::AppState;
 use axum::Json;
@@ -248,7 +248,8 @@ async fn explain(
     let settings = tenant_by_id(&state, tenant)
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?;
-    let ir = workflow_ir(&state, tenant, &req).await?;
+    let chosen = choose_workflow(req.workflow, req.version, req.ir).await?;
+    let ir = workflow_ir(&state, tenant, chosen).await?;
     let parameters = req.parameters;
     let (plan, dag) = tokio::task::spawn_blocking(move || plan_of(ir, &parameters))
         .await
@@ -301,16 +302,17 @@ impl Ir {
     }
 }
 
+/// The document of the chosen workflow.
 pub(crate) async fn workflow_ir(
     state: &AppState,
     tenant: TenantId,
-    req: &ExplainRequest,
+    chosen: Chosen,
 ) -> ApiResult<Ir> {
-    match (&req.workflow, &req.ir) {
-        (Some(reference), None) => {
+    match chosen {
+        Chosen::Stored { reference, version } => {
             let mut tx = state.store.tenant(tenant).await?;
-            let workflow = crate::workflows::resolve(&mut tx, tenant, reference).await?;
-            let number = req.version.unwrap_or(workflow.latest_version);
+            let workflow = crate::workflows::resolve(&mut tx, tenant, &reference).await?;
+            let number = version.unwrap_or(workflow.latest_version);
             let version =
                 couler_store::workflows::get_version(&mut tx, tenant, workflow.id, number)
                     .await?
@@ -320,21 +322,7 @@ pub(crate) async fn workflow_ir(
             tx.commit().await?;
             Ok(Ir::Stored(version.ir.0))
         }
-        (None, Some(ir)) => {
-            if req.version.is_some() {
-                return Err(ApiError::bad_request(
-                    "conflicting_fields",
-                    "`version` applies only to a stored workflow",
-                    "/version",
-                ));
-            }
-            Ok(Ir::Inline(Box::new(workflow_from_value(ir.clone()).await?)))
-        }
-        _ => Err(ApiError::bad_request(
-            "missing_workflow",
-            "give exactly one of `workflow` (id or name) and `ir` (an inline workflow document)",
-            "/workflow",
-        )),
+        Chosen::Inline(workflow) => Ok(Ir::Inline(workflow)),
     }
 }
 

@@ -3,7 +3,7 @@
 //! why, without running it; and the plan a run executes.
 
 use crate::auth::{Auth, Role, tenant_by_id};
-use crate::body::Body;
+use crate::body::{Body, Chosen, choose_workflow};
 use crate::cache::{ExplainRequest, workflow_ir};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -172,14 +172,12 @@ async fn compile_workflow(
             "/engine",
         ));
     }
-    let req = ExplainRequest {
-        workflow: Some(workflow),
+    let chosen = Chosen::Stored {
+        reference: workflow,
         version: query.version,
-        ir: None,
-        parameters: BTreeMap::new(),
     };
-    let workflow = workflow_ir(&state, tenant, &req).await?.into_workflow()?;
-    let parameters = crate::runs::resolve_parameters(&workflow.parameters, &req.parameters)?;
+    let workflow = workflow_ir(&state, tenant, chosen).await?.into_workflow()?;
+    let parameters = crate::runs::resolve_parameters(&workflow.parameters, &BTreeMap::new())?;
     let facts = couler_optimizer::Facts {
         parameters,
         ..Default::default()
@@ -220,7 +218,10 @@ async fn plan_inline(
 ) -> ApiResult<Json<PlanView>> {
     let tenant = principal.tenant(Role::Viewer)?;
     let req = req.parse()?;
-    plan(&state, tenant, req).await.map(Json)
+    let chosen = choose_workflow(req.workflow, req.version, req.ir).await?;
+    plan(&state, tenant, chosen, &req.parameters)
+        .await
+        .map(Json)
 }
 
 /// Plan a stored workflow without running it (see `POST /v1/plans`).
@@ -235,13 +236,13 @@ async fn plan_workflow(
 ) -> ApiResult<Json<PlanView>> {
     let tenant = principal.tenant(Role::Viewer)?;
     let options = options.parse()?;
-    let req = ExplainRequest {
-        workflow: Some(id),
+    let chosen = Chosen::Stored {
+        reference: id,
         version: options.version,
-        ir: None,
-        parameters: options.parameters,
     };
-    plan(&state, tenant, req).await.map(Json)
+    plan(&state, tenant, chosen, &options.parameters)
+        .await
+        .map(Json)
 }
 
 /// The plan a run executes (once the scheduler made it).
@@ -276,12 +277,17 @@ async fn run_plan(
     Ok(Json(view(&plan, engine)))
 }
 
-async fn plan(state: &AppState, tenant: TenantId, req: ExplainRequest) -> ApiResult<PlanView> {
+async fn plan(
+    state: &AppState,
+    tenant: TenantId,
+    chosen: Chosen,
+    given: &BTreeMap<String, ParamValue>,
+) -> ApiResult<PlanView> {
     let settings = tenant_by_id(state, tenant)
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?;
-    let workflow = workflow_ir(state, tenant, &req).await?.into_workflow()?;
-    let parameters = crate::runs::resolve_parameters(&workflow.parameters, &req.parameters)?;
+    let workflow = workflow_ir(state, tenant, chosen).await?.into_workflow()?;
+    let parameters = crate::runs::resolve_parameters(&workflow.parameters, given)?;
     let sources = couler_planner::Sources {
         store: &state.store,
         cache: Some(&state.cache),

@@ -3,7 +3,7 @@
 
 use crate::auth::{Auth, Role, tenant_by_id};
 use crate::batch::{self, Target};
-use crate::body::{Body, workflow_from_value};
+use crate::body::{Body, Chosen, choose_workflow};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::wire::{List, PageQuery, Query, parse_labels, path_id};
@@ -290,38 +290,18 @@ async fn create_run(
         .queue
         .check(&state.store, tenant, quotas.max_queued_runs)
         .await?;
-    let target = match (req.workflow, req.ir) {
-        (Some(reference), None) => Target::Stored {
-            reference,
-            version: req.version,
-        },
-        (None, Some(ir)) => {
-            if req.version.is_some() {
-                return Err(ApiError::bad_request(
-                    "conflicting_fields",
-                    "`version` applies only to a stored workflow",
-                    "/version",
-                ));
-            }
-            let workflow = workflow_from_value(ir).await?;
-            Target::Inline(batch::Workflow {
-                ir_hash: couler_ir::hash::workflow_digest(&workflow).to_hex(),
-                source: Source::Inline(
-                    serde_json::to_value(&workflow)
-                        .map_err(anyhow::Error::from)?
-                        .into(),
-                ),
-                name: workflow.name,
-                declared: workflow.parameters,
-            })
-        }
-        _ => {
-            return Err(ApiError::bad_request(
-                "missing_workflow",
-                "give exactly one of `workflow` (id or name) and `ir` (an inline workflow document)",
-                "/workflow",
-            ));
-        }
+    let target = match choose_workflow(req.workflow, req.version, req.ir).await? {
+        Chosen::Stored { reference, version } => Target::Stored { reference, version },
+        Chosen::Inline(workflow) => Target::Inline(batch::Workflow {
+            ir_hash: couler_ir::hash::workflow_digest(&workflow).to_hex(),
+            source: Source::Inline(
+                serde_json::to_value(&*workflow)
+                    .map_err(anyhow::Error::from)?
+                    .into(),
+            ),
+            name: workflow.name,
+            declared: workflow.parameters,
+        }),
     };
     // The workflow is looked up, and the parameters checked, in the batch.
     let create = batch::CreateRun {
@@ -510,9 +490,23 @@ async fn step_logs(
     if runs::get(&mut tx, tenant, id).await?.is_none() {
         return Err(ApiError::not_found("run"));
     }
-    let logs = couler_store::scheduling::step_logs(&mut tx, tenant, id, &q.step, q.attempt)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("logs of step {:?}", q.step)))?;
+    let logs = couler_store::scheduling::step_logs(&mut tx, tenant, id, &q.step, q.attempt).await?;
+    let Some(logs) = logs else {
+        // Say why: a cached step never ran here, a pending one not yet.
+        let steps = runs::steps(&mut tx, tenant, id).await?;
+        let step = steps.iter().find(|s| s.name == q.step);
+        return Err(ApiError::NotFound(
+            match (step.map(|s| s.status), q.attempt) {
+                (None, _) => format!("run {id} has no step {:?}", q.step),
+                (Some(StepStatus::Cached), _) => format!(
+                    "step {:?} came from the cache: it did not run in this run, so it has no logs",
+                    q.step
+                ),
+                (Some(_), Some(n)) => format!("step {:?} has no logs from run attempt {n}", q.step),
+                (Some(status), None) => format!("step {:?} ({status}) has no logs yet", q.step),
+            },
+        ));
+    };
     tx.commit().await?;
     Ok((
         [(

@@ -7,9 +7,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-/// A request's query string as `T`. Unlike axum's `Query`, a bad value is
-/// a problem with code `invalid_query` and the path of the parameter
-/// (`/limit`), like every other bad input.
+/// A request's query string as `T`. Unlike axum's `Query`, a bad or
+/// repeated value is a problem with code `invalid_query` and the path of
+/// the parameter (`/limit`), like every other bad input.
 #[derive(Debug)]
 pub struct Query<T>(pub T);
 
@@ -24,6 +24,16 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
             .find(|(k, v)| k.contains('\0') || v.contains('\0'))
         {
             return Err(ApiError::nul(pointer([name.as_ref()])));
+        }
+        // No parameter takes a list: a repeated one is ambiguous, and
+        // serde would blame the query as a whole.
+        let mut seen = std::collections::HashSet::new();
+        if let Some((name, _)) = pairs.clone().find(|(k, _)| !seen.insert(k.clone())) {
+            return Err(ApiError::bad_request(
+                "invalid_query",
+                format!("`{name}` is given more than once"),
+                pointer([name.as_ref()]),
+            ));
         }
         serde_path_to_error::deserialize(serde_urlencoded::Deserializer::new(pairs))
             .map(Query)

@@ -390,6 +390,41 @@ async fn wrong_input_is_refused_at_its_pointer() {
             "invalid_query",
             "/attempt",
         ),
+        (
+            get.clone(),
+            "/v1/runs/00000000-0000-4000-8000-000000000000/logs?step=a&attempt=1&attempt=2",
+            None,
+            400,
+            "invalid_query",
+            "/attempt",
+        ),
+        // A stored workflow or an inline one, not both.
+        (
+            post.clone(),
+            "/v1/runs",
+            Some(
+                json!({"workflow": "diamond", "ir": serde_saphyr::from_str::<Value>(DIAMOND).unwrap()}),
+            ),
+            400,
+            "conflicting_fields",
+            "/ir",
+        ),
+        (
+            post.clone(),
+            "/v1/cache/explain",
+            Some(json!({"workflow": "diamond", "ir": {}})),
+            400,
+            "conflicting_fields",
+            "/ir",
+        ),
+        (
+            post.clone(),
+            "/v1/plans",
+            Some(json!({"ir": {}, "version": 1})),
+            400,
+            "conflicting_fields",
+            "/version",
+        ),
         // A body is an object, not its fields by position.
         (
             Method::PUT,

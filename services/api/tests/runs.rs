@@ -450,6 +450,24 @@ async fn cancel_and_retry_follow_the_lifecycle() {
         .into_iter()
         .collect()
     );
+    // None of them has logs; the answer says why.
+    for (query, why) in [
+        ("step=c", "came from the cache"),
+        ("step=b", "(pending) has no logs yet"),
+        ("step=a&attempt=1", "no logs from run attempt 1"),
+        ("step=zz", "has no step \"zz\""),
+    ] {
+        let (status, body) = api
+            .call(
+                Method::GET,
+                &format!("/v1/runs/{d}/logs?{query}"),
+                &editor,
+                None,
+            )
+            .await;
+        assert_problem(status, &body, StatusCode::NOT_FOUND, "not_found");
+        assert!(body["detail"].as_str().unwrap().contains(why), "{body}");
+    }
 
     let (status, body) = api
         .call(

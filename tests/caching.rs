@@ -116,6 +116,71 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
         step_statuses(&again).values().all(|s| s == "cached"),
         "{again:#}"
     );
+
+    // The same from the terminal, `couler cache`. With version 2, bob
+    // computed `prepare` (alice reused it); `train` and `report`, whose
+    // inputs did not change, are still alice's from her first run.
+    let dir = tempdir::Dir::new("cache-cli");
+    let file = dir.path().join("pipeline.yaml");
+    std::fs::write(&file, pipeline("", "2")).unwrap();
+    let file = file.to_str().unwrap();
+    let explain = |token: &str| cli_ok(couler.cli(token, &["cache", "explain", file]));
+    let line = |text: &str, step: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(step))
+            .unwrap_or_else(|| panic!("no line for {step}: {text}"))
+            .to_owned()
+    };
+    let text = explain(&a);
+    assert!(
+        text.starts_with("slow-pipeline: 3 steps — 3 hit, 0 not needed, 0 miss"),
+        "{text}"
+    );
+    assert!(
+        !line(&text, "prepare").contains("yours"),
+        "another tenant's history shows: {text}"
+    );
+    assert!(line(&text, "train").contains("yours: computed "), "{text}");
+    let text = explain(&b);
+    assert!(
+        line(&text, "prepare").contains("yours: computed ")
+            && line(&text, "prepare").contains("reused by 1 run,"),
+        "{text}"
+    );
+    assert!(!line(&text, "train").contains("yours"), "{text}");
+    let text = cli_ok(couler.cli(&a, &["cache", "stats"]));
+    assert!(text.contains("hits              3\n"), "{text}");
+
+    // Only the producer's invalidation removes anything.
+    let removed =
+        |token: &str| cli_ok(couler.cli(token, &["cache", "invalidate", "--version", "2"]));
+    assert_eq!(removed(&a), "removed 0 cached results\n");
+    assert_eq!(removed(&b), "removed 1 cached results\n");
+    let text = explain(&a);
+    assert!(!line(&text, "prepare").contains(" hit "), "{text}");
+
+    let refused = couler.cli(&b, &["cache", "invalidate"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let refused = couler.cli(&b, &["cache", "flush", "--yes"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("forbidden"),
+        "{refused:?}"
+    );
+    let flushed = cli_ok(couler.cli(&couler.platform, &["cache", "flush", "--yes"]));
+    assert!(flushed.starts_with("flushed the cache index"), "{flushed}");
+    assert!(explain(&b).contains(" 0 hit,"));
+}
+
+/// Standard output of a CLI command that succeeded.
+fn cli_ok(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

@@ -193,6 +193,16 @@ impl Couler {
         )
     }
 
+    /// Runs the `couler` CLI against this installation as `token`.
+    pub fn cli(&self, token: &str, args: &[&str]) -> std::process::Output {
+        Command::new(binary("couler"))
+            .args(args)
+            .env("COULER_SERVER", &self.base)
+            .env("COULER_TOKEN", token)
+            .output()
+            .expect("couler runs")
+    }
+
     /// Creates a tenant and returns an editor token for it.
     pub fn tenant(&self, name: &str) -> (String, String) {
         self.tenant_with(name, json!({}))

@@ -1,6 +1,7 @@
 //! `couler`: validate, format and hash workflow files; submit them to a
 //! Couler API and follow their runs.
 
+mod cache;
 mod client;
 mod compile;
 mod format;
@@ -105,6 +106,11 @@ enum Command {
         #[command(subcommand)]
         command: runs::Command,
     },
+    /// What the shared cache would reuse, its statistics, invalidation.
+    Cache {
+        #[command(subcommand)]
+        command: cache::Command,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -155,6 +161,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Plan(args) => remote(&cli.server, |c| async move { plan::plan(&c, args).await }),
         Command::Runs { command } => {
             remote(&cli.server, |c| async move { runs::run(&c, command).await })
+        }
+        Command::Cache { command } => {
+            remote(
+                &cli.server,
+                |c| async move { cache::run(&c, command).await },
+            )
         }
     }
 }

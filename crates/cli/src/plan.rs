@@ -155,7 +155,8 @@ pub fn render(plan: &Value) -> String {
     out
 }
 
-fn text(v: &Value) -> String {
+/// A JSON value as text: strings without their quotes.
+pub(crate) fn text(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_owned)
 }
 

@@ -210,8 +210,8 @@ fn piecewise(value: Value) -> Vec<Problem> {
         let base = Pointer::root().key(field);
         match list {
             Value::Array(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    problems.extend(typed::<Step, _>(item, &base.index(i)).1);
+                for (i, item) in items.into_iter().enumerate() {
+                    problems.extend(every_problem::<Step>(item, &base.index(i)));
                 }
             }
             other => problems.push(Problem {
@@ -222,8 +222,90 @@ fn piecewise(value: Value) -> Vec<Problem> {
         }
         object.insert(field.to_owned(), Value::Array(Vec::new()));
     }
-    problems.extend(typed::<Workflow, _>(&Value::Object(object), &Pointer::root()).1);
+    problems.extend(every_problem::<Workflow>(
+        Value::Object(object),
+        &Pointer::root(),
+    ));
     problems
+}
+
+/// The most shape problems reported for one step (or the header).
+const SHAPE_PROBLEMS_PER_VALUE: usize = 20;
+
+/// Every shape problem of `value` (at `base`) read as a `T`, where serde
+/// stops at the first: after each, the member at fault is set aside and
+/// the rest read again.
+fn every_problem<T: DeserializeOwned>(mut value: Value, base: &Pointer) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut set_aside: Vec<String> = Vec::new();
+    for _ in 0..SHAPE_PROBLEMS_PER_VALUE {
+        let (read, found) = typed::<T, _>(&value, base);
+        let mut shape = None;
+        for problem in found {
+            if problem.code != Code::UnknownField {
+                shape = Some(problem);
+            } else if !problems.contains(&problem) {
+                problems.push(problem);
+            }
+        }
+        let Some(shape) = shape.filter(|_| read.is_none()) else {
+            break;
+        };
+        // A required member set aside is missing now: not the author's.
+        if shape.code == Code::MissingField && set_aside.contains(&shape.path) {
+            break;
+        }
+        let Some(removed) = shape
+            .path
+            .strip_prefix(base.as_str())
+            .and_then(|at| set_member_aside(&mut value, at))
+        else {
+            problems.push(shape);
+            break;
+        };
+        problems.push(shape);
+        set_aside.push(format!("{base}{removed}"));
+    }
+    problems
+}
+
+/// Removes the innermost mapping member on the way to `at` (a pointer into
+/// `value`); the pointer of what was removed.
+fn set_member_aside(value: &mut Value, at: &str) -> Option<String> {
+    let tokens: Vec<String> = at
+        .split('/')
+        .skip(1)
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    // The deepest depth whose container is a mapping holding the token.
+    let mut member = None;
+    let mut node = &*value;
+    for (depth, token) in tokens.iter().enumerate() {
+        let next = match node {
+            Value::Object(fields) => {
+                let next = fields.get(token);
+                if next.is_some() {
+                    member = Some(depth);
+                }
+                next
+            }
+            Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        };
+        match next {
+            Some(next) => node = next,
+            None => break,
+        }
+    }
+    let depth = member?;
+    let parent = tokens[..depth]
+        .iter()
+        .fold(Pointer::root(), |p, t| p.key(t));
+    value
+        .pointer_mut(parent.as_str())?
+        .as_object_mut()?
+        .remove(&tokens[depth])?;
+    Some(parent.key(&tokens[depth]).to_string())
 }
 
 /// Deserializes one value, collecting unknown fields and the first shape

@@ -62,6 +62,28 @@ fn every_broken_step_is_reported() {
 }
 
 #[test]
+fn every_wrong_field_of_a_step_is_reported() {
+    let p = problems(&doc(
+        "steps:\n  - name: a\n    colour: red\n    container: {image: 7, command: echo, args: a}\n  - name: 7\n    container: {command: [a]}\n",
+    ));
+    let paths: Vec<(&str, Code)> = p.iter().map(|x| (x.path.as_str(), x.code)).collect();
+    // A required field that is wrong (`name`) is reported once, not also
+    // as missing; one that is really missing (`image`) still is.
+    assert_eq!(
+        paths,
+        [
+            ("/steps/0/colour", Code::UnknownField),
+            ("/steps/0/container/args", Code::InvalidType),
+            ("/steps/0/container/command", Code::InvalidType),
+            ("/steps/0/container/image", Code::InvalidType),
+            ("/steps/1/container/image", Code::MissingField),
+            ("/steps/1/name", Code::InvalidType),
+        ],
+        "{p}"
+    );
+}
+
+#[test]
 fn unknown_fields_anywhere() {
     let p = problems(&doc(
         "colour: red\nsteps:\n  - name: a\n    contianer: {}\n    container: {image: a, entrypoint: x}\n",

@@ -184,6 +184,35 @@ fn cli_ok(out: std::process::Output) -> String {
 }
 
 #[test]
+fn a_branch_whose_condition_does_not_hold_is_skipped_not_reused() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler("branches");
+    let (_, a) = couler.tenant("alice");
+    let branch = "apiVersion: couler.dev/v1alpha1
+name: branch
+parameters: [{name: side, default: heads}]
+steps:
+  - name: flip
+    cache: {policy: 'off'}
+    container: {image: alpine, command: [sh, -c, 'echo {{workflow.parameters.side}}']}
+  - name: heads
+    depends: [flip]
+    when: [{input: '{{steps.flip.outputs.result}}', operator: eq, value: heads}]
+    container: {image: alpine, command: [sh, -c, 'echo it was heads']}
+";
+    let side = |side: &str| {
+        let id = couler.submit(&a, branch, json!({"side": side}));
+        let run = couler.wait(&a, &id, LIMIT);
+        assert_eq!(run["status"], "succeeded", "{run:#}");
+        step_statuses(&run)["heads"].clone()
+    };
+    assert_eq!(side("heads"), "succeeded");
+    // `heads` has an entry now, and its command does not read the flip:
+    // only its condition does.
+    assert_eq!(side("tails"), "skipped");
+}
+
+#[test]
 fn a_step_whose_upstream_ran_again_with_the_same_outputs_is_a_hit() {
     let couler = Couler::start();
     let _scheduler = couler.scheduler("cutoff");

@@ -2,7 +2,8 @@
 //! what runs (image, command, args, env values that are not secrets,
 //! script source, job spec), the output declarations, the concrete values
 //! of the upstream outputs it reads, the content digests of its input
-//! artifacts, and `cache.version`. Never names, paths of earlier runs, run
+//! artifacts, its conditions (`when`) with the values they read, and
+//! `cache.version`. Never names, paths of earlier runs, run
 //! ids or tenants; resources, retries and timeouts do not count.
 //!
 //! A key exists only when all of that is known: a step that reads an
@@ -45,6 +46,9 @@ enum Tag {
     OutDefault,
     OutArtifact,
     Version,
+    When,
+    Operator,
+    Operand,
 }
 
 /// Tagged, length-prefixed fields (a tag byte, the length as LEB128, the
@@ -261,6 +265,17 @@ pub fn key<'a>(
     if let Some(v) = step.cache.as_ref().and_then(|c| c.version.as_deref()) {
         h.field(Tag::Version, v.as_bytes());
     }
+    // Its conditions, resolved: an entry exists only for conditions that
+    // held, so a step whose conditions do not hold now (it is to be
+    // skipped) never hits, and one whose conditions read outputs not
+    // known yet has no key before the run.
+    for c in &step.when {
+        text(&mut h, Tag::When, &c.input)?;
+        h.field(Tag::Operator, c.operator.to_string().as_bytes());
+        for v in c.value.iter().chain(&c.values) {
+            h.field(Tag::Operand, v.as_str().as_bytes());
+        }
+    }
     Ok(h.finish())
 }
 
@@ -396,6 +411,26 @@ mod tests {
         ));
         let off = step(&format!("{STEP}    cache: {{policy: off}}\n"));
         assert_eq!(key(&off, &Scope::Shared, |_| None), Err(NoKey::Off));
+    }
+
+    #[test]
+    fn a_conditional_step_is_keyed_with_what_its_conditions_read() {
+        let s = step(
+            "  - name: s\n    depends: [up]\n    when: [{input: '{{steps.up.outputs.result}}', operator: eq, value: hello}]\n    container: {image: a}\n",
+        );
+        // Not before the step it reads has an outcome.
+        assert!(matches!(
+            key(&s, &Scope::Shared, |_| None),
+            Err(NoKey::Pending(_))
+        ));
+        let held = outputs("1", "aa");
+        let mut other = outputs("1", "aa");
+        other.result = Some("bye".into());
+        let k = key(&s, &Scope::Shared, |_| Some(&held)).unwrap();
+        assert_ne!(key(&s, &Scope::Shared, |_| Some(&other)).unwrap(), k);
+        // And not as the same step without the condition.
+        let plain = step("  - name: s\n    depends: [up]\n    container: {image: a}\n");
+        assert_ne!(key(&plain, &Scope::Shared, |_| Some(&held)).unwrap(), k);
     }
 
     #[test]

@@ -155,7 +155,7 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
     let removed =
         |token: &str| cli_ok(couler.cli(token, &["cache", "invalidate", "--version", "2"]));
     assert_eq!(removed(&a), "removed 0 cached results\n");
-    assert_eq!(removed(&b), "removed 1 cached results\n");
+    assert_eq!(removed(&b), "removed 1 cached result\n");
     let text = explain(&a);
     assert!(!line(&text, "prepare").contains(" hit "), "{text}");
 

@@ -94,12 +94,12 @@ impl fmt::Display for NotCacheable {
             NotCacheable::Unsupported("map") => f.write_str("fan-out steps are not cached"),
             NotCacheable::Unsupported("while") => f.write_str("loops are not cached"),
             NotCacheable::Unsupported("tune") => {
-                f.write_str("hyperparameter searches are not cached")
+                f.write_str("a search is looked up trial by trial when it runs")
             }
             NotCacheable::Unsupported(what) => write!(f, "{what} steps are not cached"),
             NotCacheable::Pending {
                 step: Some(step), ..
-            } => write!(f, "reads outputs of {step} that are not cached"),
+            } => write!(f, "reads outputs of {step}, known once it has run"),
             NotCacheable::Pending {
                 step: None,
                 reference,
@@ -709,7 +709,7 @@ mod tests {
         let pending = NotCacheable::from(NoKey::Pending("{{steps.a.outputs.result}}".into()));
         assert_eq!(
             pending.to_string(),
-            "reads outputs of a that are not cached"
+            "reads outputs of a, known once it has run"
         );
         let item = NotCacheable::from(NoKey::Pending("{{item}}".into()));
         assert_eq!(item.to_string(), "reads {{item}}, known only at run time");

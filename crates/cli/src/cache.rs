@@ -108,7 +108,7 @@ pub async fn run(client: &Client, command: Command) -> Result<ExitCode> {
                 .post(&["v1", "cache", "invalidate"], Some(&request))
                 .await?;
             show(output, &removed, |r| {
-                format!("removed {} cached results\n", r["removed"])
+                format!("removed {}\n", count(&r["removed"], "cached result"))
             })?;
         }
         Command::Flush { yes, output } => {
@@ -145,12 +145,13 @@ fn explain_text(explained: &Value) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {} steps — {} hit, {} not needed, {} miss, {} not cacheable; hits save {} of compute and {}",
+        "{}: {} — {} hit, {} not needed, {} miss, {} known at run time, {} not cacheable; hits save {} of compute and {}",
         text(&explained["workflow"]),
-        totals["steps"],
+        count(&totals["steps"], "step"),
         totals["hits"],
         totals["not_needed"],
         totals["misses"],
+        totals["pending"],
         totals["not_cacheable"],
         millis(&totals["saved_ms"]),
         bytes(&totals["bytes"]),
@@ -171,12 +172,11 @@ fn explain_text(explained: &Value) -> String {
                 None => String::new(),
             };
             if let Some(entry) = s["entry"].as_object() {
-                let runs = entry["hits"].as_u64().unwrap_or(0);
                 let _ = write!(
                     note,
-                    "; yours: computed {}, reused by {runs} run{}",
+                    "; yours: computed {}, reused by {}",
                     text(&entry["created_at"]),
-                    if runs == 1 { "" } else { "s" }
+                    count(&entry["hits"], "run")
                 );
                 if let Some(expires) = entry.get("expires_at").and_then(Value::as_str) {
                     let _ = write!(note, ", expires {expires}");
@@ -184,7 +184,10 @@ fn explain_text(explained: &Value) -> String {
             }
             vec![
                 text(&s["step"]),
-                text(&s["status"]).replace('_', " "),
+                match text(&s["status"]).as_str() {
+                    "pending" => "at run time".to_owned(),
+                    status => status.replace('_', " "),
+                },
                 text(&s["scope"]),
                 note,
             ]
@@ -222,6 +225,14 @@ fn stats_text(stats: &Value) -> String {
     out
 }
 
+/// `1 run`, `2 runs`.
+fn count(n: &Value, noun: &str) -> String {
+    match n.as_u64().unwrap_or(0) {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 /// Milliseconds as a duration a reader takes in at a glance.
 fn millis(v: &Value) -> String {
     let ms = v.as_u64().unwrap_or(0);
@@ -257,13 +268,13 @@ mod tests {
                 {"step": "train", "status": "not_needed", "scope": "shared", "reason": "every step reading it is a hit"},
                 {"step": "report", "status": "miss", "scope": "tenant", "reason": "cache unavailable"},
             ],
-            "totals": {"steps": 3, "hits": 1, "misses": 1, "not_cacheable": 0, "not_needed": 1, "saved_ms": 61500, "bytes": 2048},
+            "totals": {"steps": 3, "hits": 1, "misses": 1, "pending": 0, "not_cacheable": 0, "not_needed": 1, "saved_ms": 61500, "bytes": 2048},
             "degraded": true,
         });
         let text = explain_text(&explained);
         assert!(
             text.starts_with(
-                "w: 3 steps — 1 hit, 1 not needed, 1 miss, 0 not cacheable; hits save 1m01s of compute and 2.0 kB\n"
+                "w: 3 steps — 1 hit, 1 not needed, 1 miss, 0 known at run time, 0 not cacheable; hits save 1m01s of compute and 2.0 kB\n"
             ),
             "{text}"
         );

@@ -52,7 +52,11 @@ pub enum StepCacheStatus {
     /// The step has a key but nothing is cached under it (or the cache is
     /// unavailable).
     Miss,
-    /// The step has no key before the run (see `reason`).
+    /// Known only during the run: its key needs outputs of steps that run
+    /// first (a later stage looks it up once they have, when the tenant
+    /// ran them before), or it is a search, looked up trial by trial.
+    Pending,
+    /// The step is never looked up (see `reason`).
     NotCacheable,
     /// Computed before (its cached bytes are gone), and every step that
     /// reads it is a hit: the step would not run.
@@ -82,8 +86,8 @@ impl From<&Scope> for CacheScopeView {
 pub struct ExplainedStep {
     pub step: String,
     pub status: StepCacheStatus,
-    /// Why the step is not a hit, e.g. `policy off`, `reads outputs of b
-    /// that are not cached`, `cache unavailable`.
+    /// Why the step is not a hit, e.g. `policy off`, `reads outputs of b,
+    /// known once it has run`, `cache unavailable`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub scope: CacheScopeView,
@@ -120,6 +124,7 @@ pub struct ExplainTotals {
     pub steps: u64,
     pub hits: u64,
     pub misses: u64,
+    pub pending: u64,
     pub not_cacheable: u64,
     pub not_needed: u64,
     /// Compute time the hits and the steps not needed save.
@@ -394,6 +399,9 @@ fn explanation(
                     Some(record.wall_ms),
                     None,
                 ),
+                Outcome::NotCacheable(
+                    why @ (NotCacheable::Pending { .. } | NotCacheable::Unsupported("tune")),
+                ) => (StepCacheStatus::Pending, Some(why.to_string()), None, None),
                 Outcome::NotCacheable(why) => (
                     StepCacheStatus::NotCacheable,
                     Some(why.to_string()),
@@ -412,6 +420,7 @@ fn explanation(
             match status {
                 StepCacheStatus::Hit => totals.hits += 1,
                 StepCacheStatus::Miss => totals.misses += 1,
+                StepCacheStatus::Pending => totals.pending += 1,
                 StepCacheStatus::NotCacheable => totals.not_cacheable += 1,
                 StepCacheStatus::NotNeeded => totals.not_needed += 1,
             }

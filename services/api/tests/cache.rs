@@ -181,10 +181,7 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     assert_eq!(got["c"], outcome("miss", Some("not cached")));
     assert_eq!(
         got["d"],
-        outcome(
-            "not_cacheable",
-            Some("reads outputs of c that are not cached")
-        )
+        outcome("pending", Some("reads outputs of c, known once it has run"))
     );
     let a_view = &explained["steps"][0];
     assert_eq!(
@@ -211,7 +208,7 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     );
     assert_eq!(
         explained["totals"],
-        json!({"steps": 4, "hits": 2, "misses": 1, "not_cacheable": 1, "not_needed": 0, "saved_ms": 3_000, "bytes": 4_096})
+        json!({"steps": 4, "hits": 2, "misses": 1, "pending": 1, "not_cacheable": 0, "not_needed": 0, "saved_ms": 3_000, "bytes": 4_096})
     );
 
     // The same workflow by id gives the same answer; other parameters
@@ -230,10 +227,7 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
     assert_eq!(outcomes(&other)["a"], outcome("miss", Some("not cached")));
     assert_eq!(
         outcomes(&other)["b"],
-        outcome(
-            "not_cacheable",
-            Some("reads outputs of a that are not cached")
-        )
+        outcome("pending", Some("reads outputs of a, known once it has run"))
     );
 
     // Another tenant that shares reuses the shared entries without learning
@@ -415,10 +409,7 @@ async fn a_hit_stored_where_the_engine_cannot_read_it_serves_only_steps_that_do_
     );
     assert_eq!(
         got["b"],
-        outcome(
-            "not_cacheable",
-            Some("reads outputs of a that are not cached")
-        )
+        outcome("pending", Some("reads outputs of a, known once it has run"))
     );
     // The plan runs a on Argo rather than hand its pods a file they cannot
     // fetch.
@@ -491,6 +482,10 @@ async fn explain_names_what_is_never_cached_and_checks_its_input() {
             {"name": "off", "container": {"image": "alpine"}, "cache": {"policy": "off"}},
             {"name": "fan", "map": {"items": [1, 2]}, "container": {"image": "alpine", "args": ["{{item}}"]}},
             {"name": "private", "container": {"image": "alpine"}, "cache": {"scope": "tenant"}},
+            {"name": "search", "tune": {"space": {"lr": {"type": "double", "min": 0.1, "max": 0.2, "step": 0.1}},
+                                        "objective": {"metric": "loss", "goal": "minimize"}, "strategy": "grid", "maxTrials": 2},
+             "container": {"image": "alpine", "args": ["{{trial.parameters.lr}}"]},
+             "outputs": {"parameters": [{"name": "loss", "path": "/tmp/loss"}]}},
         ],
         "onExit": [{"name": "notify", "container": {"image": "alpine"}}],
     });
@@ -503,6 +498,14 @@ async fn explain_names_what_is_never_cached_and_checks_its_input() {
     );
     assert_eq!(got["private"], outcome("miss", Some("not cached")));
     assert_eq!(explained["steps"][2]["scope"], "tenant");
+    // A search's trials are looked up one by one as it runs.
+    assert_eq!(
+        got["search"],
+        outcome(
+            "pending",
+            Some("a search is looked up trial by trial when it runs")
+        )
+    );
     assert_eq!(
         got["notify"],
         outcome("not_cacheable", Some("exit handlers are not cached"))

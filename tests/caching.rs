@@ -159,8 +159,21 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
     let text = explain(&a);
     assert!(!line(&text, "prepare").contains(" hit "), "{text}");
 
-    let refused = couler.cli(&b, &["cache", "invalidate"]);
-    assert_eq!(refused.status.code(), Some(2));
+    for wrong in [
+        &["cache", "invalidate"][..],
+        &["cache", "invalidate", "--step", "prepare"],
+        &[
+            "cache",
+            "invalidate",
+            "--image",
+            "alpine",
+            "--step",
+            "prepare",
+        ],
+    ] {
+        let refused = couler.cli(&b, wrong);
+        assert_eq!(refused.status.code(), Some(2), "{wrong:?}: {refused:?}");
+    }
     let refused = couler.cli(&b, &["cache", "flush", "--yes"]);
     assert!(!refused.status.success());
     assert!(

@@ -41,7 +41,7 @@ pub enum Command {
         #[arg(long, requires = "step")]
         workflow: Option<String>,
         /// The step of `--workflow`.
-        #[arg(long, requires = "workflow")]
+        #[arg(long, requires = "workflow", conflicts_with_all = ["image", "version", "all"])]
         step: Option<String>,
         /// Every entry produced by this image, e.g. `python:3.12`.
         #[arg(long)]

@@ -503,7 +503,17 @@ async fn step_logs(
                     q.step
                 ),
                 (Some(_), Some(n)) => format!("step {:?} has no logs from run attempt {n}", q.step),
-                (Some(status), None) => format!("step {:?} ({status}) has no logs yet", q.step),
+                (Some(StepStatus::Skipped), None) => {
+                    format!("step {:?} was skipped: it did not run", q.step)
+                }
+                (Some(status @ (StepStatus::Pending | StepStatus::Running)), None) => {
+                    format!("step {:?} ({status}) has no logs yet", q.step)
+                }
+                (Some(status), None) => format!(
+                    "step {:?} ({status}) has no logs (a fan-out or a search has them per instance, e.g. {:?})",
+                    q.step,
+                    format!("{}[0]", q.step)
+                ),
             },
         ));
     };

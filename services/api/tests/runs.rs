@@ -455,6 +455,7 @@ async fn cancel_and_retry_follow_the_lifecycle() {
         ("step=c", "came from the cache"),
         ("step=b", "(pending) has no logs yet"),
         ("step=a&attempt=1", "no logs from run attempt 1"),
+        ("step=a", "(succeeded) has no logs (a fan-out or a search"),
         ("step=zz", "has no step \"zz\""),
     ] {
         let (status, body) = api

@@ -37,7 +37,8 @@ pub enum Command {
     /// a `cache.version`'s, or all of them.
     #[command(group(ArgGroup::new("selector").required(true).args(["workflow", "image", "version", "all"])))]
     Invalidate {
-        /// The producing workflow (name or `wf_…` id), with `--step`.
+        /// A workflow (name or `wf_…` id) whose `--step` wrote the entries
+        /// or reused them.
         #[arg(long, requires = "step")]
         workflow: Option<String>,
         /// The step of `--workflow`.

@@ -182,7 +182,8 @@ impl CacheStats {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InvalidateRequest {
-    /// The producing workflow (name or `wf_…` id); needs `step`.
+    /// A workflow (name or `wf_…` id) whose `step` wrote the entries or
+    /// reused them; needs `step`.
     pub workflow: Option<String>,
     /// The step of `workflow`.
     pub step: Option<String>,

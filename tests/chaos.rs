@@ -122,14 +122,15 @@ fn a_killed_scheduler_is_taken_over_mid_stage_of_a_cut_run() {
     );
     assert_eq!(plan["parts"].as_array().map(Vec::len), Some(2), "{plan:#}");
     // The survivor re-attached to the stage as it was, without looking its
-    // steps up again (that would count them twice, or `quick`'s own fresh
-    // entry as a hit).
+    // steps up again (that would count `quick`'s own fresh entry as a hit)
+    // or offering `quick` again (a second miss). Both runs ran `quick` and
+    // `slow`, so 4 misses; a miss counts as a step offers its result, off
+    // the run's path, and the first scheduler may have died before
+    // counting `quick`'s.
     let (_, stats) = couler.call(reqwest::Method::GET, "/v1/cache/stats", &token, None);
-    assert_eq!(
-        (&stats["hits"], &stats["misses"]),
-        (&json!(0), &json!(2)),
-        "{stats}"
-    );
+    assert_eq!(stats["hits"], 0, "{stats}");
+    let misses = stats["misses"].as_u64().unwrap();
+    assert!((3..=4).contains(&misses), "{stats}");
 }
 
 #[test]

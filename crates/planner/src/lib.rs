@@ -172,8 +172,8 @@ pub struct Found {
 }
 
 /// Looks every step up in the cache index (pipelined chunks in depth order,
-/// see [`couler_cache::plan`]). With `for_run`, hits and misses count in
-/// the tenant's statistics and the entries' reuse scores.
+/// see [`couler_cache::plan`]). With `for_run`, hits count in the tenant's
+/// statistics and the entries' reuse scores.
 pub async fn cache_hits(
     plan: &Plan,
     asker: couler_cache::plan::Asker<'_>,
@@ -184,7 +184,7 @@ pub async fn cache_hits(
     let lookups = couler_cache::plan::lookup_plan_with_dag(plan, &dag, asker, index)
         .instrument(tracing::info_span!("pass", pass = "cache-lookup"))
         .await;
-    let (mut misses, mut bytes, mut saved_ms) = (0u64, 0u64, 0u64);
+    let (mut bytes, mut saved_ms) = (0u64, 0u64);
     let mut found = Found::default();
     let mut hits = Vec::new();
     for (step, lookup) in plan.steps.iter().zip(lookups) {
@@ -201,8 +201,6 @@ pub async fn cache_hits(
                 saved_ms += entry.wall_ms;
                 hits.push((step.name.as_str(), key, *entry));
             }
-            couler_cache::plan::Outcome::Miss { .. }
-            | couler_cache::plan::Outcome::Elsewhere { .. } => misses += 1,
             couler_cache::plan::Outcome::NotNeeded { record, .. } => {
                 let why = format!(
                     "not run: computed before ({} ms), and every step that reads it is cached",
@@ -224,7 +222,9 @@ pub async fn cache_hits(
     }
     if for_run {
         index
-            .record(asker.tenant, hits.len() as u64, misses, bytes, saved_ms)
+            // Misses count when a step runs and offers its result (the
+            // scheduler's `Writer`): a step keyed only then misses too.
+            .record(asker.tenant, hits.len() as u64, 0, bytes, saved_ms)
             .await;
         let by_step: Vec<(&str, &couler_cache::CacheKey)> =
             hits.iter().map(|(step, key, _)| (*step, key)).collect();
@@ -237,7 +237,6 @@ pub async fn cache_hits(
             .collect();
         index.reused(&hits).await;
         metrics::counter!("couler_cache_hits_total").increment(hits.len() as u64);
-        metrics::counter!("couler_cache_misses_total").increment(misses);
     }
     Ok(found)
 }

@@ -149,10 +149,8 @@ pub struct Explanation {
 pub struct CacheStats {
     /// Steps of the tenant's runs served from the cache.
     pub hits: u64,
-    /// Steps of the tenant's runs looked up and not found. A step whose
-    /// key needs outputs of steps that run first is looked up only when a
-    /// later stage starts with it (`pending` in explain), else not at all,
-    /// and then counts as neither.
+    /// Cacheable steps of the tenant's runs that had to run (counted as
+    /// each offers its result to the cache).
     pub misses: u64,
     /// Output bytes the hits did not have to produce.
     pub bytes_saved: u64,

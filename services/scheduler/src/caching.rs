@@ -138,6 +138,9 @@ impl Writer {
         tokio::spawn(async move {
             let outcome = index.admit(&key, &entry, &tenant).await;
             tracing::debug!(step = %entry.step, ?outcome, "offered a result to the cache");
+            // The step had to run: a miss in the tenant's statistics.
+            metrics::counter!("couler_cache_misses_total").increment(1);
+            index.record(&tenant, 0, 1, 0, 0).await;
         });
     }
 }

@@ -132,7 +132,7 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
     let file = dir.path().join("pipeline.yaml");
     std::fs::write(&file, pipeline("", "2")).unwrap();
     let file = file.to_str().unwrap();
-    let explain = |token: &str| cli_ok(couler.cli(token, &["cache", "explain", file]));
+    let explain = |token: &str| couler.cli_ok(token, &["cache", "explain", file]);
     let line = |text: &str, step: &str| {
         text.lines()
             .find(|l| l.split_whitespace().next() == Some(step))
@@ -156,12 +156,11 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
         "{text}"
     );
     assert!(!line(&text, "train").contains("yours"), "{text}");
-    let text = cli_ok(couler.cli(&a, &["cache", "stats"]));
+    let text = couler.cli_ok(&a, &["cache", "stats"]);
     assert!(text.contains("hits              3\n"), "{text}");
 
     // Only the producer's invalidation removes anything.
-    let removed =
-        |token: &str| cli_ok(couler.cli(token, &["cache", "invalidate", "--version", "2"]));
+    let removed = |token: &str| couler.cli_ok(token, &["cache", "invalidate", "--version", "2"]);
     assert_eq!(removed(&a), "removed 0 cached results\n");
     assert_eq!(removed(&b), "removed 1 cached result\n");
     let text = explain(&a);
@@ -188,20 +187,9 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
         String::from_utf8_lossy(&refused.stderr).contains("forbidden"),
         "{refused:?}"
     );
-    let flushed = cli_ok(couler.cli(&couler.platform, &["cache", "flush", "--yes"]));
+    let flushed = couler.cli_ok(&couler.platform, &["cache", "flush", "--yes"]);
     assert!(flushed.starts_with("flushed the cache index"), "{flushed}");
     assert!(explain(&b).contains(" 0 hit,"));
-}
-
-/// Standard output of a CLI command that succeeded.
-fn cli_ok(out: std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

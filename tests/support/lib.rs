@@ -203,6 +203,18 @@ impl Couler {
             .expect("couler runs")
     }
 
+    /// Standard output of a `couler` command that has to succeed.
+    pub fn cli_ok(&self, token: &str, args: &[&str]) -> String {
+        let out = self.cli(token, args);
+        assert!(
+            out.status.success(),
+            "couler {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     /// Creates a tenant and returns an editor token for it.
     pub fn tenant(&self, name: &str) -> (String, String) {
         self.tenant_with(name, json!({}))

@@ -109,6 +109,17 @@ impl fmt::Display for NotCacheable {
     }
 }
 
+impl NotCacheable {
+    /// Whether the run may still look the step up: once the steps it reads
+    /// have run (a later stage), or, for a search, trial by trial.
+    pub fn known_at_run_time(&self) -> bool {
+        matches!(
+            self,
+            NotCacheable::Pending { .. } | NotCacheable::Unsupported("tune")
+        )
+    }
+}
+
 impl From<NoKey> for NotCacheable {
     fn from(no: NoKey) -> Self {
         match no {

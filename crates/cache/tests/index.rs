@@ -131,7 +131,8 @@ async fn tenants_invalidate_only_their_own_entries_and_see_only_their_stats() {
             .await,
         Some(1)
     );
-    index.record("tnt_a", 3, 1, 100, 5000).await;
+    index.record_hits("tnt_a", 3, 100, 5000).await;
+    index.record_misses("tnt_a", 1).await;
     let stats = index.stats("tnt_a").await.unwrap();
     assert_eq!(
         (

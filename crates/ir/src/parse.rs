@@ -239,7 +239,7 @@ fn every_problem<T: DeserializeOwned>(mut value: Value, base: &Pointer) -> Vec<P
     let mut problems: Vec<Problem> = Vec::new();
     let mut set_aside: Vec<String> = Vec::new();
     for _ in 0..SHAPE_PROBLEMS_PER_VALUE {
-        let (read, found) = typed::<T, _>(&value, base);
+        let (_, found) = typed::<T, _>(&value, base);
         let mut shape = None;
         for problem in found {
             if problem.code != Code::UnknownField {
@@ -248,23 +248,22 @@ fn every_problem<T: DeserializeOwned>(mut value: Value, base: &Pointer) -> Vec<P
                 problems.push(problem);
             }
         }
-        let Some(shape) = shape.filter(|_| read.is_none()) else {
-            break;
+        let Some(shape) = shape else {
+            break; // read
         };
         // A required member set aside is missing now: not the author's.
         if shape.code == Code::MissingField && set_aside.contains(&shape.path) {
             break;
         }
-        let Some(removed) = shape
+        let removed = shape
             .path
             .strip_prefix(base.as_str())
-            .and_then(|at| set_member_aside(&mut value, at))
-        else {
-            problems.push(shape);
-            break;
-        };
+            .and_then(|at| set_member_aside(&mut value, at));
         problems.push(shape);
-        set_aside.push(format!("{base}{removed}"));
+        match removed {
+            Some(removed) => set_aside.push(format!("{base}{removed}")),
+            None => break,
+        }
     }
     problems
 }

@@ -224,7 +224,7 @@ pub async fn cache_hits(
         index
             // Misses count when a step runs and offers its result (the
             // scheduler's `Writer`): a step keyed only then misses too.
-            .record(asker.tenant, hits.len() as u64, 0, bytes, saved_ms)
+            .record_hits(asker.tenant, hits.len() as u64, bytes, saved_ms)
             .await;
         let by_step: Vec<(&str, &couler_cache::CacheKey)> =
             hits.iter().map(|(step, key, _)| (*step, key)).collect();

@@ -401,9 +401,9 @@ fn explanation(
                     Some(record.wall_ms),
                     None,
                 ),
-                Outcome::NotCacheable(
-                    why @ (NotCacheable::Pending { .. } | NotCacheable::Unsupported("tune")),
-                ) => (StepCacheStatus::Pending, Some(why.to_string()), None, None),
+                Outcome::NotCacheable(why) if why.known_at_run_time() => {
+                    (StepCacheStatus::Pending, Some(why.to_string()), None, None)
+                }
                 Outcome::NotCacheable(why) => (
                     StepCacheStatus::NotCacheable,
                     Some(why.to_string()),

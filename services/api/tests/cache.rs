@@ -547,8 +547,10 @@ async fn stats_aggregate_per_tenant() {
     let (api, index) = start().await;
     let acme = api.tenant("acme").await;
     let globex = api.tenant("globex").await;
-    index.record(&acme, 3, 1, 1_000, 60_000).await;
-    index.record(&acme, 2, 4, 500, 30_000).await;
+    index.record_hits(&acme, 3, 1_000, 60_000).await;
+    index.record_misses(&acme, 1).await;
+    index.record_hits(&acme, 2, 500, 30_000).await;
+    index.record_misses(&acme, 4).await;
     admit(
         &index,
         &CacheKey("a".repeat(64)),

@@ -140,7 +140,7 @@ impl Writer {
             tracing::debug!(step = %entry.step, ?outcome, "offered a result to the cache");
             // The step had to run: a miss in the tenant's statistics.
             metrics::counter!("couler_cache_misses_total").increment(1);
-            index.record(&tenant, 0, 1, 0, 0).await;
+            index.record_misses(&tenant, 1).await;
         });
     }
 }

@@ -83,27 +83,33 @@ impl CacheIndex {
         )
     }
 
-    /// Records a run's cache outcome for the tenant's statistics.
-    pub async fn record(
-        &self,
-        tenant: &str,
-        hits: u64,
-        misses: u64,
-        bytes_saved: u64,
-        ms_saved: u64,
-    ) {
+    /// Counts hits in the tenant's statistics, with what they saved.
+    pub async fn record_hits(&self, tenant: &str, hits: u64, bytes_saved: u64, ms_saved: u64) {
         let stats = self.k(&format!("stats:{tenant}"));
         let _: Option<()> = self
             .call("stats", async |mut c| {
                 redis::pipe()
                     .hincr(&stats, "hits", hits)
                     .ignore()
-                    .hincr(&stats, "misses", misses)
-                    .ignore()
                     .hincr(&stats, "bytes_saved", bytes_saved)
                     .ignore()
                     .hincr(&stats, "compute_ms_saved", ms_saved)
                     .ignore()
+                    .query_async(&mut c)
+                    .await
+            })
+            .await;
+    }
+
+    /// Counts cacheable steps that had to run in the tenant's statistics.
+    pub async fn record_misses(&self, tenant: &str, misses: u64) {
+        let stats = self.k(&format!("stats:{tenant}"));
+        let _: Option<i64> = self
+            .call("stats", async |mut c| {
+                redis::cmd("HINCRBY")
+                    .arg(&stats)
+                    .arg("misses")
+                    .arg(misses)
                     .query_async(&mut c)
                     .await
             })

@@ -97,7 +97,10 @@ pub fn app(state: AppState) -> Router {
 }
 
 async fn not_found() -> ApiError {
-    ApiError::NotFound("no such route".into())
+    ApiError::NotFound {
+        message: "no such route".into(),
+        path: None,
+    }
 }
 
 fn request_span(req: &Request) -> tracing::Span {

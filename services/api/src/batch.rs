@@ -249,13 +249,15 @@ async fn lookup(
     }))
 }
 
-/// Says which is missing: the workflow or the version.
+/// Says which of the request's fields named nothing: the workflow or the
+/// version.
 async fn missing(tx: &mut Tx, tenant: TenantId, reference: &str, version: Option<i32>) -> ApiError {
     match crate::workflows::resolve(tx, tenant, reference).await {
-        Err(e) => e,
+        Err(e) => e.at("/workflow"),
         Ok(_) => ApiError::not_found(format!(
             "version {} of workflow {reference:?}",
             version.unwrap_or_default()
-        )),
+        ))
+        .at("/version"),
     }
 }

@@ -255,8 +255,7 @@ async fn explain(
     let settings = tenant_by_id(&state, tenant)
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?;
-    let chosen = choose_workflow(req.workflow, req.version, req.ir).await?;
-    let ir = workflow_ir(&state, tenant, chosen).await?;
+    let ir = requested_ir(&state, tenant, req.workflow, req.version, req.ir).await?;
     let parameters = req.parameters;
     let (plan, dag) = tokio::task::spawn_blocking(move || plan_of(ir, &parameters))
         .await
@@ -309,6 +308,21 @@ impl Ir {
     }
 }
 
+/// The document of the workflow a request body names (`workflow` and
+/// `version`) or holds (`ir`).
+pub(crate) async fn requested_ir(
+    state: &AppState,
+    tenant: TenantId,
+    workflow: Option<String>,
+    version: Option<i32>,
+    ir: Option<serde_json::Value>,
+) -> ApiResult<Ir> {
+    let chosen = choose_workflow(workflow, version, ir).await?;
+    workflow_ir(state, tenant, chosen)
+        .await
+        .map_err(|e| e.at("/workflow"))
+}
+
 /// The document of the chosen workflow.
 pub(crate) async fn workflow_ir(
     state: &AppState,
@@ -325,6 +339,7 @@ pub(crate) async fn workflow_ir(
                     .await?
                     .ok_or_else(|| {
                         ApiError::not_found(format!("version {number} of workflow {reference:?}"))
+                            .at("/version")
                     })?;
             tx.commit().await?;
             Ok(Ir::Stored(version.ir.0))
@@ -497,7 +512,9 @@ async fn invalidate(
 /// Entries record the producing workflow's name, not its id.
 async fn workflow_name(state: &AppState, tenant: TenantId, id: &str) -> ApiResult<String> {
     let mut tx = state.store.tenant(tenant).await?;
-    let workflow = crate::workflows::resolve(&mut tx, tenant, id).await?;
+    let workflow = crate::workflows::resolve(&mut tx, tenant, id)
+        .await
+        .map_err(|e| e.at("/workflow"))?;
     tx.commit().await?;
     Ok(workflow.name)
 }

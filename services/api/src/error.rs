@@ -20,9 +20,13 @@ pub enum ApiError {
     /// 403: authenticated but not allowed.
     #[error("{0}")]
     Forbidden(String),
-    /// 404, also for resources of other tenants (never revealing they exist).
-    #[error("{0}")]
-    NotFound(String),
+    /// 404, also for resources of other tenants (never revealing they
+    /// exist); `path` when the request's body named what is missing.
+    #[error("{message}")]
+    NotFound {
+        message: String,
+        path: Option<String>,
+    },
     /// 400: a malformed request (bad query, header or id), with where.
     #[error("{message}")]
     BadRequest {
@@ -90,7 +94,21 @@ pub struct ProblemItem {
 
 impl ApiError {
     pub fn not_found(what: impl std::fmt::Display) -> Self {
-        ApiError::NotFound(format!("{what} was not found"))
+        ApiError::NotFound {
+            message: format!("{what} was not found"),
+            path: None,
+        }
+    }
+
+    /// Points a 404 without a path at `at`: the reference in the request
+    /// that named nothing.
+    pub fn at(mut self, at: &str) -> Self {
+        if let ApiError::NotFound { path, .. } = &mut self
+            && path.is_none()
+        {
+            *path = Some(at.to_owned());
+        }
+        self
     }
 
     pub fn bad_request(
@@ -135,7 +153,7 @@ impl ApiError {
         match self {
             ApiError::Unauthenticated { .. } => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
-            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
             ApiError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
@@ -154,7 +172,7 @@ impl ApiError {
             | ApiError::Conflict { code, .. }
             | ApiError::TooManyRequests { code, .. } => code,
             ApiError::Forbidden(_) => "forbidden",
-            ApiError::NotFound(_) => "not_found",
+            ApiError::NotFound { .. } => "not_found",
             ApiError::Invalid(_) => "validation_failed",
             ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::PayloadTooLarge => "payload_too_large",
@@ -201,7 +219,9 @@ impl IntoResponse for ApiError {
         };
         let mut p = problem(status, self.code(), detail);
         match &self {
-            ApiError::BadRequest { path, .. } => p.path = path.clone(),
+            ApiError::BadRequest { path, .. } | ApiError::NotFound { path, .. } => {
+                p.path = path.clone()
+            }
             ApiError::Invalid(problems) => {
                 p.problems = problems
                     .iter()

@@ -109,6 +109,7 @@ pub struct EventList {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct EventsQuery {
     /// Only events after this id.
     pub after: Option<i64>,

@@ -3,8 +3,8 @@
 //! why, without running it; and the plan a run executes.
 
 use crate::auth::{Auth, Role, tenant_by_id};
-use crate::body::{Body, Chosen, choose_workflow};
-use crate::cache::{ExplainRequest, workflow_ir};
+use crate::body::{Body, Chosen};
+use crate::cache::{ExplainRequest, requested_ir, workflow_ir};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::wire::{Query, path_id};
@@ -136,6 +136,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct CompileQuery {
     /// argo, tekton, airflow or kfp.
     #[param(pattern = "^(argo|tekton|airflow|kfp)$")]
@@ -218,8 +219,10 @@ async fn plan_inline(
 ) -> ApiResult<Json<PlanView>> {
     let tenant = principal.tenant(Role::Viewer)?;
     let req = req.parse()?;
-    let chosen = choose_workflow(req.workflow, req.version, req.ir).await?;
-    plan(&state, tenant, chosen, &req.parameters)
+    let workflow = requested_ir(&state, tenant, req.workflow, req.version, req.ir)
+        .await?
+        .into_workflow()?;
+    plan(&state, tenant, workflow, &req.parameters)
         .await
         .map(Json)
 }
@@ -240,7 +243,8 @@ async fn plan_workflow(
         reference: id,
         version: options.version,
     };
-    plan(&state, tenant, chosen, &options.parameters)
+    let workflow = workflow_ir(&state, tenant, chosen).await?.into_workflow()?;
+    plan(&state, tenant, workflow, &options.parameters)
         .await
         .map(Json)
 }
@@ -280,13 +284,12 @@ async fn run_plan(
 async fn plan(
     state: &AppState,
     tenant: TenantId,
-    chosen: Chosen,
+    workflow: couler_ir::Workflow,
     given: &BTreeMap<String, ParamValue>,
 ) -> ApiResult<PlanView> {
     let settings = tenant_by_id(state, tenant)
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?;
-    let workflow = workflow_ir(state, tenant, chosen).await?.into_workflow()?;
     let parameters = crate::runs::resolve_parameters(&workflow.parameters, given)?;
     let sources = couler_planner::Sources {
         store: &state.store,

@@ -142,6 +142,7 @@ impl From<Run> for RunView {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct ListQuery {
     pub status: Option<RunStatus>,
     /// Workflow id (`wf_…`) or name.
@@ -460,6 +461,7 @@ async fn retry_run(
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct LogsQuery {
     /// The step (or map instance, e.g. `train[2]`).
     pub step: String,
@@ -495,27 +497,40 @@ async fn step_logs(
         // Say why: a cached step never ran here, a pending one not yet.
         let steps = runs::steps(&mut tx, tenant, id).await?;
         let step = steps.iter().find(|s| s.name == q.step);
-        return Err(ApiError::NotFound(
-            match (step.map(|s| s.status), q.attempt) {
-                (None, _) => format!("run {id} has no step {:?}", q.step),
-                (Some(StepStatus::Cached), _) => format!(
+        let (message, path) = match (step.map(|s| s.status), q.attempt) {
+            (None, _) => (format!("run {id} has no step {:?}", q.step), "/step"),
+            (Some(StepStatus::Cached), _) => (
+                format!(
                     "step {:?} came from the cache: it did not run in this run, so it has no logs",
                     q.step
                 ),
-                (Some(_), Some(n)) => format!("step {:?} has no logs from run attempt {n}", q.step),
-                (Some(StepStatus::Skipped), None) => {
-                    format!("step {:?} was skipped: it did not run", q.step)
-                }
-                (Some(status @ (StepStatus::Pending | StepStatus::Running)), None) => {
-                    format!("step {:?} ({status}) has no logs yet", q.step)
-                }
-                (Some(status), None) => format!(
+                "/step",
+            ),
+            (Some(_), Some(n)) => (
+                format!("step {:?} has no logs from run attempt {n}", q.step),
+                "/attempt",
+            ),
+            (Some(StepStatus::Skipped), None) => (
+                format!("step {:?} was skipped: it did not run", q.step),
+                "/step",
+            ),
+            (Some(status @ (StepStatus::Pending | StepStatus::Running)), None) => (
+                format!("step {:?} ({status}) has no logs yet", q.step),
+                "/step",
+            ),
+            (Some(status), None) => (
+                format!(
                     "step {:?} ({status}) has no logs (a fan-out or a search has them per instance, e.g. {:?})",
                     q.step,
                     format!("{}[0]", q.step)
                 ),
-            },
-        ));
+                "/step",
+            ),
+        };
+        return Err(ApiError::NotFound {
+            message,
+            path: Some(path.to_owned()),
+        });
     };
     tx.commit().await?;
     Ok((

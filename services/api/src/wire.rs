@@ -51,16 +51,66 @@ pub fn run_attempt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>
     counted_from_one(d, "a run attempt: attempts")
 }
 
+/// A whole number from 1, or nothing: from JSON (a number, or null) or a
+/// query string (text), with the same words for a wrong value either way.
 fn counted_from_one<'de, D: serde::Deserializer<'de>>(
     d: D,
-    what: &str,
+    what: &'static str,
 ) -> Result<Option<i32>, D::Error> {
-    match Option::<i32>::deserialize(d)? {
-        Some(n) if n < 1 => Err(serde::de::Error::custom(format!(
-            "{n} is not {what} count from 1"
-        ))),
-        v => Ok(v),
+    struct CountedFromOne(&'static str);
+
+    impl CountedFromOne {
+        fn check<E: serde::de::Error>(
+            &self,
+            n: i64,
+            shown: &dyn std::fmt::Display,
+        ) -> Result<Option<i32>, E> {
+            match i32::try_from(n) {
+                Ok(n) if n >= 1 => Ok(Some(n)),
+                _ => Err(E::custom(format!("{shown} is not {} count from 1", self.0))),
+            }
+        }
     }
+
+    impl<'de> serde::de::Visitor<'de> for CountedFromOne {
+        type Value = Option<i32>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "{} count from 1", self.0)
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
+            self.check(n, &n)
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Self::Value, E> {
+            self.check(i64::try_from(n).unwrap_or(i64::MAX), &n)
+        }
+
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+            match text.trim().parse::<i64>() {
+                Ok(n) => self.check(n, &format_args!("{text:?}")),
+                Err(_) => Err(E::custom(format!(
+                    "{text:?} is not {} count from 1",
+                    self.0
+                ))),
+            }
+        }
+    }
+
+    d.deserialize_option(CountedFromOne(what))
 }
 
 /// One page of a list, newest first.
@@ -74,6 +124,7 @@ pub struct List<T> {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct PageQuery {
     /// From a previous page's `next_cursor`.
     #[param(min_length = 1)]

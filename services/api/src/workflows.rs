@@ -89,6 +89,7 @@ pub struct VersionSummary {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct ListQuery {
     /// Only workflows whose name starts with this.
     pub name: Option<String>,
@@ -104,6 +105,7 @@ pub struct ListQuery {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct VersionQuery {
     /// A version number; the latest when absent.
     #[param(minimum = 1)]
@@ -203,6 +205,7 @@ async fn get_workflow(
         .await?
         .ok_or_else(|| {
             ApiError::not_found(format!("version {number} of workflow {reference:?}"))
+                .at("/version")
         })?;
     tx.commit().await?;
     Ok(Json(WorkflowDetail {

@@ -434,6 +434,89 @@ async fn wrong_input_is_refused_at_its_pointer() {
             "invalid_body",
             "",
         ),
+        // A reference in a body or query that names nothing is a 404 at it.
+        (
+            post.clone(),
+            "/v1/runs",
+            Some(json!({"workflow": "nope"})),
+            404,
+            "not_found",
+            "/workflow",
+        ),
+        (
+            post.clone(),
+            "/v1/runs",
+            Some(json!({"workflow": "diamond", "version": 9})),
+            404,
+            "not_found",
+            "/version",
+        ),
+        (
+            post.clone(),
+            "/v1/cache/explain",
+            Some(json!({"workflow": "nope"})),
+            404,
+            "not_found",
+            "/workflow",
+        ),
+        (
+            post.clone(),
+            "/v1/plans",
+            Some(json!({"workflow": "diamond", "version": 9})),
+            404,
+            "not_found",
+            "/version",
+        ),
+        (
+            post.clone(),
+            "/v1/cache/invalidate",
+            Some(json!({"workflow": "wf_0190f0e0aaaa7bbb8ccc000000000000", "step": "a"})),
+            404,
+            "not_found",
+            "/workflow",
+        ),
+        (
+            get.clone(),
+            "/v1/workflows/diamond?version=9",
+            None,
+            404,
+            "not_found",
+            "/version",
+        ),
+        (
+            get.clone(),
+            "/v1/workflows/diamond/compile?engine=argo&version=9",
+            None,
+            404,
+            "not_found",
+            "/version",
+        ),
+        // A field or a query parameter the API does not have (a typo
+        // would otherwise go unnoticed: an unfiltered list).
+        (
+            get.clone(),
+            "/v1/runs?stauts=failed",
+            None,
+            400,
+            "invalid_query",
+            "/stauts",
+        ),
+        (
+            post.clone(),
+            "/v1/runs",
+            Some(json!({"workflow": "diamond", "paramters": {}})),
+            400,
+            "invalid_body",
+            "/paramters",
+        ),
+        (
+            get.clone(),
+            "/v1/runs/00000000-0000-4000-8000-000000000000/logs?step=a&attempt=two",
+            None,
+            400,
+            "invalid_query",
+            "/attempt",
+        ),
         // Pointers escape what they name (RFC 6901).
         (
             post.clone(),
@@ -450,6 +533,36 @@ async fn wrong_input_is_refused_at_its_pointer() {
         assert_problem(got, &answer, status, code);
         assert_eq!(answer["path"], pointer, "{path}: {answer}");
     }
+    // Counted values say what they count, from a query or a body alike.
+    for (method, path, body) in [
+        (
+            get.clone(),
+            "/v1/runs/00000000-0000-4000-8000-000000000000/logs?step=a&attempt=two",
+            None,
+        ),
+        (
+            post.clone(),
+            "/v1/runs",
+            Some(json!({"workflow": "diamond", "version": "two"})),
+        ),
+    ] {
+        let (_, answer) = api.call(method, path, &admin, body).await;
+        let detail = answer["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with("\"two\" is not a ") && detail.ends_with("count from 1"),
+            "{path}: {answer}"
+        );
+    }
+    let (_, answer) = api
+        .call(get.clone(), "/v1/runs?stauts=failed", &admin, None)
+        .await;
+    assert!(
+        answer["detail"]
+            .as_str()
+            .unwrap()
+            .contains("expected one of"),
+        "{answer}"
+    );
     let (status, body) = api
         .call(
             Method::GET,

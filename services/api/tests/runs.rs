@@ -450,13 +450,17 @@ async fn cancel_and_retry_follow_the_lifecycle() {
         .into_iter()
         .collect()
     );
-    // None of them has logs; the answer says why.
-    for (query, why) in [
-        ("step=c", "came from the cache"),
-        ("step=b", "(pending) has no logs yet"),
-        ("step=a&attempt=1", "no logs from run attempt 1"),
-        ("step=a", "(succeeded) has no logs (a fan-out or a search"),
-        ("step=zz", "has no step \"zz\""),
+    // None of them has logs; the answer says why, at the parameter.
+    for (query, why, at) in [
+        ("step=c", "came from the cache", "/step"),
+        ("step=b", "(pending) has no logs yet", "/step"),
+        ("step=a&attempt=1", "no logs from run attempt 1", "/attempt"),
+        (
+            "step=a",
+            "(succeeded) has no logs (a fan-out or a search",
+            "/step",
+        ),
+        ("step=zz", "has no step \"zz\"", "/step"),
     ] {
         let (status, body) = api
             .call(
@@ -468,6 +472,7 @@ async fn cancel_and_retry_follow_the_lifecycle() {
             .await;
         assert_problem(status, &body, StatusCode::NOT_FOUND, "not_found");
         assert!(body["detail"].as_str().unwrap().contains(why), "{body}");
+        assert_eq!(body["path"], at, "{body}");
     }
 
     let (status, body) = api

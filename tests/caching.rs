@@ -181,6 +181,26 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
         let refused = couler.cli(&b, wrong);
         assert_eq!(refused.status.code(), Some(2), "{wrong:?}: {refused:?}");
     }
+    // What the server finds wrong is shown with where it is.
+    let nowhere = "wf_0190f0e0aaaa7bbb8ccc000000000000";
+    let refused = couler.cli(
+        &b,
+        &[
+            "cache",
+            "invalidate",
+            "--workflow",
+            nowhere,
+            "--step",
+            "prepare",
+        ],
+    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains(&format!(
+            "not_found: workflow {nowhere:?} was not found (at /workflow, HTTP 404"
+        )),
+        "{said}"
+    );
     let refused = couler.cli(&b, &["cache", "flush", "--yes"]);
     assert!(!refused.status.success());
     assert!(

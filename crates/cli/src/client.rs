@@ -22,6 +22,9 @@ pub struct Problem {
     pub detail: String,
     #[serde(default)]
     pub request_id: Option<String>,
+    /// JSON pointer into the request of what is wrong.
+    #[serde(default)]
+    pub path: Option<String>,
     #[serde(default)]
     pub problems: Vec<ProblemItem>,
 }
@@ -40,7 +43,13 @@ impl fmt::Display for Problem {
         } else {
             &self.detail
         };
-        write!(f, "{}: {detail} (HTTP {}", self.code, self.status)?;
+        write!(f, "{}: {detail} (", self.code)?;
+        // Items carry their own paths; otherwise say what the path names.
+        if let Some(path) = self.path.as_deref().filter(|_| self.problems.is_empty()) {
+            let path = if path.is_empty() { "/" } else { path };
+            write!(f, "at {path}, ")?;
+        }
+        write!(f, "HTTP {}", self.status)?;
         if let Some(id) = &self.request_id {
             write!(f, ", request {id}")?;
         }

@@ -239,6 +239,9 @@ steps:
     // `heads` has an entry now, and its command does not read the flip:
     // only its condition does.
     assert_eq!(side("tails"), "skipped");
+    // Once the flip has run again, the branch that holds is looked up
+    // with what it read, and reused.
+    assert_eq!(side("heads"), "cached");
 }
 
 #[test]

@@ -301,6 +301,17 @@ fn halving_finds_the_true_best_trial_with_fewer_step_seconds_than_grid() {
         .filter(|(name, status)| name.starts_with("train-t") && *status == "cached")
         .count();
     assert_eq!(cached, 9, "{run:#}");
+    // The search says so: no trial ran.
+    let search = &run["outputs"]["tuning"]["train"];
+    let rows = search["trials"].as_array().unwrap();
+    assert!(rows.iter().all(|t| t["status"] == "cached"), "{search:#}");
+    assert!(
+        search["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("; 0 trials ran, 0 failed, 9 came from the cache"),
+        "{search:#}"
+    );
 }
 
 #[test]

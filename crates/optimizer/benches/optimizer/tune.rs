@@ -93,7 +93,13 @@ fn drive(tune: &couler_ir::Tune, search: &Search) -> Run {
                 elapsed_seconds += batch.iter().map(cost).fold(0.0, f64::max);
                 for t in batch {
                     let objective = loss(&t.parameters, t.budget.unwrap_or(MAX_BUDGET));
-                    outcomes.insert(t.id, TrialOutcome::Succeeded { objective });
+                    outcomes.insert(
+                        t.id,
+                        TrialOutcome::Succeeded {
+                            objective,
+                            cached: false,
+                        },
+                    );
                 }
             }
             Next::Done(summary) => {

@@ -294,7 +294,11 @@ fn search_step(
             Progress::Done(ReuseStatus::Skipped, _) => TrialOutcome::Failed {
                 message: "skipped".into(),
             },
-            Progress::Done(_, outputs) => objective(outputs, &spec.objective.metric),
+            Progress::Done(status, outputs) => objective(
+                outputs,
+                &spec.objective.metric,
+                matches!(status, ReuseStatus::Cached | ReuseStatus::NotNeeded),
+            ),
             Progress::Failed(m) => TrialOutcome::Failed { message: m.clone() },
             Progress::Cancelled => TrialOutcome::Failed {
                 message: "cancelled".into(),
@@ -355,13 +359,17 @@ fn is_trial_id(id: &str) -> bool {
         .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-fn objective(outputs: &StepOutputs, metric: &str) -> TrialOutcome {
+/// A finished trial's outcome; `cached` when it did not run.
+fn objective(outputs: &StepOutputs, metric: &str, cached: bool) -> TrialOutcome {
     match outputs
         .parameters
         .get(metric)
         .map(|v| v.trim().parse::<f64>())
     {
-        Some(Ok(v)) if v.is_finite() => TrialOutcome::Succeeded { objective: v },
+        Some(Ok(v)) if v.is_finite() => TrialOutcome::Succeeded {
+            objective: v,
+            cached,
+        },
         Some(_) => TrialOutcome::Failed {
             message: format!("its output parameter `{metric}` is not a number"),
         },

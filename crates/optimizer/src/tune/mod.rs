@@ -53,11 +53,11 @@ pub struct Trial {
 pub enum TrialOutcome {
     Succeeded {
         objective: f64,
+        /// It came from the cache rather than running.
+        cached: bool,
     },
     /// No usable objective, or the step failed.
-    Failed {
-        message: String,
-    },
+    Failed { message: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -90,7 +90,8 @@ pub struct TrialRow {
     pub budget: Option<u32>,
     pub parameters: Config,
     pub objective: Option<f64>,
-    /// `succeeded`, `failed` or `not-run`.
+    /// `succeeded`, `cached` (its result came from the cache), `failed` or
+    /// `not-run`.
     pub status: String,
     pub message: Option<String>,
 }
@@ -112,6 +113,7 @@ const DEFAULT_ETA: u32 = 3;
 /// Random draws allowed per wanted configuration before giving up on new ones.
 const DRAWS_PER_CONFIG: usize = 100;
 const SUCCEEDED: &str = "succeeded";
+const CACHED: &str = "cached";
 const FAILED: &str = "failed";
 const NOT_RUN: &str = "not-run";
 
@@ -272,10 +274,12 @@ fn trial_id(config: u32, rung: u32) -> String {
 
 fn row(trial: &Trial, outcome: Option<&TrialOutcome>) -> TrialRow {
     let (objective, status, message) = match outcome {
-        Some(TrialOutcome::Succeeded { objective }) if objective.is_finite() => {
-            (Some(*objective), SUCCEEDED, None)
-        }
-        Some(TrialOutcome::Succeeded { objective }) => (
+        Some(TrialOutcome::Succeeded { objective, cached }) if objective.is_finite() => (
+            Some(*objective),
+            if *cached { CACHED } else { SUCCEEDED },
+            None,
+        ),
+        Some(TrialOutcome::Succeeded { objective, .. }) => (
             None,
             FAILED,
             Some(format!("the objective {objective} is not a finite number")),
@@ -336,8 +340,9 @@ fn finish(
             let by_rung = Reverse(a.0.rung).cmp(&Reverse(b.0.rung));
             by_rung.then(rank(goal, (a.1, a.2), (b.1, b.2)))
         });
-    let ran = rows.iter().filter(|(_, r)| r.status != NOT_RUN).count();
-    let failed = rows.iter().filter(|(_, r)| r.status == FAILED).count();
+    let count = |status: &str| rows.iter().filter(|(_, r)| r.status == status).count();
+    let (cached, failed) = (count(CACHED), count(FAILED));
+    let ran = rows.len() - count(NOT_RUN) - cached;
     let Some((best, objective, config)) = best else {
         let first = rows
             .iter()
@@ -377,6 +382,9 @@ fn finish(
         ),
     };
     reason += &format!("; {ran} trials ran, {failed} failed");
+    if cached > 0 {
+        reason += &format!(", {cached} came from the cache");
+    }
     Next::Done(Summary {
         best: best.id.clone(),
         objective,

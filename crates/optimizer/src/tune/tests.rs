@@ -40,7 +40,10 @@ fn number(t: &Trial, name: &str) -> f64 {
 }
 
 fn ok(objective: f64) -> TrialOutcome {
-    TrialOutcome::Succeeded { objective }
+    TrialOutcome::Succeeded {
+        objective,
+        cached: false,
+    }
 }
 
 fn summary(next: Next) -> Summary {

@@ -168,6 +168,29 @@ fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps_an
         json!(["ran a", "ran b"]).to_string(),
         "{done:#}"
     );
+    // The map step's logs are its instances'.
+    let run = done["id"].as_str().unwrap();
+    let (status, body) = couler.call(
+        Method::GET,
+        &format!("/v1/runs/{run}/logs?step=fan"),
+        &token,
+        None,
+    );
+    assert_eq!(status, 404, "{body}");
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("its instances have them, e.g. \"fan["),
+        "{body}"
+    );
+    let (status, text) = couler.call(
+        Method::GET,
+        &format!("/v1/runs/{run}/logs?step=fan[0]"),
+        &token,
+        None,
+    );
+    assert_eq!(status, 200, "{text}");
 }
 
 #[test]

@@ -518,14 +518,22 @@ async fn step_logs(
                 format!("step {:?} ({status}) has no logs yet", q.step),
                 "/step",
             ),
-            (Some(status), None) => (
-                format!(
-                    "step {:?} ({status}) has no logs (a fan-out or a search has them per instance, e.g. {:?})",
-                    q.step,
-                    format!("{}[0]", q.step)
+            (Some(status), None) => match instance_of(&steps, &q.step) {
+                Some(instance) => (
+                    format!(
+                        "step {:?} ({status}) has no logs of its own: its instances have them, e.g. {instance:?}",
+                        q.step
+                    ),
+                    "/step",
                 ),
-                "/step",
-            ),
+                None => (
+                    format!(
+                        "step {:?} ({status}) has no logs: the engine reported none",
+                        q.step
+                    ),
+                    "/step",
+                ),
+            },
         };
         return Err(ApiError::NotFound {
             message,
@@ -540,4 +548,16 @@ async fn step_logs(
         )],
         logs,
     ))
+}
+
+/// A map instance (`train[0]`) or search trial (`train-t0`) of `step`.
+fn instance_of<'a>(steps: &'a [runs::Step], step: &str) -> Option<&'a str> {
+    steps.iter().map(|s| s.name.as_str()).find(|name| {
+        name.strip_prefix(step).is_some_and(|rest| {
+            rest.starts_with('[')
+                || rest
+                    .strip_prefix("-t")
+                    .is_some_and(|id| id.starts_with(|c: char| c.is_ascii_digit()))
+        })
+    })
 }

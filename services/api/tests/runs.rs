@@ -457,7 +457,7 @@ async fn cancel_and_retry_follow_the_lifecycle() {
         ("step=a&attempt=1", "no logs from run attempt 1", "/attempt"),
         (
             "step=a",
-            "(succeeded) has no logs (a fan-out or a search",
+            "(succeeded) has no logs: the engine reported none",
             "/step",
         ),
         ("step=zz", "has no step \"zz\"", "/step"),

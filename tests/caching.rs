@@ -213,6 +213,98 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
 }
 
 #[test]
+fn runs_computing_the_same_steps_at_once_compute_them_once() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler("together");
+    let (_, a) = couler.tenant("alice");
+    let (_, b) = couler.tenant("bob");
+    let scratch = tempdir::Dir::new("together");
+    let log = scratch.path().join("ran").display().to_string();
+    let yaml = format!(
+        "apiVersion: couler.dev/v1alpha1
+name: together
+steps:
+  - name: prepare
+    container:
+      image: alpine
+      command: [sh, -c, 'sleep 2; echo prepare >> {log}; mkdir -p $(dirname {{{{outputs.artifacts.data.path}}}}); seq 1 9 > {{{{outputs.artifacts.data.path}}}}']
+    outputs: {{artifacts: [{{name: data, path: /tmp/data.csv}}]}}
+  - name: train
+    inputs: {{artifacts: [{{name: data, from: '{{{{steps.prepare.outputs.artifacts.data}}}}', path: /in/data.csv}}]}}
+    container: {{image: alpine, command: [sh, -c, 'sleep 1; echo train >> {log}; wc -l < {{{{inputs.artifacts.data.path}}}}']}}
+"
+    );
+    let first = couler.submit(&a, &yaml, json!({}));
+    let second = couler.submit(&b, &yaml, json!({}));
+    let runs = [(&a, &first), (&b, &second)].map(|(token, id)| {
+        let run = couler.wait(token, id, LIMIT);
+        assert_eq!(run["status"], "succeeded", "{run:#}");
+        let steps = step_statuses(&run);
+        (run, [steps["prepare"].clone(), steps["train"].clone()])
+    });
+    // Each step ran once, in whichever run was planned first; the other
+    // run waited for it and reused what it computed.
+    let ran = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(ran, "prepare\ntrain\n");
+    let statuses: Vec<&[String; 2]> = runs.iter().map(|(_, s)| s).collect();
+    assert!(
+        statuses.contains(&&["succeeded".to_owned(), "succeeded".to_owned()])
+            && statuses.contains(&&["cached".to_owned(), "cached".to_owned()]),
+        "{statuses:?}"
+    );
+    let (waited, token) = match runs[0].1[0].as_str() {
+        "cached" => (&runs[0].0, &a),
+        _ => (&runs[1].0, &b),
+    };
+    let id = waited["id"].as_str().unwrap();
+    let (status, events) = couler.call(
+        reqwest::Method::GET,
+        &format!("/v1/runs/{id}/events"),
+        token,
+        None,
+    );
+    assert_eq!(status, 200, "{events}");
+    let waits: Vec<&str> = (events["items"].as_array().unwrap().iter())
+        .filter(|e| e["kind"] == "run.waiting")
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        waits
+            .first()
+            .is_some_and(|m| m.contains("computing prepare with the same inputs")),
+        "{events:#}"
+    );
+
+    // A run waiting for another can be cancelled.
+    let long = yaml.replace("sleep 2;", "sleep 60;");
+    let holder = couler.submit(&a, &long, json!({}));
+    let waiter = couler.submit(&b, &long, json!({}));
+    let waiting = |token: &str, id: &str| {
+        let path = format!("/v1/runs/{id}/events");
+        let (_, events) = couler.call(reqwest::Method::GET, &path, token, None);
+        (events["items"].as_array().unwrap().iter()).any(|e| e["kind"] == "run.waiting")
+    };
+    wait_until(Duration::from_secs(30), || {
+        waiting(&a, &holder) || waiting(&b, &waiter)
+    });
+    let ((token, id), (other_token, other)) = match waiting(&b, &waiter) {
+        true => ((&b, &waiter), (&a, &holder)),
+        false => ((&a, &holder), (&b, &waiter)),
+    };
+    let cancel = |token: &str, id: &str| {
+        let path = format!("/v1/runs/{id}/cancel");
+        let (status, body) = couler.call(reqwest::Method::POST, &path, token, None);
+        assert_eq!(status, 200, "{body}");
+        let done = couler.wait(token, id, Duration::from_secs(30));
+        assert_eq!(done["status"], "cancelled", "{done:#}");
+        done["message"].as_str().unwrap_or_default().to_owned()
+    };
+    let message = cancel(token, id);
+    assert!(message.contains("while waiting"), "{message}");
+    cancel(other_token, other);
+}
+
+#[test]
 fn a_branch_whose_condition_does_not_hold_is_skipped_not_reused() {
     let couler = Couler::start();
     let _scheduler = couler.scheduler("branches");

@@ -28,6 +28,7 @@
 //! Redis being away or slow (past the timeout) never fails a run: lookups
 //! miss, writes are skipped, and a metric counts it.
 
+mod inflight;
 mod lookup;
 mod scripts;
 mod tenants;
@@ -37,6 +38,7 @@ use crate::importance::{self, ReuseStats, Weights};
 use crate::key::CacheKey;
 use couler_objects::{Mount, S3Store, Stores};
 use couler_optimizer::StepOutputs;
+pub use inflight::Claim;
 pub use lookup::readable;
 use scripts::{
     ADMIT, DROP_COPIES, FAMILY, GONE, INVALIDATE, JOIN_STEP, RECLAIM_PER_ADMISSION, SWEEP,
@@ -61,6 +63,9 @@ pub struct CacheConfig {
     /// Half-life of a step family's reuse events.
     pub family_half_life: Duration,
     pub timeout: Duration,
+    /// How long a run's claim on a key it is computing lasts unless the
+    /// run renews it (see [`Claim`]).
+    pub claim_ttl: Duration,
     /// Object stores readable on this host as directories: a hit's
     /// artifacts under them are checked to exist, as `file://` ones are.
     pub mounts: Vec<Mount>,
@@ -79,6 +84,7 @@ impl Default for CacheConfig {
             aging_per_hour: 1.0 / 24.0,
             family_half_life: Duration::from_secs(7 * 24 * 3600),
             timeout: Duration::from_millis(250),
+            claim_ttl: Duration::from_secs(30),
             mounts: Vec::new(),
             s3: Vec::new(),
         }
@@ -243,6 +249,8 @@ pub struct CacheIndex {
     family: Arc<redis::Script>,
     drop_copies: Arc<redis::Script>,
     join_step: Arc<redis::Script>,
+    claim: Arc<redis::Script>,
+    keep: Arc<redis::Script>,
 }
 
 impl CacheIndex {
@@ -258,6 +266,8 @@ impl CacheIndex {
             family: Arc::new(redis::Script::new(FAMILY)),
             drop_copies: Arc::new(redis::Script::new(DROP_COPIES)),
             join_step: Arc::new(redis::Script::new(JOIN_STEP)),
+            claim: Arc::new(redis::Script::new(inflight::CLAIM)),
+            keep: Arc::new(redis::Script::new(inflight::KEEP)),
         }
     }
 

@@ -15,7 +15,8 @@ mod settings;
 pub mod sim;
 
 pub use index::{
-    Admission, CacheConfig, CacheIndex, Cached, Entry, Found, Invalidate, Record, Stats, Usage,
+    Admission, CacheConfig, CacheIndex, Cached, Claim, Entry, Found, Invalidate, Record, Stats,
+    Usage,
 };
 pub use key::{CacheKey, NoKey, Scope};
 pub use redis_conn::SharedRedis;

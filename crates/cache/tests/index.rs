@@ -4,7 +4,9 @@
 mod common;
 
 use common::*;
-use couler_cache::{Admission, CacheConfig, CacheIndex, CacheKey, Entry, Invalidate, SharedRedis};
+use couler_cache::{
+    Admission, CacheConfig, CacheIndex, CacheKey, Claim, Entry, Invalidate, SharedRedis,
+};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -556,4 +558,49 @@ async fn a_deleted_object_in_a_mounted_store_is_a_miss() {
     assert_eq!(found(index.clone()).await, [false, true, true]);
     assert_eq!(index.bytes().await, Some(14), "the stale entry was removed");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_run_computing_keys_holds_them_until_it_lets_go_or_its_claim_lapses() {
+    let mut config = index(1 << 30).await.config().clone();
+    config.claim_ttl = Duration::from_millis(400);
+    let index = CacheIndex::new(redis().await, config);
+    let (a, b) = ("run_a", "run_b");
+    assert_eq!(index.claim(&[key(1), key(2)], a).await, Some(Claim::Held));
+    assert_eq!(index.claim(&[key(1)], a).await, Some(Claim::Held));
+    // All or none: another run claims nothing while one key is taken.
+    assert_eq!(
+        index.claim(&[key(3), key(2), key(2)], b).await,
+        Some(Claim::Computing(vec![key(2)]))
+    );
+    assert_eq!(index.any_claimed(&[key(3)]).await, Some(false));
+    // Only the holder lets go.
+    index.release_claims(&[key(2)], b).await.unwrap();
+    assert_eq!(index.any_claimed(&[key(2)]).await, Some(true));
+    index.release_claims(&[key(2)], a).await.unwrap();
+    assert_eq!(index.claim(&[key(3), key(2)], b).await, Some(Claim::Held));
+    // Renewed claims outlive their TTL; the others lapse.
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        index.renew_claims(&[key(1)], a).await.unwrap();
+    }
+    assert_eq!(index.any_claimed(&[key(1)]).await, Some(true));
+    assert_eq!(index.any_claimed(&[key(2), key(3)]).await, Some(false));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(index.any_claimed(&[key(1)]).await, Some(false));
+    assert_eq!(index.claim(&[key(1)], b).await, Some(Claim::Held));
+    // Claiming what is free leaves the rest to its holder.
+    assert_eq!(
+        index.claim_free(&[key(1), key(4)], a).await,
+        Some(vec![false, true])
+    );
+    assert_eq!(
+        index.claim(&[key(4)], b).await,
+        Some(Claim::Computing(vec![key(4)]))
+    );
+
+    // Without Redis nothing is claimed nor waited for.
+    let away = CacheIndex::new(SharedRedis::default(), CacheConfig::default());
+    assert_eq!(away.claim(&[key(1)], a).await, None);
+    assert_eq!(away.any_claimed(&[key(1)]).await, None);
 }

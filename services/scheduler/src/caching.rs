@@ -2,12 +2,125 @@
 //! outputs were stored and digested, offer its result (only schedulers
 //! write entries); before a run starts, look its steps up (see `driver`),
 //! and again when each later stage of a split or cut run starts (`stages`).
+//! While a run computes steps whose keys are known, it holds [`Claims`] on
+//! them, so that a run about to compute the same waits for the results.
 
-use couler_cache::{CacheIndex, Entry};
-use couler_engines::{StepMetrics, StepState};
-use couler_optimizer::{Plan, StepOutputs};
+use couler_cache::{CacheIndex, CacheKey, Entry};
+use couler_engines::{StepMetrics, StepPhase, StepState};
+use couler_optimizer::{Action, Plan, StepOutputs};
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+/// The keys of the plan's steps that will run and can be keyed before they
+/// do (every step they read is reused), by step name.
+pub fn computing(plan: &Plan, tenant: &str, shares: bool) -> Vec<(String, CacheKey)> {
+    let reused: HashMap<&str, &StepOutputs> = (plan.steps.iter())
+        .filter_map(|s| match &s.action {
+            Action::Reuse { outputs, .. } => Some((s.name.as_str(), outputs)),
+            Action::Run => None,
+        })
+        .collect();
+    (plan.workflow.steps.iter().zip(&plan.steps))
+        .filter(|(_, p)| matches!(p.action, Action::Run))
+        .filter_map(|(step, _)| {
+            let scope = couler_cache::key::scope_of(step, tenant, shares);
+            let key = couler_cache::key::key(step, &scope, |name| reused.get(name).copied());
+            Some((step.name.clone(), key.ok()?))
+        })
+        .collect()
+}
+
+/// A run's claims on the keys of steps it is computing: renewed while the
+/// run is driven here, each let go once its step ended (a result offered
+/// to the cache first), the rest when the run's driver is done.
+pub struct Claims {
+    index: CacheIndex,
+    holder: String,
+    by_step: Mutex<HashMap<String, CacheKey>>,
+    _renewal: DropGuard,
+}
+
+impl Claims {
+    /// Claims held by `holder` (the run), renewed from now on.
+    pub fn held(index: CacheIndex, holder: String, keys: Vec<(String, CacheKey)>) -> Arc<Claims> {
+        let stop = CancellationToken::new();
+        let every = index.config().claim_ttl / 3;
+        let claims = Arc::new(Claims {
+            index: index.clone(),
+            holder: holder.clone(),
+            by_step: Mutex::new(keys.into_iter().collect()),
+            _renewal: stop.clone().drop_guard(),
+        });
+        let weak = Arc::downgrade(&claims);
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(every) => {}
+                }
+                // Only what is still held: a released claim stays released.
+                let Some(keys) = weak.upgrade().map(|claims| claims.keys()) else {
+                    return;
+                };
+                index.renew_claims(&keys, &holder).await;
+            }
+        });
+        claims
+    }
+
+    fn keys(&self) -> Vec<CacheKey> {
+        let by_step = self.by_step.lock().expect("claims lock");
+        let mut keys: Vec<CacheKey> = by_step.values().cloned().collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
+    /// Claims the keys of more steps, those no other run claimed.
+    async fn extend(&self, keys: Vec<(String, CacheKey)>) {
+        if keys.is_empty() {
+            return;
+        }
+        let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| k.clone()).collect();
+        let Some(held) = self.index.claim_free(&wanted, &self.holder).await else {
+            return;
+        };
+        let mut by_step = self.by_step.lock().expect("claims lock");
+        by_step.extend(
+            keys.into_iter()
+                .zip(held)
+                .filter_map(|(k, h)| h.then_some(k)),
+        );
+    }
+
+    /// Lets go of `step`'s claim (unless another step still computing has
+    /// the same key).
+    async fn release(&self, step: &str) {
+        let key = {
+            let mut by_step = self.by_step.lock().expect("claims lock");
+            match by_step.remove(step) {
+                Some(key) if !by_step.values().any(|k| *k == key) => key,
+                _ => return,
+            }
+        };
+        self.index.release_claims(&[key], &self.holder).await;
+    }
+}
+
+impl Drop for Claims {
+    fn drop(&mut self) {
+        let keys = self.keys();
+        if keys.is_empty() {
+            return;
+        }
+        let (index, holder) = (self.index.clone(), std::mem::take(&mut self.holder));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { index.release_claims(&keys, &holder).await });
+        }
+    }
+}
 
 /// What a driver knows to key and score a finished step.
 pub struct Writer {
@@ -20,6 +133,7 @@ pub struct Writer {
     position: HashMap<String, usize>,
     /// Outputs and costs of finished steps, by name.
     finished: HashMap<String, (StepOutputs, Option<StepMetrics>)>,
+    claims: Option<Arc<Claims>>,
 }
 
 impl Writer {
@@ -29,6 +143,7 @@ impl Writer {
         tenant: String,
         shares: bool,
         default_ttl: Duration,
+        claims: Option<Arc<Claims>>,
     ) -> Option<Writer> {
         let dag = plan.dag().ok()?.into_owned();
         let position = plan
@@ -40,7 +155,7 @@ impl Writer {
             .collect();
         let mut finished = HashMap::new();
         for step in &plan.steps {
-            if let couler_optimizer::Action::Reuse { outputs, .. } = &step.action {
+            if let Action::Reuse { outputs, .. } = &step.action {
                 finished.insert(step.name.clone(), (outputs.clone(), None));
             }
         }
@@ -53,17 +168,72 @@ impl Writer {
             dag,
             position,
             finished,
+            claims,
         })
+    }
+
+    /// Takes in a step's report, off the run's path: a newly succeeded main
+    /// step's result is offered to the cache, and a step that ended lets go
+    /// of its claim — after the steps it feeds that can be keyed now were
+    /// claimed and its result offered, so that a run waiting for it finds
+    /// the result and waits for those steps in turn.
+    pub fn report(&mut self, plan: &Plan, state: &StepState) {
+        let ended = !matches!(state.phase, StepPhase::Pending | StepPhase::Running);
+        let offer = self.observe(plan, state);
+        let claims = self.claims.clone().filter(|_| ended);
+        let next = match (&claims, state.phase) {
+            (Some(_), StepPhase::Succeeded | StepPhase::Cached) => {
+                self.keyable_downstream(plan, &state.name)
+            }
+            _ => Vec::new(),
+        };
+        if offer.is_none() && claims.is_none() {
+            return;
+        }
+        let index = self.index.clone();
+        let tenant = self.tenant.clone();
+        let step = state.name.clone();
+        tokio::spawn(async move {
+            if let Some(claims) = &claims {
+                claims.extend(next).await;
+            }
+            if let Some((key, entry)) = &offer {
+                let outcome = index.admit(key, entry, &tenant).await;
+                tracing::debug!(step = %entry.step, ?outcome, "offered a result to the cache");
+            }
+            if let Some(claims) = &claims {
+                claims.release(&step).await;
+            }
+            if offer.is_some() {
+                // The step had to run: a miss in the tenant's statistics.
+                metrics::counter!("couler_cache_misses_total").increment(1);
+                index.record_misses(&tenant, 1).await;
+            }
+        });
+    }
+
+    /// The steps `step` feeds that will run and can be keyed now that it
+    /// finished (every step they read has), with their keys.
+    fn keyable_downstream(&self, plan: &Plan, step: &str) -> Vec<(String, CacheKey)> {
+        let Some(&index) = self.position.get(step) else {
+            return Vec::new();
+        };
+        (self.dag.steps.downstream(index as u32).iter())
+            .map(|&d| d as usize)
+            .filter(|&d| matches!(plan.steps[d].action, Action::Run))
+            .filter_map(|d| {
+                let next = &plan.workflow.steps[d];
+                let scope = couler_cache::key::scope_of(next, &self.tenant, self.shares);
+                let outputs = |name: &str| self.finished.get(name).map(|(o, _)| o);
+                let key = couler_cache::key::key(next, &scope, outputs).ok()?;
+                Some((next.name.clone(), key))
+            })
+            .collect()
     }
 
     /// Notes a step's report; for a newly succeeded main step, returns the
     /// entry to offer to the cache.
-    pub fn observe(
-        &mut self,
-        plan: &Plan,
-        state: &StepState,
-    ) -> Option<(couler_cache::CacheKey, Entry)> {
-        use couler_engines::StepPhase;
+    fn observe(&mut self, plan: &Plan, state: &StepState) -> Option<(CacheKey, Entry)> {
         if !matches!(state.phase, StepPhase::Succeeded | StepPhase::Cached) {
             return None;
         }
@@ -129,19 +299,6 @@ impl Writer {
             step: step.name.clone(),
         };
         Some((key, entry))
-    }
-
-    /// Offers an entry without holding up the run.
-    pub fn offer(&self, key: couler_cache::CacheKey, entry: Entry) {
-        let index = self.index.clone();
-        let tenant = self.tenant.clone();
-        tokio::spawn(async move {
-            let outcome = index.admit(&key, &entry, &tenant).await;
-            tracing::debug!(step = %entry.step, ?outcome, "offered a result to the cache");
-            // The step had to run: a miss in the tenant's statistics.
-            metrics::counter!("couler_cache_misses_total").increment(1);
-            index.record_misses(&tenant, 1).await;
-        });
     }
 }
 
@@ -217,7 +374,6 @@ async fn sweep_once(index: &CacheIndex, shutdown: &tokio_util::sync::Cancellatio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use couler_engines::StepPhase;
     use couler_optimizer::{ArtifactRef, Named};
 
     const WORKFLOW: &str = "apiVersion: couler.dev/v1alpha1
@@ -260,6 +416,7 @@ steps:
                 "tnt_a".into(),
                 true,
                 Duration::from_secs(60),
+                None,
             )
             .unwrap()
         };

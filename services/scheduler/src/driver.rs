@@ -3,7 +3,9 @@
 //! ends, is cancelled, or the lease is lost or handed back.
 
 use crate::Context;
+use crate::caching::Claims;
 use crate::lease::{Control, Ticket};
+use couler_cache::CacheKey;
 use couler_engines::{RunOutcome, RunSpec, StepPhase, StepState, Update};
 use couler_optimizer::{Plan, PlanError, ReuseStatus, StepOutputs};
 use couler_store::scheduling::{self, Claim, Driving, StepWrite};
@@ -58,19 +60,31 @@ async fn drive_run(
         return fail(ctx, tenant, run, driving.run.status, &message).await;
     };
 
-    let (plan, resume) = match driving.run.status {
+    let (plan, resume, claims) = match driving.run.status {
         RunStatus::Planning => {
-            let plan = match plan(ctx, &driving, engine.as_ref()).await {
-                Ok(p) => Arc::new(p),
-                Err(e) => {
-                    return fail(
-                        ctx,
-                        tenant,
-                        run,
-                        RunStatus::Planning,
-                        &format!("planning failed: {e}"),
-                    )
-                    .await;
+            // Planned again after waiting for other runs computing some of
+            // its steps: their results are hits then.
+            let (plan, claims) = loop {
+                let plan = match plan(ctx, &driving, engine.as_ref()).await {
+                    Ok(p) => p,
+                    Err(e) => {
+                        return fail(
+                            ctx,
+                            tenant,
+                            run,
+                            RunStatus::Planning,
+                            &format!("planning failed: {e}"),
+                        )
+                        .await;
+                    }
+                };
+                match claim_keys(ctx, &driving, &plan).await {
+                    Claimed::Held(claims) => break (Arc::new(plan), claims),
+                    Claimed::Computing(keys, steps) => {
+                        if !wait_for_others(ctx, &driving, &keys, &steps, control).await? {
+                            return Ok(());
+                        }
+                    }
                 }
             };
             let json = serde_json::to_value(&*plan)?;
@@ -97,10 +111,11 @@ async fn drive_run(
             }
             restart_steps(&mut driving, &restart);
             let kept = kept_instances(&driving, &plan, &restart);
-            (plan, kept)
+            (plan, kept, claims)
         }
+        // Taken over: the claims of the scheduler that planned it lapse.
         RunStatus::Running => match driving.plan.clone().map(serde_json::from_value::<Plan>) {
-            Some(Ok(plan)) => (Arc::new(plan), resume_states(&driving)),
+            Some(Ok(plan)) => (Arc::new(plan), resume_states(&driving), None),
             _ => {
                 return fail(
                     ctx,
@@ -115,7 +130,7 @@ async fn drive_run(
         _ => return Ok(()),
     };
     if plan.is_staged() {
-        return crate::stages::drive(ctx, &driving, engine, spec, plan, control).await;
+        return crate::stages::drive(ctx, &driving, engine, spec, plan, claims, control).await;
     }
 
     let dispatch =
@@ -140,7 +155,7 @@ async fn drive_run(
         engine.cancel(&spec, &engine_ref).await?;
     }
 
-    let mut writer = cache_writer(ctx, &driving, &plan);
+    let mut writer = cache_writer(ctx, &driving, &plan, claims);
     let families = families(&plan);
     let mut tracker = Tracker::new(&driving);
     let mut updates = started.updates;
@@ -172,9 +187,8 @@ async fn drive_run(
                         Update::Step(state) => {
                             if tracker.accept(&state, families.get(&state.name), &mut writes)
                                 && let Some(cache) = &mut writer
-                                && let Some((key, entry)) = cache.observe(&plan, &state)
                             {
-                                cache.offer(key, entry);
+                                cache.report(&plan, &state);
                             }
                         }
                         Update::Finished { outcome, message } => finished = Some((outcome, message)),
@@ -196,6 +210,98 @@ async fn drive_run(
     }
 }
 
+/// How often a run waiting for others' results looks whether they are done.
+const WAIT_POLL: Duration = Duration::from_millis(500);
+
+/// What claiming the keys of a plan's steps came to.
+enum Claimed {
+    /// The run computes its steps, holding claims on their keys (none
+    /// without the cache index, or with Redis away).
+    Held(Option<Arc<Claims>>),
+    /// Other runs are computing some of them right now: these keys, of
+    /// these steps; the run claimed nothing.
+    Computing(Vec<CacheKey>, Vec<String>),
+}
+
+/// Claims the keys of the plan's steps that will run (all or none).
+async fn claim_keys(ctx: &Context, d: &Driving, plan: &Plan) -> Claimed {
+    let Some(index) = ctx.cache.as_ref().filter(|_| !d.cancel_requested) else {
+        return Claimed::Held(None);
+    };
+    let keys = crate::caching::computing(plan, &d.run.tenant_id.to_string(), d.share_cache);
+    if keys.is_empty() {
+        return Claimed::Held(None);
+    }
+    let holder = d.run.id.to_string();
+    let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| k.clone()).collect();
+    match index.claim(&wanted, &holder).await {
+        Some(couler_cache::Claim::Held) => {
+            Claimed::Held(Some(Claims::held(index.clone(), holder, keys)))
+        }
+        Some(couler_cache::Claim::Computing(taken)) => {
+            let steps = (keys.iter())
+                .filter(|(_, k)| taken.contains(k))
+                .map(|(step, _)| step.clone())
+                .collect();
+            Claimed::Computing(taken, steps)
+        }
+        None => Claimed::Held(None),
+    }
+}
+
+/// Waits while other runs compute `keys` (the keys of `steps`) — their
+/// claims go when their steps end, or lapse when their schedulers die.
+/// False when the run is no longer this scheduler's to drive: cancelled,
+/// handed back, or its lease lost.
+async fn wait_for_others(
+    ctx: &Context,
+    d: &Driving,
+    keys: &[CacheKey],
+    steps: &[String],
+    control: &mut mpsc::UnboundedReceiver<Control>,
+) -> anyhow::Result<bool> {
+    let (tenant, run) = (d.run.tenant_id, d.run.id);
+    let Some(index) = &ctx.cache else {
+        return Ok(true);
+    };
+    metrics::counter!("couler_cache_waits_total").increment(1);
+    let message = format!(
+        "waiting for another run computing {} with the same inputs, to reuse the results",
+        steps.join(", ")
+    );
+    tracing::info!(?steps, "waiting for another run computing the same steps");
+    let mut event = couler_store::events::NewEvent::run("run.waiting", RunStatus::Planning);
+    event.message = Some(message);
+    retrying("note the wait", || async {
+        let mut tx = ctx.store.tenant(tenant).await?;
+        couler_store::events::append(&mut tx, tenant, run, &event).await?;
+        tx.commit().await
+    })
+    .await?;
+    loop {
+        tokio::select! {
+            biased;
+            signal = control.recv() => match signal {
+                Some(Control::Cancel) => {
+                    let message = "cancelled while waiting for another run's results";
+                    finish(ctx, tenant, run, RunStatus::Planning, RunStatus::Cancelled, Some(message)).await?;
+                    return Ok(false);
+                }
+                Some(Control::LeaseLost) | None => return Ok(false),
+                Some(Control::Shutdown) => {
+                    hand_back(ctx, tenant, run).await;
+                    return Ok(false);
+                }
+            },
+            _ = tokio::time::sleep(WAIT_POLL) => {}
+        }
+        // Done, or Redis away (nothing to wait for then): plan again.
+        if index.any_claimed(keys).await != Some(true) {
+            return Ok(true);
+        }
+    }
+}
+
 /// The first update and whatever else is already waiting (up to a batch).
 pub(crate) fn drain(first: Update, updates: &mut mpsc::Receiver<Update>) -> Vec<Update> {
     let mut batch = vec![first];
@@ -213,6 +319,7 @@ pub(crate) fn cache_writer(
     ctx: &Context,
     d: &Driving,
     plan: &Plan,
+    claims: Option<Arc<Claims>>,
 ) -> Option<crate::caching::Writer> {
     ctx.cache.as_ref().and_then(|index| {
         // A step's own TTL wins; then the tenant's default; then the platform's.
@@ -225,6 +332,7 @@ pub(crate) fn cache_writer(
             d.run.tenant_id.to_string(),
             d.share_cache,
             ttl,
+            claims,
         )
     })
 }

@@ -4,7 +4,7 @@
 //! stage's reports land on the one run the user sees.
 
 use crate::Context;
-use crate::caching::Writer;
+use crate::caching::{Claims, Writer};
 use crate::driver::{Tracker, cache_writer, fail, families, finish, hand_back, persist, retrying};
 use crate::lease::Control;
 use couler_engines::{EngineAdapter, RunSpec, StepPhase, StepState, Update};
@@ -38,6 +38,7 @@ pub async fn drive(
     engine: Arc<dyn EngineAdapter>,
     spec: RunSpec,
     plan: Arc<Plan>,
+    claims: Option<Arc<Claims>>,
     control: &mut mpsc::UnboundedReceiver<Control>,
 ) -> anyhow::Result<()> {
     let (tenant, run) = (d.run.tenant_id, d.run.id);
@@ -58,6 +59,7 @@ pub async fn drive(
         cancelled: d.cancel_requested,
         reports: StreamMap::new(),
         running: HashMap::new(),
+        claims,
     };
     loop {
         if let Some((outcome, message)) = driver.advance(&plan, &dag).await? {
@@ -125,6 +127,8 @@ struct Staged<'a> {
     cancelled: bool,
     reports: StreamMap<String, Reports>,
     running: HashMap<String, Running>,
+    /// The run's claims on what it computes (see `caching::Claims`).
+    claims: Option<Arc<Claims>>,
 }
 
 impl Staged<'_> {
@@ -274,7 +278,7 @@ impl Staged<'_> {
                 .chain(tokio_stream::once(None)),
         );
         self.reports.insert(id.clone(), reports);
-        let cache = cache_writer(self.ctx, self.d, &plan);
+        let cache = cache_writer(self.ctx, self.d, &plan, self.claims.clone());
         self.running.insert(
             id,
             Running {
@@ -332,10 +336,8 @@ impl Staged<'_> {
                     }
                     let family = stage.families.get(&state.name);
                     if self.tracker.accept(&state, family, &mut writes) {
-                        if let Some(cache) = &mut stage.cache
-                            && let Some((key, entry)) = cache.observe(&stage.plan, &state)
-                        {
-                            cache.offer(key, entry);
+                        if let Some(cache) = &mut stage.cache {
+                            cache.report(&stage.plan, &state);
                         }
                         self.note(&state);
                     }

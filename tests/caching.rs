@@ -212,6 +212,17 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
     assert!(explain(&b).contains(" 0 hit,"));
 }
 
+/// The messages of a run's `run.waiting` events.
+fn waits(couler: &Couler, token: &str, id: &str) -> Vec<String> {
+    let path = format!("/v1/runs/{id}/events");
+    let (status, events) = couler.call(reqwest::Method::GET, &path, token, None);
+    assert_eq!(status, 200, "{events}");
+    (events["items"].as_array().unwrap().iter())
+        .filter(|e| e["kind"] == "run.waiting")
+        .map(|e| e["message"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 #[test]
 fn runs_computing_the_same_steps_at_once_compute_them_once() {
     let couler = Couler::start();
@@ -256,34 +267,18 @@ steps:
         "cached" => (&runs[0].0, &a),
         _ => (&runs[1].0, &b),
     };
-    let id = waited["id"].as_str().unwrap();
-    let (status, events) = couler.call(
-        reqwest::Method::GET,
-        &format!("/v1/runs/{id}/events"),
-        token,
-        None,
-    );
-    assert_eq!(status, 200, "{events}");
-    let waits: Vec<&str> = (events["items"].as_array().unwrap().iter())
-        .filter(|e| e["kind"] == "run.waiting")
-        .map(|e| e["message"].as_str().unwrap())
-        .collect();
+    let said = waits(&couler, token, waited["id"].as_str().unwrap());
     assert!(
-        waits
-            .first()
+        said.first()
             .is_some_and(|m| m.contains("computing prepare with the same inputs")),
-        "{events:#}"
+        "{said:?}"
     );
 
     // A run waiting for another can be cancelled.
     let long = yaml.replace("sleep 2;", "sleep 60;");
     let holder = couler.submit(&a, &long, json!({}));
     let waiter = couler.submit(&b, &long, json!({}));
-    let waiting = |token: &str, id: &str| {
-        let path = format!("/v1/runs/{id}/events");
-        let (_, events) = couler.call(reqwest::Method::GET, &path, token, None);
-        (events["items"].as_array().unwrap().iter()).any(|e| e["kind"] == "run.waiting")
-    };
+    let waiting = |token: &str, id: &str| !waits(&couler, token, id).is_empty();
     wait_until(Duration::from_secs(30), || {
         waiting(&a, &holder) || waiting(&b, &waiter)
     });

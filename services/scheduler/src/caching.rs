@@ -442,4 +442,56 @@ steps:
         assert!(!offered(outputs(true, Some(undigested))));
         assert!(!offered(outputs(false, Some(model))));
     }
+
+    #[test]
+    fn steps_are_claimed_with_the_keys_they_will_be_offered_under() {
+        let workflow = couler_ir::load(WORKFLOW, couler_ir::Format::Yaml).unwrap();
+        let plan = |facts: &couler_optimizer::Facts| {
+            couler_optimizer::Pipeline::default()
+                .plan(workflow.clone(), facts, |_, f| f())
+                .unwrap()
+        };
+        let produced = StepOutputs {
+            result: None,
+            parameters: Named::from_iter([("p".to_owned(), "1".to_owned())]),
+            artifacts: Named::from_iter([(
+                "model".to_owned(),
+                ArtifactRef {
+                    digest: "d".into(),
+                    size: 2,
+                    location: "s3://couler-artifacts/r/produce/model".into(),
+                },
+            )]),
+        };
+        let names = |keys: &[(String, CacheKey)]| -> Vec<String> {
+            keys.iter().map(|(name, _)| name.clone()).collect()
+        };
+        // Before the run only `produce` has a key: `consume` reads it.
+        let cold = plan(&Default::default());
+        assert_eq!(names(&computing(&cold, "tnt_a", true)), ["produce"]);
+        // With `produce` a hit, `consume` is keyed at planning…
+        let facts = couler_optimizer::Facts {
+            cache_hits: [("produce".to_owned(), (produced.clone(), "hit".to_owned()))].into(),
+            ..Default::default()
+        };
+        let warm = computing(&plan(&facts), "tnt_a", true);
+        assert_eq!(names(&warm), ["consume"]);
+        // …and, in a run that computes `produce`, once it succeeded: under
+        // the same key, so a run waiting for it finds the claim.
+        let index = CacheIndex::new(couler_cache::SharedRedis::default(), Default::default());
+        let mut writer = Writer::new(
+            index,
+            &cold,
+            "tnt_a".into(),
+            true,
+            Duration::from_secs(60),
+            None,
+        )
+        .unwrap();
+        assert!(writer.keyable_downstream(&cold, "produce").is_empty());
+        writer.observe(&cold, &succeeded(produced));
+        assert_eq!(writer.keyable_downstream(&cold, "produce"), warm);
+        // A tenant's private key differs from the shared one.
+        assert_ne!(computing(&plan(&facts), "tnt_a", false), warm);
+    }
 }

@@ -300,6 +300,59 @@ steps:
 }
 
 #[test]
+fn a_later_stage_waits_for_a_run_computing_its_steps() {
+    let couler = Couler::start();
+    let _scheduler = couler.scheduler("stages-together");
+    let (_, a) = couler.tenant("alice");
+    let scratch = tempdir::Dir::new("stages-together");
+    let log = scratch.path().join("ran").display().to_string();
+    // `train` can be keyed only once `measure` (never cached) has run: the
+    // tenant has run it before, so it is looked up in a stage of its own.
+    let yaml = |version: &str| {
+        format!(
+            "apiVersion: couler.dev/v1alpha1
+name: staged
+steps:
+  - name: measure
+    cache: {{policy: 'off'}}
+    container: {{image: alpine, command: [sh, -c, 'echo 9']}}
+  - name: train
+    cache: {{version: '{version}'}}
+    container: {{image: alpine, command: [sh, -c, 'sleep 2; echo train >> {log}; echo {{{{steps.measure.outputs.result}}}}']}}
+"
+        )
+    };
+    run_to_end(&couler, &a, &yaml("1"));
+    let ids = [1, 2].map(|_| couler.submit(&a, &yaml("2"), json!({})));
+    let runs = ids.each_ref().map(|id| {
+        let run = couler.wait(&a, id, LIMIT);
+        assert_eq!(run["status"], "succeeded", "{run:#}");
+        run
+    });
+    let ran = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        ran, "train\ntrain\n",
+        "the second run computed `train` again"
+    );
+    let mut trains: Vec<String> = runs
+        .iter()
+        .map(|r| step_statuses(r)["train"].clone())
+        .collect();
+    trains.sort();
+    assert_eq!(trains, ["cached", "succeeded"]);
+    let waited = runs
+        .iter()
+        .find(|r| step_statuses(r)["train"] == "cached")
+        .unwrap();
+    let said = waits(&couler, &a, waited["id"].as_str().unwrap());
+    assert!(
+        said.first()
+            .is_some_and(|m| m.contains("computing train with the same inputs")),
+        "{said:?}"
+    );
+}
+
+#[test]
 fn a_branch_whose_condition_does_not_hold_is_skipped_not_reused() {
     let couler = Couler::start();
     let _scheduler = couler.scheduler("branches");

@@ -78,6 +78,11 @@ impl Claims {
         keys
     }
 
+    /// Adds claims the run has just taken.
+    pub fn add(&self, keys: Vec<(String, CacheKey)>) {
+        self.by_step.lock().expect("claims lock").extend(keys);
+    }
+
     /// Claims the keys of more steps, those no other run claimed.
     async fn extend(&self, keys: Vec<(String, CacheKey)>) {
         if keys.is_empty() {

@@ -211,7 +211,7 @@ async fn drive_run(
 }
 
 /// How often a run waiting for others' results looks whether they are done.
-const WAIT_POLL: Duration = Duration::from_millis(500);
+pub(crate) const WAIT_POLL: Duration = Duration::from_millis(500);
 
 /// What claiming the keys of a plan's steps came to.
 enum Claimed {
@@ -264,20 +264,7 @@ async fn wait_for_others(
     let Some(index) = &ctx.cache else {
         return Ok(true);
     };
-    metrics::counter!("couler_cache_waits_total").increment(1);
-    let message = format!(
-        "waiting for another run computing {} with the same inputs, to reuse the results",
-        steps.join(", ")
-    );
-    tracing::info!(?steps, "waiting for another run computing the same steps");
-    let mut event = couler_store::events::NewEvent::run("run.waiting", RunStatus::Planning);
-    event.message = Some(message);
-    retrying("note the wait", || async {
-        let mut tx = ctx.store.tenant(tenant).await?;
-        couler_store::events::append(&mut tx, tenant, run, &event).await?;
-        tx.commit().await
-    })
-    .await?;
+    note_waiting(ctx, d, RunStatus::Planning, steps).await?;
     loop {
         tokio::select! {
             biased;
@@ -300,6 +287,29 @@ async fn wait_for_others(
             return Ok(true);
         }
     }
+}
+
+/// Says that the run (in `status`) waits for another computing `steps`.
+pub(crate) async fn note_waiting(
+    ctx: &Context,
+    d: &Driving,
+    status: RunStatus,
+    steps: &[String],
+) -> anyhow::Result<()> {
+    let (tenant, run) = (d.run.tenant_id, d.run.id);
+    metrics::counter!("couler_cache_waits_total").increment(1);
+    tracing::info!(?steps, "waiting for another run computing the same steps");
+    let mut event = couler_store::events::NewEvent::run("run.waiting", status);
+    event.message = Some(format!(
+        "waiting for another run computing {} with the same inputs, to reuse the results",
+        steps.join(", ")
+    ));
+    retrying("note the wait", || async {
+        let mut tx = ctx.store.tenant(tenant).await?;
+        couler_store::events::append(&mut tx, tenant, run, &event).await?;
+        tx.commit().await
+    })
+    .await
 }
 
 /// The first update and whatever else is already waiting (up to a batch).

@@ -7,6 +7,7 @@ use crate::Context;
 use crate::caching::{Claims, Writer};
 use crate::driver::{Tracker, cache_writer, fail, families, finish, hand_back, persist, retrying};
 use crate::lease::Control;
+use couler_cache::CacheKey;
 use couler_engines::{EngineAdapter, RunSpec, StepPhase, StepState, Update};
 use couler_optimizer::stages::{Outcome, Progress, Settle, Stage, advance};
 use couler_optimizer::{Action, Pass, Plan, ReuseStatus, StepOutputs};
@@ -60,6 +61,7 @@ pub async fn drive(
         reports: StreamMap::new(),
         running: HashMap::new(),
         claims,
+        postponed: HashMap::new(),
     };
     loop {
         if let Some((outcome, message)) = driver.advance(&plan, &dag).await? {
@@ -70,7 +72,7 @@ pub async fn drive(
             };
             return finish(ctx, tenant, run, RunStatus::Running, to, message.as_deref()).await;
         }
-        if driver.running.is_empty() {
+        if driver.running.is_empty() && driver.postponed.is_empty() {
             let message = "no stage of the run could start";
             return fail(ctx, tenant, run, RunStatus::Running, message).await;
         }
@@ -102,6 +104,9 @@ pub async fn drive(
                     return Ok(()); // another scheduler holds the run now
                 }
             }
+            _ = tokio::time::sleep(crate::driver::WAIT_POLL), if !driver.postponed.is_empty() => {
+                driver.start_postponed().await?;
+            }
         }
     }
 }
@@ -129,6 +134,9 @@ struct Staged<'a> {
     running: HashMap<String, Running>,
     /// The run's claims on what it computes (see `caching::Claims`).
     claims: Option<Arc<Claims>>,
+    /// Stages waiting for other runs computing some of their steps, by id:
+    /// the stage, and the keys it waits for.
+    postponed: HashMap<String, (Stage, Vec<CacheKey>)>,
 }
 
 impl Staged<'_> {
@@ -140,7 +148,12 @@ impl Staged<'_> {
         dag: &couler_ir::Dag,
     ) -> anyhow::Result<Option<(Outcome, Option<String>)>> {
         loop {
-            let active: BTreeSet<String> = self.running.keys().cloned().collect();
+            // A postponed stage is not proposed again: it starts once the
+            // runs it waits for are done.
+            let active: BTreeSet<String> = (self.running.keys())
+                .chain(self.postponed.keys())
+                .cloned()
+                .collect();
             let next = advance(plan, dag, &self.progress, self.cancelled, &active);
             if let Some(finish) = next.finish {
                 return Ok(Some(finish));
@@ -205,7 +218,9 @@ impl Staged<'_> {
         self.note(&report);
     }
 
-    /// Starts (or re-attaches to) one stage.
+    /// Starts (or re-attaches to) one stage. A stage whose steps are looked
+    /// up when it starts claims those that will run; if other runs are
+    /// computing some of them, it waits (see [`Self::start_postponed`]).
     async fn start(&mut self, stage: Stage) -> anyhow::Result<()> {
         let Stage {
             id,
@@ -213,11 +228,23 @@ impl Staged<'_> {
             runs,
             look_up,
         } = stage;
-        let plan = Arc::new(if look_up {
-            self.with_cache_hits(plan).await
+        let plan = if look_up {
+            let plan = self.with_cache_hits(plan).await;
+            if let Some(keys) = self.computed_elsewhere(&plan).await? {
+                let stage = Stage {
+                    id: id.clone(),
+                    plan,
+                    runs,
+                    look_up,
+                };
+                self.postponed.insert(id, (stage, keys));
+                return Ok(());
+            }
+            plan
         } else {
             plan
-        });
+        };
+        let plan = Arc::new(plan);
         // A stage whose every step the plan reuses has nothing for an
         // engine to run (Tekton refuses such a pipeline): its steps are
         // reported here, as an engine would report them.
@@ -290,6 +317,59 @@ impl Staged<'_> {
                 cache,
             },
         );
+        Ok(())
+    }
+
+    /// Claims the keys of the stage's steps that will run, all or none:
+    /// the keys other runs are computing (the stage waits for them), or
+    /// `None` when it may start.
+    async fn computed_elsewhere(&mut self, plan: &Plan) -> anyhow::Result<Option<Vec<CacheKey>>> {
+        let Some(index) = self.ctx.cache.as_ref().filter(|_| !self.cancelled) else {
+            return Ok(None);
+        };
+        let tenant = self.d.run.tenant_id.to_string();
+        let keys = crate::caching::computing(plan, &tenant, self.d.share_cache);
+        if keys.is_empty() {
+            return Ok(None);
+        }
+        let holder = self.d.run.id.to_string();
+        let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| k.clone()).collect();
+        match index.claim(&wanted, &holder).await {
+            Some(couler_cache::Claim::Computing(taken)) => {
+                let steps: Vec<String> = (keys.iter())
+                    .filter(|(_, k)| taken.contains(k))
+                    .map(|(step, _)| step.clone())
+                    .collect();
+                crate::driver::note_waiting(self.ctx, self.d, RunStatus::Running, &steps).await?;
+                Ok(Some(taken))
+            }
+            Some(couler_cache::Claim::Held) => {
+                match &self.claims {
+                    Some(claims) => claims.add(keys),
+                    None => self.claims = Some(Claims::held(index.clone(), holder, keys)),
+                }
+                Ok(None)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Starts the postponed stages whose keys no other run holds any more
+    /// (looked up again: they are hits now, unless the other run failed).
+    async fn start_postponed(&mut self) -> anyhow::Result<()> {
+        let Some(index) = self.ctx.cache.clone() else {
+            return Ok(());
+        };
+        let ids: Vec<String> = self.postponed.keys().cloned().collect();
+        for id in ids {
+            let done = match self.postponed.get(&id) {
+                Some((_, keys)) => index.any_claimed(keys).await != Some(true),
+                None => false,
+            };
+            if done && let Some((stage, _)) = self.postponed.remove(&id) {
+                self.start(stage).await?;
+            }
+        }
         Ok(())
     }
 
@@ -381,6 +461,8 @@ impl Staged<'_> {
 
     async fn cancel(&mut self) {
         self.cancelled = true;
+        // What waits for other runs never starts now.
+        self.postponed.clear();
         for stage in self.running.values() {
             if let Err(e) = self.engine.cancel(&stage.spec, &stage.engine_ref).await {
                 tracing::warn!(error = %e, stage = ?stage.spec.stage, "cancelling a stage failed");

@@ -100,9 +100,9 @@ impl Claims {
         );
     }
 
-    /// Lets go of `step`'s claim (unless another step still computing has
-    /// the same key).
-    async fn release(&self, step: &str) {
+    /// Lets go of `step`'s claim, if the run holds one (unless another
+    /// step still computing has the same key).
+    pub async fn release(&self, step: &str) {
         let key = {
             let mut by_step = self.by_step.lock().expect("claims lock");
             match by_step.remove(step) {

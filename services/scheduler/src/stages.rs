@@ -336,6 +336,13 @@ impl Staged<'_> {
         let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| k.clone()).collect();
         match index.claim(&wanted, &holder).await {
             Some(couler_cache::Claim::Computing(taken)) => {
+                // Holding none of the stage's keys while it waits: two runs
+                // never wait for each other.
+                if let Some(claims) = &self.claims {
+                    for (step, _) in &keys {
+                        claims.release(step).await;
+                    }
+                }
                 let steps: Vec<String> = (keys.iter())
                     .filter(|(_, k)| taken.contains(k))
                     .map(|(step, _)| step.clone())

@@ -273,6 +273,12 @@ steps:
             .is_some_and(|m| m.contains("computing prepare with the same inputs")),
         "{said:?}"
     );
+    // Planned again after each wait (for `prepare`, then for `train`,
+    // claimed once `prepare` ended), the run counts its hits once, when it
+    // goes ahead with them.
+    let (status, stats) = couler.call(reqwest::Method::GET, "/v1/cache/stats", token, None);
+    assert_eq!(status, 200, "{stats}");
+    assert_eq!(stats["hits"], 2, "{said:?} {stats}");
 
     // A run waiting for another can be cancelled.
     let long = yaml.replace("sleep 2;", "sleep 60;");
@@ -350,6 +356,10 @@ steps:
             .is_some_and(|m| m.contains("computing train with the same inputs")),
         "{said:?}"
     );
+    // One hit: `train`, counted when the postponed stage started.
+    let (status, stats) = couler.call(reqwest::Method::GET, "/v1/cache/stats", &a, None);
+    assert_eq!(status, 200, "{stats}");
+    assert_eq!(stats["hits"], 1, "{said:?} {stats}");
 }
 
 #[test]

@@ -40,9 +40,15 @@ pub struct Request {
     pub records_artifacts: bool,
     /// The engine's and tenant's limits of one sub-workflow.
     pub split_budget: Budget,
-    /// Planning a run (cache statistics and reuse are counted), not
-    /// explaining one.
-    pub for_run: bool,
+}
+
+/// A plan, and the cache hits it reuses: they count (in the tenant's
+/// statistics and the entries' reuse scores) only when a run goes ahead
+/// with them — [`Reuse::count`] — not when a plan is explained, nor when a
+/// run planned again after waiting for another finds them once more.
+pub struct Planned {
+    pub plan: Plan,
+    pub reuse: Reuse,
 }
 
 /// The most one submission to `engine` may hold: the tenant's own limits
@@ -75,7 +81,7 @@ const MAX_HISTORY_STEPS: usize = 5_000;
 const HISTORY_PER_STEP: i64 = 20;
 
 /// Plans with every pass, one span per pass.
-pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError> {
+pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Planned, PlanError> {
     let passes = |name: &'static str, apply: &mut dyn FnMut() -> Result<(), PlanError>| {
         tracing::info_span!("pass", pass = name).in_scope(apply)
     };
@@ -92,20 +98,23 @@ pub async fn plan(sources: &Sources<'_>, req: Request) -> Result<Plan, PlanError
     };
     facts.tune_answers = suggestions(sources.llm, &req.workflow).await;
     let mut plan = Pipeline::before_lookup().plan(req.workflow, &facts, passes)?;
+    let tenant = req.tenant.to_string();
+    let mut reuse = Reuse::none(&tenant, &plan);
     if let Some(index) = sources.cache {
         let asker = couler_cache::plan::Asker {
-            tenant: &req.tenant.to_string(),
+            tenant: &tenant,
             shares: req.share_cache,
             reads: req.reads_artifacts,
         };
-        let found = cache_hits(&plan, asker, index, req.for_run).await?;
+        let found = cache_hits(&plan, asker, index).await?;
         facts.cache_hits = found.hits;
         facts.cache_not_needed = found.not_needed;
         facts.cache_pending = found.pending;
+        reuse = found.reuse;
     }
     facts.history = history(sources.store, req.tenant, &plan).await;
     Pipeline::after_lookup().apply(&mut plan, &facts, passes)?;
-    Ok(plan)
+    Ok(Planned { plan, reuse })
 }
 
 /// Retry from failure: an artifact of a kept result that is gone from its
@@ -160,7 +169,7 @@ async fn forget_gone_artifacts(
 }
 
 /// What the cache index said of a plan's steps.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Found {
     /// The outputs of each hit by step name, with why it was reused.
     pub hits: BTreeMap<String, (StepOutputs, String)>,
@@ -169,24 +178,84 @@ pub struct Found {
     pub not_needed: BTreeMap<String, (StepOutputs, String)>,
     /// Steps not keyed before the run only because a step they read runs.
     pub pending: BTreeSet<String>,
+    /// The hits, to count once a run goes ahead with them.
+    pub reuse: Reuse,
+}
+
+/// Cache hits a plan reuses, not yet counted.
+#[derive(Debug)]
+#[must_use = "hits count only when a run goes ahead with them (`Reuse::count`)"]
+pub struct Reuse {
+    tenant: String,
+    workflow: String,
+    hits: Vec<(String, couler_cache::CacheKey, couler_cache::Cached)>,
+    bytes: u64,
+    saved_ms: u64,
+}
+
+impl Reuse {
+    fn none(tenant: &str, plan: &Plan) -> Reuse {
+        Reuse {
+            tenant: tenant.to_owned(),
+            workflow: plan.workflow.name.clone(),
+            hits: Vec::new(),
+            bytes: 0,
+            saved_ms: 0,
+        }
+    }
+
+    /// These hits and a later lookup's of the same run (a stage looked up
+    /// again after waiting keeps the hits it had found).
+    pub fn and(mut self, later: Reuse) -> Reuse {
+        self.hits.extend(later.hits);
+        self.bytes += later.bytes;
+        self.saved_ms += later.saved_ms;
+        self
+    }
+
+    /// Counts the hits in the tenant's statistics and the entries' reuse
+    /// scores (misses count when a step runs and offers its result: the
+    /// scheduler's `Writer`).
+    pub async fn count(self, index: &CacheIndex) {
+        let hits = self.hits.len() as u64;
+        if hits == 0 && self.saved_ms == 0 {
+            return;
+        }
+        index
+            .record_hits(&self.tenant, hits, self.bytes, self.saved_ms)
+            .await;
+        let by_step: Vec<(&str, &couler_cache::CacheKey)> = (self.hits.iter())
+            .map(|(step, key, _)| (step.as_str(), key))
+            .collect();
+        index
+            .reused_by(&self.tenant, &self.workflow, &by_step)
+            .await;
+        let entries: Vec<_> = (self.hits.into_iter())
+            .map(|(_, key, entry)| (key, entry))
+            .collect();
+        index.reused(&entries).await;
+        metrics::counter!("couler_cache_hits_total").increment(hits);
+    }
 }
 
 /// Looks every step up in the cache index (pipelined chunks in depth order,
-/// see [`couler_cache::plan`]). With `for_run`, hits count in the tenant's
-/// statistics and the entries' reuse scores.
+/// see [`couler_cache::plan`]). Nothing counts until [`Reuse::count`].
 pub async fn cache_hits(
     plan: &Plan,
     asker: couler_cache::plan::Asker<'_>,
     index: &CacheIndex,
-    for_run: bool,
 ) -> Result<Found, PlanError> {
     let dag = plan.dag()?;
     let lookups = couler_cache::plan::lookup_plan_with_dag(plan, &dag, asker, index)
         .instrument(tracing::info_span!("pass", pass = "cache-lookup"))
         .await;
-    let (mut bytes, mut saved_ms) = (0u64, 0u64);
-    let mut found = Found::default();
-    let mut hits = Vec::new();
+    let mut found = Found {
+        hits: BTreeMap::new(),
+        not_needed: BTreeMap::new(),
+        pending: BTreeSet::new(),
+        reuse: Reuse::none(asker.tenant, plan),
+    };
+    let reuse = &mut found.reuse;
     for (step, lookup) in plan.steps.iter().zip(lookups) {
         match lookup.outcome {
             couler_cache::plan::Outcome::Hit { key, entry } => {
@@ -197,16 +266,16 @@ pub async fn cache_hits(
                 found
                     .hits
                     .insert(step.name.clone(), (entry.outputs.clone(), why));
-                bytes += entry.size;
-                saved_ms += entry.wall_ms;
-                hits.push((step.name.as_str(), key, *entry));
+                reuse.bytes += entry.size;
+                reuse.saved_ms += entry.wall_ms;
+                reuse.hits.push((step.name.clone(), key, *entry));
             }
             couler_cache::plan::Outcome::NotNeeded { record, .. } => {
                 let why = format!(
                     "not run: computed before ({} ms), and every step that reads it is cached",
                     record.wall_ms
                 );
-                saved_ms += record.wall_ms;
+                reuse.saved_ms += record.wall_ms;
                 found
                     .not_needed
                     .insert(step.name.clone(), (record.outputs, why));
@@ -219,24 +288,6 @@ pub async fn cache_hits(
             }
             _ => {}
         }
-    }
-    if for_run {
-        index
-            // Misses count when a step runs and offers its result (the
-            // scheduler's `Writer`): a step keyed only then misses too.
-            .record_hits(asker.tenant, hits.len() as u64, bytes, saved_ms)
-            .await;
-        let by_step: Vec<(&str, &couler_cache::CacheKey)> =
-            hits.iter().map(|(step, key, _)| (*step, key)).collect();
-        index
-            .reused_by(asker.tenant, &plan.workflow.name, &by_step)
-            .await;
-        let hits: Vec<_> = hits
-            .into_iter()
-            .map(|(_, key, entry)| (key, entry))
-            .collect();
-        index.reused(&hits).await;
-        metrics::counter!("couler_cache_hits_total").increment(hits.len() as u64);
     }
     Ok(found)
 }

@@ -305,12 +305,12 @@ async fn plan(
         reads_artifacts: couler_engines::reads_artifacts_from(&settings.engine),
         records_artifacts: couler_engines::records_artifacts(&settings.engine),
         split_budget: couler_planner::split_budget(&settings.engine, &settings.split_budget),
-        for_run: false,
     };
-    let plan = couler_planner::plan(&sources, request)
+    // Explaining a plan counts none of its hits.
+    let planned = couler_planner::plan(&sources, request)
         .await
         .map_err(plan_error)?;
-    Ok(view(&plan, settings.engine.clone()))
+    Ok(view(&planned.plan, settings.engine.clone()))
 }
 
 /// A planning failure as the client's problem.

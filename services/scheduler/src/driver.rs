@@ -65,7 +65,7 @@ async fn drive_run(
             // Planned again after waiting for other runs computing some of
             // its steps: their results are hits then.
             let (plan, claims) = loop {
-                let plan = match plan(ctx, &driving, engine.as_ref()).await {
+                let planned = match plan(ctx, &driving, engine.as_ref()).await {
                     Ok(p) => p,
                     Err(e) => {
                         return fail(
@@ -78,9 +78,17 @@ async fn drive_run(
                         .await;
                     }
                 };
+                let couler_planner::Planned { plan, reuse } = planned;
                 match claim_keys(ctx, &driving, &plan).await {
-                    Claimed::Held(claims) => break (Arc::new(plan), claims),
+                    Claimed::Held(claims) => {
+                        if let Some(index) = &ctx.cache {
+                            reuse.count(index).await;
+                        }
+                        break (Arc::new(plan), claims);
+                    }
+                    // The hits found count when the run is planned again.
                     Claimed::Computing(keys, steps) => {
+                        drop(reuse);
                         if !wait_for_others(ctx, &driving, &keys, &steps, control).await? {
                             return Ok(());
                         }
@@ -382,7 +390,7 @@ async fn plan(
     ctx: &Context,
     d: &Driving,
     engine: &dyn couler_engines::EngineAdapter,
-) -> Result<Plan, PlanError> {
+) -> Result<couler_planner::Planned, PlanError> {
     let workflow: couler_ir::Workflow = serde_json::from_value(d.ir.clone()).map_err(|e| {
         PlanError::Invalid(couler_ir::Problems(vec![couler_ir::Problem {
             path: String::new(),
@@ -404,7 +412,6 @@ async fn plan(
         reads_artifacts: couler_engines::reads_artifacts_from(engine.name()),
         records_artifacts: engine.records_artifacts(),
         split_budget: couler_planner::split_budget(engine.name(), &d.split_budget),
-        for_run: true,
     };
     couler_planner::plan(&sources, request)
         .instrument(tracing::info_span!("plan"))

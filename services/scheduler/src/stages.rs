@@ -11,6 +11,7 @@ use couler_cache::CacheKey;
 use couler_engines::{EngineAdapter, RunSpec, StepPhase, StepState, Update};
 use couler_optimizer::stages::{Outcome, Progress, Settle, Stage, advance};
 use couler_optimizer::{Action, Pass, Plan, ReuseStatus, StepOutputs};
+use couler_planner::Reuse;
 use couler_store::scheduling::{self, Driving};
 use couler_store::{RunStatus, StepStatus};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -135,8 +136,9 @@ struct Staged<'a> {
     /// The run's claims on what it computes (see `caching::Claims`).
     claims: Option<Arc<Claims>>,
     /// Stages waiting for other runs computing some of their steps, by id:
-    /// the stage, and the keys it waits for.
-    postponed: HashMap<String, (Stage, Vec<CacheKey>)>,
+    /// the stage, the keys it waits for, and the hits it found (counted
+    /// when it starts).
+    postponed: HashMap<String, (Stage, Vec<CacheKey>, Option<Reuse>)>,
 }
 
 impl Staged<'_> {
@@ -222,6 +224,12 @@ impl Staged<'_> {
     /// up when it starts claims those that will run; if other runs are
     /// computing some of them, it waits (see [`Self::start_postponed`]).
     async fn start(&mut self, stage: Stage) -> anyhow::Result<()> {
+        self.start_with(stage, None).await
+    }
+
+    /// [`Self::start`], for a stage that found the hits `earlier` before it
+    /// was postponed (its plan reuses them already).
+    async fn start_with(&mut self, stage: Stage, earlier: Option<Reuse>) -> anyhow::Result<()> {
         let Stage {
             id,
             plan,
@@ -229,7 +237,11 @@ impl Staged<'_> {
             look_up,
         } = stage;
         let plan = if look_up {
-            let plan = self.with_cache_hits(plan).await;
+            let (plan, found) = self.with_cache_hits(plan).await;
+            let reuse = match (earlier, found) {
+                (Some(earlier), Some(found)) => Some(earlier.and(found)),
+                (earlier, found) => earlier.or(found),
+            };
             if let Some(keys) = self.computed_elsewhere(&plan).await? {
                 let stage = Stage {
                     id: id.clone(),
@@ -237,8 +249,11 @@ impl Staged<'_> {
                     runs,
                     look_up,
                 };
-                self.postponed.insert(id, (stage, keys));
+                self.postponed.insert(id, (stage, keys, reuse));
                 return Ok(());
+            }
+            if let (Some(index), Some(reuse)) = (&self.ctx.cache, reuse) {
+                reuse.count(index).await;
             }
             plan
         } else {
@@ -370,11 +385,11 @@ impl Staged<'_> {
         let ids: Vec<String> = self.postponed.keys().cloned().collect();
         for id in ids {
             let done = match self.postponed.get(&id) {
-                Some((_, keys)) => index.any_claimed(keys).await != Some(true),
+                Some((_, keys, _)) => index.any_claimed(keys).await != Some(true),
                 None => false,
             };
-            if done && let Some((stage, _)) = self.postponed.remove(&id) {
-                self.start(stage).await?;
+            if done && let Some((stage, _, reuse)) = self.postponed.remove(&id) {
+                self.start_with(stage, reuse).await?;
             }
         }
         Ok(())
@@ -382,19 +397,19 @@ impl Staged<'_> {
 
     /// Looks the stage's steps up in the cache index now that their
     /// upstream outputs are known (later parts of a split or cut run,
-    /// trials).
-    async fn with_cache_hits(&self, mut plan: Plan) -> Plan {
+    /// trials), with the hits found (not counted yet).
+    async fn with_cache_hits(&self, mut plan: Plan) -> (Plan, Option<Reuse>) {
         let Some(index) = &self.ctx.cache else {
-            return plan;
+            return (plan, None);
         };
         let asker = couler_cache::plan::Asker {
             tenant: &self.d.run.tenant_id.to_string(),
             shares: self.d.share_cache,
             reads: couler_engines::reads_artifacts_from(self.engine.name()),
         };
-        let found = couler_planner::cache_hits(&plan, asker, index, true).await;
+        let found = couler_planner::cache_hits(&plan, asker, index).await;
         let Ok(found) = found else {
-            return plan;
+            return (plan, None);
         };
         // The planner's own pass turns what was found into reused steps.
         let facts = couler_optimizer::Facts {
@@ -404,8 +419,9 @@ impl Staged<'_> {
         };
         if let Err(e) = couler_optimizer::UseCacheHits.apply(&mut plan, &facts) {
             tracing::warn!(error = %e, "the stage runs without its cache hits");
+            return (plan, None);
         }
-        plan
+        (plan, Some(found.reuse))
     }
 
     /// Applies a batch of stage reports; false when the lease was lost.

@@ -64,7 +64,7 @@ async fn drive_run(
         RunStatus::Planning => {
             // Planned again after waiting for other runs computing some of
             // its steps: their results are hits then.
-            let (plan, claims) = loop {
+            let (plan, claims, reuse) = loop {
                 let planned = match plan(ctx, &driving, engine.as_ref()).await {
                     Ok(p) => p,
                     Err(e) => {
@@ -80,12 +80,7 @@ async fn drive_run(
                 };
                 let couler_planner::Planned { plan, reuse } = planned;
                 match claim_keys(ctx, &driving, &plan).await {
-                    Claimed::Held(claims) => {
-                        if let Some(index) = &ctx.cache {
-                            reuse.count(index).await;
-                        }
-                        break (Arc::new(plan), claims);
-                    }
+                    Claimed::Held(claims) => break (Arc::new(plan), claims, reuse),
                     // The hits found count when the run is planned again.
                     Claimed::Computing(keys, steps) => {
                         drop(reuse);
@@ -116,6 +111,11 @@ async fn drive_run(
             .await?;
             if !started {
                 return Ok(());
+            }
+            // The run goes ahead with its hits: they count, once (a
+            // scheduler taking the run over later plans it no more).
+            if let Some(index) = &ctx.cache {
+                reuse.count(index).await;
             }
             restart_steps(&mut driving, &restart);
             let kept = kept_instances(&driving, &plan, &restart);

@@ -65,20 +65,20 @@ async fn drive_run(
             // Planned again after waiting for other runs computing some of
             // its steps: their results are hits then.
             let (plan, claims, reuse) = loop {
-                let planned = match plan(ctx, &driving, engine.as_ref()).await {
-                    Ok(p) => p,
-                    Err(e) => {
-                        return fail(
-                            ctx,
-                            tenant,
-                            run,
-                            RunStatus::Planning,
-                            &format!("planning failed: {e}"),
-                        )
-                        .await;
-                    }
-                };
-                let couler_planner::Planned { plan, reuse } = planned;
+                let couler_planner::Planned { plan, reuse } =
+                    match plan(ctx, &driving, engine.as_ref()).await {
+                        Ok(p) => p,
+                        Err(e) => {
+                            return fail(
+                                ctx,
+                                tenant,
+                                run,
+                                RunStatus::Planning,
+                                &format!("planning failed: {e}"),
+                            )
+                            .await;
+                        }
+                    };
                 match claim_keys(ctx, &driving, &plan).await {
                     Claimed::Held(claims) => break (Arc::new(plan), claims, reuse),
                     // The hits found count when the run is planned again.

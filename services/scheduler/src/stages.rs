@@ -238,10 +238,7 @@ impl Staged<'_> {
         } = stage;
         let plan = if look_up {
             let (plan, found) = self.with_cache_hits(plan).await;
-            let reuse = match (earlier, found) {
-                (Some(earlier), Some(found)) => Some(earlier.and(found)),
-                (earlier, found) => earlier.or(found),
-            };
+            let reuse = earlier.into_iter().chain(found).reduce(Reuse::and);
             if let Some(keys) = self.computed_elsewhere(&plan).await? {
                 let stage = Stage {
                     id: id.clone(),

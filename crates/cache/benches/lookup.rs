@@ -25,7 +25,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const LEVELS: usize = 10;
 const WIDTH: usize = 1_000;
-const RUNS: usize = 7;
+const RUNS: usize = 11;
 const TENANT: &str = "tnt_bench";
 /// The bench's entries keep their artifacts in S3, where Argo reads them.
 const ASKER: Asker = Asker {

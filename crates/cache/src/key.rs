@@ -13,7 +13,6 @@
 use couler_ir::refs::{Ref, Segment, segments};
 use couler_ir::{CachePolicy, CacheScope, Step};
 use couler_optimizer::StepOutputs;
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -54,31 +53,64 @@ enum Tag {
 /// Tagged, length-prefixed fields (a tag byte, the length as LEB128, the
 /// bytes), gathered and then hashed in one go: a step's fields are a few
 /// hundred bytes, and hashing them piecemeal cost more than hashing them.
-struct Encoder(Vec<u8>);
+/// Each thread keeps one, so keying a big plan allocates no buffers.
+#[derive(Default)]
+struct Encoder {
+    fields: Vec<u8>,
+    /// A text field with its references resolved.
+    resolved: String,
+}
+
+thread_local! {
+    static ENCODER: std::cell::Cell<Encoder> = std::cell::Cell::default();
+}
 
 impl Encoder {
     fn field(&mut self, tag: Tag, value: &[u8]) {
-        self.0.push(tag as u8);
+        self.fields.push(tag as u8);
         let mut n = value.len();
         while n >= 0x80 {
-            self.0.push((n & 0x7f) as u8 | 0x80);
+            self.fields.push((n & 0x7f) as u8 | 0x80);
             n >>= 7;
         }
-        self.0.push(n as u8);
-        self.0.extend_from_slice(value);
+        self.fields.push(n as u8);
+        self.fields.extend_from_slice(value);
     }
 
-    fn finish(self) -> CacheKey {
-        // Deriving the context's key is a hash of its own: done once.
-        static HASHER: LazyLock<blake3::Hasher> =
-            LazyLock::new(|| blake3::Hasher::new_derive_key(CONTEXT));
-        let mut h = HASHER.clone();
-        h.update(&self.0);
-        CacheKey(h.finalize().to_hex().to_string())
+    /// A text field, its references to upstream outputs replaced by their
+    /// values (see [`resolve`]).
+    fn text<'a>(
+        &mut self,
+        tag: Tag,
+        s: &str,
+        outputs_of: &impl Fn(&str) -> Option<&'a StepOutputs>,
+    ) -> Result<(), NoKey> {
+        if !couler_ir::refs::has_references(s) {
+            self.field(tag, s.as_bytes());
+            return Ok(());
+        }
+        let mut resolved = std::mem::take(&mut self.resolved);
+        resolved.clear();
+        let done = resolve(s, outputs_of, &mut resolved);
+        if done.is_ok() {
+            self.field(tag, resolved.as_bytes());
+        }
+        self.resolved = resolved;
+        done
+    }
+
+    fn finish(&self) -> CacheKey {
+        // A keyed hash under a key derived from the context once: one call,
+        // no hasher state to set up per key.
+        static KEY: LazyLock<[u8; 32]> = LazyLock::new(|| blake3::derive_key(CONTEXT, b""));
+        CacheKey(blake3::keyed_hash(&KEY, &self.fields).to_hex().to_string())
     }
 }
 
-const CONTEXT: &str = "couler.dev 2026 cache key v2";
+/// The keys' version: changed when the encoding changes, or the layout of
+/// what the index stores under a key (`Entry::payload`), so that no entry
+/// is read as another.
+const CONTEXT: &str = "couler.dev 2026 cache key v3";
 
 /// A cache key (BLAKE3, hex).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -149,19 +181,26 @@ pub fn key<'a>(
     if step.tune.is_some() {
         return Err(NoKey::Unsupported("tune"));
     }
-    // A length-prefixed, tagged encoding straight into the hasher: no
-    // intermediate tree, and no way for two different specs to collide by
-    // concatenation.
-    let mut h = Encoder(Vec::with_capacity(1024));
+    let mut h = ENCODER.take();
+    h.fields.clear();
+    let key = encode(&mut h, step, scope, &outputs_of).map(|()| h.finish());
+    ENCODER.set(h);
+    key
+}
+
+/// Encodes what determines the outputs of `step`: a length-prefixed,
+/// tagged encoding, with no intermediate tree and no way for two different
+/// specs to collide by concatenation.
+fn encode<'a>(
+    h: &mut Encoder,
+    step: &Step,
+    scope: &Scope,
+    outputs_of: &impl Fn(&str) -> Option<&'a StepOutputs>,
+) -> Result<(), NoKey> {
     match scope {
         Scope::Shared => h.field(Tag::Shared, b""),
         Scope::Tenant(t) => h.field(Tag::Tenant, t.as_bytes()),
     }
-    let text = |h: &mut Encoder, tag: Tag, s: &str| -> Result<(), NoKey> {
-        let resolved = resolve(s, &outputs_of)?;
-        h.field(tag, resolved.as_bytes());
-        Ok(())
-    };
     let (image, command, args, env, working_dir, source) = if let Some(c) = &step.container {
         h.field(Tag::Kind, b"container");
         (
@@ -202,16 +241,16 @@ pub fn key<'a>(
     };
     h.field(Tag::Image, image.as_bytes());
     for c in command {
-        text(&mut h, Tag::Command, c)?;
+        h.text(Tag::Command, c, outputs_of)?;
     }
     for a in args {
-        text(&mut h, Tag::Arg, a)?;
+        h.text(Tag::Arg, a, outputs_of)?;
     }
     if let Some(src) = source {
-        text(&mut h, Tag::Source, src)?;
+        h.text(Tag::Source, src, outputs_of)?;
     }
     if let Some(dir) = working_dir {
-        text(&mut h, Tag::Workdir, dir)?;
+        h.text(Tag::Workdir, dir, outputs_of)?;
     }
     // By name, so that reordering env vars keeps the key; most lists are
     // short and already sorted.
@@ -230,7 +269,7 @@ pub fn key<'a>(
     for e in vars {
         h.field(Tag::Env, e.name.as_bytes());
         match (&e.value, &e.secret) {
-            (Some(v), _) => text(&mut h, Tag::Value, v)?,
+            (Some(v), _) => h.text(Tag::Value, v, outputs_of)?,
             // The secret's name, never its value.
             (None, Some(secret)) => {
                 h.field(Tag::Secret, secret.name.as_bytes());
@@ -270,25 +309,22 @@ pub fn key<'a>(
     // skipped) never hits, and one whose conditions read outputs not
     // known yet has no key before the run.
     for c in &step.when {
-        text(&mut h, Tag::When, &c.input)?;
+        h.text(Tag::When, &c.input, outputs_of)?;
         h.field(Tag::Operator, c.operator.to_string().as_bytes());
         for v in c.value.iter().chain(&c.values) {
             h.field(Tag::Operand, v.as_str().as_bytes());
         }
     }
-    Ok(h.finish())
+    Ok(())
 }
 
-/// Replaces references to upstream outputs with their values; path
-/// placeholders stay (they are not inputs).
-fn resolve<'a, 's>(
-    s: &'s str,
+/// Writes `s` to `out` with references to upstream outputs replaced by
+/// their values; path placeholders stay (they are not inputs).
+fn resolve<'a>(
+    s: &str,
     outputs_of: &impl Fn(&str) -> Option<&'a StepOutputs>,
-) -> Result<Cow<'s, str>, NoKey> {
-    if !couler_ir::refs::has_references(s) {
-        return Ok(Cow::Borrowed(s));
-    }
-    let mut out = String::with_capacity(s.len());
+    out: &mut String,
+) -> Result<(), NoKey> {
     for seg in segments(s) {
         match seg {
             Ok(Segment::Text(t)) => out.push_str(t),
@@ -322,7 +358,7 @@ fn resolve<'a, 's>(
             Err(e) => return Err(NoKey::Pending(e.to_string())),
         }
     }
-    Ok(Cow::Owned(out))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -398,7 +434,7 @@ mod tests {
         let o = outputs("1", "aa");
         assert_eq!(
             key(&s, &Scope::Shared, |_| Some(&o)).unwrap().0,
-            "d95cb4641a47feb53869ea25c2043ab8cb8f80823bfa70b8c601ff76cd4ca42b"
+            "856f3f6a221ee1604fbc5c944adb898bef7784512afc5dc175785d0ce93dc8ce"
         );
     }
 

@@ -376,7 +376,7 @@ const CHUNK: usize = 128;
 /// A chunk of keyed steps being looked up.
 struct Pending {
     steps: Vec<usize>,
-    keys: Arc<[CacheKey]>,
+    keys: Arc<Vec<CacheKey>>,
     found: Pin<Box<dyn Future<Output = Vec<Found>> + Send>>,
 }
 
@@ -390,18 +390,16 @@ impl Pending {
         elsewhere: &mut [bool],
     ) {
         let found = self.found.await;
-        for ((i, key), found) in self.steps.into_iter().zip(self.keys.iter()).zip(found) {
-            let key = key.clone();
+        // The lookup's task is done with the keys: they move, not copied.
+        let keys = Arc::try_unwrap(self.keys).unwrap_or_else(|keys| keys.to_vec());
+        for ((i, key), found) in self.steps.into_iter().zip(keys).zip(found) {
             outcomes[i] = Some(match found {
                 Found::Entry(entry) => {
                     elsewhere[i] = !crate::index::readable(&entry.outputs, asker.reads);
-                    Outcome::Hit {
-                        key,
-                        entry: Box::new(entry),
-                    }
+                    Outcome::Hit { key, entry }
                 }
                 Found::Record(record) => {
-                    records[i] = Some(Box::new(record));
+                    records[i] = Some(record);
                     Outcome::Miss { key }
                 }
                 Found::Nothing => Outcome::Miss { key },
@@ -417,7 +415,7 @@ fn send(
     reads: &'static [&'static str],
 ) -> Pending {
     let (steps, keys): (Vec<usize>, Vec<CacheKey>) = chunk.into_iter().unzip();
-    let keys: Arc<[CacheKey]> = keys.into();
+    let keys = Arc::new(keys);
     let found = Box::pin(index.lookup_in_background(keys.clone(), reads));
     Pending { steps, keys, found }
 }
@@ -544,6 +542,8 @@ mod tests {
             entry: Box::new(Cached {
                 outputs: StepOutputs::default(),
                 wall_ms: 1,
+                cpu_ms: 1,
+                max_rss_kb: 0,
                 size: 1,
                 reconstruction: 1.0,
                 downstream: 0.0,

@@ -38,7 +38,7 @@ impl CacheIndex {
         };
         let entries: Vec<Option<Cached>> = found
             .into_iter()
-            .map(|raw| raw.and_then(|r| rmp_serde::from_slice(&r).ok()))
+            .map(|raw| raw.and_then(|r| Cached::decode(&r)))
             .collect();
         let outputs: Vec<_> = entries
             .iter()
@@ -81,14 +81,16 @@ impl CacheIndex {
             }
             if let Some(copy) = copies[i].take() {
                 if copy_there[i] {
-                    out.push(Found::Entry(copy));
+                    out.push(Found::Entry(Box::new(copy)));
                     continue;
                 }
                 gone_copies.push((keys[i].clone(), store_of(&copy.outputs).to_owned()));
             }
             out.push(match entry {
-                Some(entry) if there[i] => Found::Entry(entry),
-                _ => records[i].take().map_or(Found::Nothing, Found::Record),
+                Some(entry) if there[i] => Found::Entry(Box::new(entry)),
+                _ => records[i]
+                    .take()
+                    .map_or(Found::Nothing, |r| Found::Record(Box::new(r))),
             });
         }
         if !gone_copies.is_empty() {
@@ -131,7 +133,7 @@ impl CacheIndex {
     /// decoded.
     pub fn lookup_in_background(
         &self,
-        keys: Arc<[CacheKey]>,
+        keys: Arc<Vec<CacheKey>>,
         reads: &'static [&'static str],
     ) -> impl Future<Output = Vec<Found>> + use<> {
         let index = self.clone();
@@ -182,14 +184,14 @@ impl CacheIndex {
         let mut replies = replies.unwrap_or_default().into_iter();
         if !record_names.is_empty() {
             for (&i, raw) in records.iter().zip(replies.next().unwrap_or_default()) {
-                found_records[i] = raw.and_then(|r| rmp_serde::from_slice(&r).ok());
+                found_records[i] = raw.and_then(|r| Record::decode(&r));
             }
         }
         for (&i, payloads) in copies.iter().zip(replies) {
             found_copies[i] = payloads
                 .into_iter()
                 .flatten()
-                .filter_map(|raw| rmp_serde::from_slice::<Cached>(&raw).ok())
+                .filter_map(|raw| Cached::decode(&raw))
                 .find(|copy| readable(&copy.outputs, reads));
         }
         (found_records, found_copies)

@@ -94,20 +94,23 @@ local function reclaim(p, now, limit)
 end
 local function unix_now() return tonumber(redis.call('TIME')[1]) end
 -- The store of an entry's payload, as `store_of` names it: the scheme of
--- its first artifact's location; '' without artifacts or payload.
+-- its first artifact's location; '' without artifacts or payload. A
+-- payload is `[outputs, ...]`, outputs `[artifacts, ...]`, each artifact
+-- `[digest, size, location]` under its name (see `Entry::payload`).
 local function store_in(payload)
   if not payload then return '' end
   local ok, e = pcall(cmsgpack.unpack, payload)
-  if not ok or type(e) ~= 'table' or type(e.outputs) ~= 'table'
-    or type(e.outputs.artifacts) ~= 'table' then
+  if not ok or type(e) ~= 'table' or type(e[1]) ~= 'table'
+    or type(e[1][1]) ~= 'table' then
     return ''
   end
+  local artifacts = e[1][1]
   local first
-  for name in pairs(e.outputs.artifacts) do
+  for name in pairs(artifacts) do
     if first == nil or name < first then first = name end
   end
-  if first == nil then return '' end
-  local location = e.outputs.artifacts[first].location
+  if first == nil or type(artifacts[first]) ~= 'table' then return '' end
+  local location = artifacts[first][3]
   if type(location) ~= 'string' then return '' end
   local at = string.find(location, '://', 1, true)
   if not at then return '' end

@@ -133,21 +133,13 @@ pub struct Cached {
     pub created_at: i64,
 }
 
-impl Cached {
-    /// Decodes a payload ([`Entry::payload`]); `None` for anything else.
-    pub(crate) fn decode(payload: &[u8]) -> Option<Cached> {
-        rmp_serde::from_slice(payload).ok()
-    }
-}
-
 impl Entry {
-    /// How the index stores an entry: its [`Cached`] part as positional
-    /// MessagePack, with no field names to match when a lookup decodes
-    /// thousands of them. The scripts find the artifacts' store in it too
-    /// (`store_in` in [`scripts`]); a change to this layout changes the
-    /// keys' `CONTEXT`, so that no payload is read as another.
+    /// How the index stores an entry: its [`Cached`] part, [`stored`]. The
+    /// scripts find the artifacts' store in it too (`store_in` in
+    /// [`scripts`]); a change to this layout changes the keys' `CONTEXT`,
+    /// so that no payload is read as another.
     fn payload(&self) -> Vec<u8> {
-        let cached = Cached {
+        stored(&Cached {
             outputs: self.outputs.clone(),
             wall_ms: self.wall_ms,
             cpu_ms: self.cpu_ms,
@@ -156,14 +148,25 @@ impl Entry {
             reconstruction: self.reconstruction,
             downstream: self.downstream,
             created_at: self.created_at,
-        };
-        rmp_serde::to_vec(&cached).expect("entries serialize")
+        })
     }
+}
+
+/// What the index writes to Redis (entries, copies, records): positional
+/// MessagePack, with no field names to match when a lookup decodes
+/// thousands of them.
+fn stored<T: Serialize>(value: &T) -> Vec<u8> {
+    rmp_serde::to_vec(value).expect("what the index stores serializes")
+}
+
+/// A value [`stored`] before; `None` for anything else.
+fn load<T: serde::de::DeserializeOwned>(payload: &[u8]) -> Option<T> {
+    rmp_serde::from_slice(payload).ok()
 }
 
 /// What the index remembers of a computed step after its bytes may be
 /// gone: enough to key its consumers and to stand in for it when none of
-/// them runs. Stored as positional MessagePack, as entries are.
+/// them runs. [`stored`] as entries are.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// The outputs, artifact locations left empty: the bytes may be gone.
@@ -182,14 +185,6 @@ impl Record {
             outputs,
             wall_ms: entry.wall_ms,
         }
-    }
-
-    fn payload(&self) -> Vec<u8> {
-        rmp_serde::to_vec(self).expect("records serialize")
-    }
-
-    pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
-        rmp_serde::from_slice(payload).ok()
     }
 }
 
@@ -522,7 +517,7 @@ impl CacheIndex {
             now,
         );
         let payload = entry.payload();
-        let record = Record::of(entry).payload();
+        let record = stored(&Record::of(entry));
         let mut sets = vec![
             self.k(&format!("tenant:{tenant}")),
             self.k(&format!("image:{}", entry.image)),
@@ -662,7 +657,7 @@ mod tests {
         };
         for outputs in [full, StepOutputs::default()] {
             let e = entry(outputs);
-            let cached = Cached::decode(&e.payload()).expect("the payload decodes");
+            let cached: Cached = load(&e.payload()).expect("the payload decodes");
             assert_eq!(cached.outputs, e.outputs);
             assert_eq!(
                 (
@@ -676,13 +671,13 @@ mod tests {
             assert_eq!((cached.reconstruction, cached.downstream), (1.5, 0.5));
             assert_eq!(cached.created_at, 1_700_000_000);
             let record = Record::of(&e);
-            assert_eq!(Record::decode(&record.payload()), Some(record));
+            assert_eq!(load(&stored(&record)), Some(record));
         }
         // Nothing else passes for a payload: not a record, not garbage.
         assert_eq!(
-            Cached::decode(&Record::of(&entry(StepOutputs::default())).payload()),
+            load::<Cached>(&stored(&Record::of(&entry(StepOutputs::default())))),
             None
         );
-        assert_eq!(Cached::decode(b"\x92\x01"), None);
+        assert_eq!(load::<Cached>(b"\x92\x01"), None);
     }
 }

@@ -67,14 +67,7 @@ thread_local! {
 
 impl Encoder {
     fn field(&mut self, tag: Tag, value: &[u8]) {
-        self.fields.push(tag as u8);
-        let mut n = value.len();
-        while n >= 0x80 {
-            self.fields.push((n & 0x7f) as u8 | 0x80);
-            n >>= 7;
-        }
-        self.fields.push(n as u8);
-        self.fields.extend_from_slice(value);
+        push_field(&mut self.fields, tag, value);
     }
 
     /// A text field, its references to upstream outputs replaced by their
@@ -89,14 +82,10 @@ impl Encoder {
             self.field(tag, s.as_bytes());
             return Ok(());
         }
-        let mut resolved = std::mem::take(&mut self.resolved);
-        resolved.clear();
-        let done = resolve(s, outputs_of, &mut resolved);
-        if done.is_ok() {
-            self.field(tag, resolved.as_bytes());
-        }
-        self.resolved = resolved;
-        done
+        self.resolved.clear();
+        resolve(s, outputs_of, &mut self.resolved)?;
+        push_field(&mut self.fields, tag, self.resolved.as_bytes());
+        Ok(())
     }
 
     fn finish(&self) -> CacheKey {
@@ -111,6 +100,18 @@ impl Encoder {
 /// what the index stores under a key (`Entry::payload`), so that no entry
 /// is read as another.
 const CONTEXT: &str = "couler.dev 2026 cache key v3";
+
+/// Appends a field: its tag, its length as LEB128, its bytes.
+fn push_field(fields: &mut Vec<u8>, tag: Tag, value: &[u8]) {
+    fields.push(tag as u8);
+    let mut n = value.len();
+    while n >= 0x80 {
+        fields.push((n & 0x7f) as u8 | 0x80);
+        n >>= 7;
+    }
+    fields.push(n as u8);
+    fields.extend_from_slice(value);
+}
 
 /// A cache key (BLAKE3, hex).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

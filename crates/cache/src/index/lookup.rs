@@ -2,7 +2,7 @@
 //! is stored elsewhere, and the records of what missed; and whether the
 //! artifacts of what is found are still in their store.
 
-use super::{CacheIndex, Cached, Found, Record};
+use super::{CacheIndex, Cached, Found, Record, load};
 use crate::key::CacheKey;
 use couler_optimizer::StepOutputs;
 use std::sync::Arc;
@@ -38,7 +38,7 @@ impl CacheIndex {
         };
         let entries: Vec<Option<Cached>> = found
             .into_iter()
-            .map(|raw| raw.and_then(|r| Cached::decode(&r)))
+            .map(|raw| raw.and_then(|r| load(&r)))
             .collect();
         let outputs: Vec<_> = entries
             .iter()
@@ -184,14 +184,14 @@ impl CacheIndex {
         let mut replies = replies.unwrap_or_default().into_iter();
         if !record_names.is_empty() {
             for (&i, raw) in records.iter().zip(replies.next().unwrap_or_default()) {
-                found_records[i] = raw.and_then(|r| Record::decode(&r));
+                found_records[i] = raw.and_then(|r| load(&r));
             }
         }
         for (&i, payloads) in copies.iter().zip(replies) {
             found_copies[i] = payloads
                 .into_iter()
                 .flatten()
-                .filter_map(|raw| Cached::decode(&raw))
+                .filter_map(|raw| load::<Cached>(&raw))
                 .find(|copy| readable(&copy.outputs, reads));
         }
         (found_records, found_copies)

@@ -345,12 +345,15 @@ impl CacheIndex {
 
     /// `P:cache:e:<key>`, where an entry lives.
     fn entry_name(&self, key: &CacheKey) -> String {
-        let prefix = &self.config.prefix;
-        let mut name = String::with_capacity(prefix.len() + 9 + key.0.len());
-        name.push_str(prefix);
-        name.push_str(":cache:e:");
-        name.push_str(&key.0);
-        name
+        format!("{}{key}", self.k("e:"))
+    }
+
+    /// The names of the entries of `keys`, as arguments of one command.
+    fn entry_names<'a>(&self, keys: &'a [CacheKey]) -> EntryNames<'a> {
+        EntryNames {
+            stem: self.k("e:"),
+            keys,
+        }
     }
 
     /// Runs a Redis call under the timeout; `None` when Redis is away.
@@ -441,7 +444,7 @@ impl CacheIndex {
             .iter()
             .map(|(k, _)| self.k(&format!("hits:{k}")))
             .collect();
-        let keys: Vec<&str> = hits.iter().map(|(k, _)| k.0.as_str()).collect();
+        let keys: Vec<CacheKey> = hits.iter().map(|(k, _)| *k).collect();
         let counted: Option<(Vec<Option<String>>, Vec<u64>)> = self
             .call("reuse", async |mut c| {
                 let mut p = redis::pipe();
@@ -490,7 +493,7 @@ impl CacheIndex {
                 .arg("XX")
                 .arg("GT")
                 .arg(score)
-                .arg(&key.0)
+                .arg(key)
                 .ignore();
         }
         let _: Option<()> = self
@@ -533,7 +536,7 @@ impl CacheIndex {
                 inv.key(&keys[0])
                     .key(&keys[1])
                     .arg(self.k(""))
-                    .arg(&key.0)
+                    .arg(key)
                     .arg(entry.size)
                     .arg(score)
                     .arg(self.config.budget_bytes)
@@ -583,7 +586,7 @@ impl CacheIndex {
         self.call("scores", async |mut c| {
             let mut p = redis::pipe();
             for k in keys {
-                p.zscore(&z, &k.0);
+                p.zscore(&z, k);
             }
             p.query_async(&mut c).await
         })
@@ -615,6 +618,29 @@ fn head_and_rest<A: redis::FromRedisValue, B: redis::FromRedisValue>(
         .collect::<redis::RedisResult<_>>()?;
     let head = redis::from_redis_value(replies.pop().unwrap_or(redis::Value::Nil))?;
     Ok((head, rest))
+}
+
+/// [`CacheIndex::entry_names`]: each name written straight into the
+/// command, with no `String` per key.
+struct EntryNames<'a> {
+    stem: String,
+    keys: &'a [CacheKey],
+}
+
+impl redis::ToRedisArgs for EntryNames<'_> {
+    fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
+        use std::io::Write as _;
+        for key in self.keys {
+            let mut name = out.writer_for_next_arg();
+            // Writing to a command's buffer cannot fail.
+            let _ = name.write_all(self.stem.as_bytes());
+            let _ = name.write_all(key.hex().as_bytes());
+        }
+    }
+
+    fn num_of_args(&self) -> usize {
+        self.keys.len()
+    }
 }
 
 #[cfg(test)]

@@ -92,7 +92,7 @@ impl Encoder {
         // A keyed hash under a key derived from the context once: one call,
         // no hasher state to set up per key.
         static KEY: LazyLock<[u8; 32]> = LazyLock::new(|| blake3::derive_key(CONTEXT, b""));
-        CacheKey(blake3::keyed_hash(&KEY, &self.fields).to_hex().to_string())
+        CacheKey(*blake3::keyed_hash(&KEY, &self.fields).as_bytes())
     }
 }
 
@@ -113,15 +113,38 @@ fn push_field(fields: &mut Vec<u8>, tag: Tag, value: &[u8]) {
     fields.extend_from_slice(value);
 }
 
-/// A cache key (BLAKE3, hex).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CacheKey(pub String);
+/// A cache key: a BLAKE3 digest, named in hex wherever it is shown or
+/// stored (Redis names and members, logs, API answers).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CacheKey(pub [u8; 32]);
+
+impl CacheKey {
+    /// The key in hex, without allocating.
+    pub fn hex(&self) -> impl std::ops::Deref<Target = str> + use<> {
+        blake3::Hash::from_bytes(self.0).to_hex()
+    }
+}
 
 impl fmt::Display for CacheKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.hex())
     }
 }
+
+impl fmt::Debug for CacheKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CacheKey({self})")
+    }
+}
+
+/// As a Redis argument: its hex, as members of the index's sets name it.
+impl redis::ToRedisArgs for CacheKey {
+    fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
+        out.write_arg(self.hex().as_bytes());
+    }
+}
+
+impl redis::ToSingleRedisArg for CacheKey {}
 
 /// Who may reuse an entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -434,7 +457,7 @@ mod tests {
         ));
         let o = outputs("1", "aa");
         assert_eq!(
-            key(&s, &Scope::Shared, |_| Some(&o)).unwrap().0,
+            key(&s, &Scope::Shared, |_| Some(&o)).unwrap().to_string(),
             "856f3f6a221ee1604fbc5c944adb898bef7784512afc5dc175785d0ce93dc8ce"
         );
     }

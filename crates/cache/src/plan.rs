@@ -31,7 +31,7 @@
 use crate::index::{CacheIndex, Cached, Found, Record};
 use crate::key::{self, CacheKey, NoKey, Scope};
 use couler_optimizer::{Action, Plan, StepOutputs};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -166,7 +166,9 @@ pub async fn lookup_plan_with_dag(
 ) -> Vec<Lookup> {
     let main = plan.workflow.steps.len();
     assert_eq!(dag.steps.len(), main, "the DAG is not this plan's");
-    let position: HashMap<&str, usize> = plan.workflow.steps[..main]
+    // Looked up for every reference: foldhash (seeded per process, as
+    // std's SipHash is) costs a fraction of SipHash on names this short.
+    let position: foldhash::HashMap<&str, usize> = plan.workflow.steps[..main]
         .iter()
         .enumerate()
         .map(|(i, s)| (s.name.as_str(), i))
@@ -340,14 +342,11 @@ fn settle(
                 reference,
             });
         } else if runs[i] && elsewhere[i] {
-            outcomes[i] = Outcome::Elsewhere { key: key.clone() };
+            outcomes[i] = Outcome::Elsewhere { key: *key };
         } else if !runs[i]
             && let Some(record) = records[i].take()
         {
-            outcomes[i] = Outcome::NotNeeded {
-                key: key.clone(),
-                record,
-            };
+            outcomes[i] = Outcome::NotNeeded { key: *key, record };
         }
     }
 }
@@ -390,9 +389,7 @@ impl Pending {
         elsewhere: &mut [bool],
     ) {
         let found = self.found.await;
-        // The lookup's task is done with the keys: they move, not copied.
-        let keys = Arc::try_unwrap(self.keys).unwrap_or_else(|keys| keys.to_vec());
-        for ((i, key), found) in self.steps.into_iter().zip(keys).zip(found) {
+        for ((i, &key), found) in self.steps.into_iter().zip(self.keys.iter()).zip(found) {
             outcomes[i] = Some(match found {
                 Found::Entry(entry) => {
                     elsewhere[i] = !crate::index::readable(&entry.outputs, asker.reads);
@@ -538,7 +535,7 @@ mod tests {
 
     fn hit() -> Outcome {
         Outcome::Hit {
-            key: CacheKey("h".into()),
+            key: CacheKey([1; 32]),
             entry: Box::new(Cached {
                 outputs: StepOutputs::default(),
                 wall_ms: 1,
@@ -554,7 +551,7 @@ mod tests {
 
     fn miss() -> Outcome {
         Outcome::Miss {
-            key: CacheKey("m".into()),
+            key: CacheKey([2; 32]),
         }
     }
 

@@ -278,7 +278,7 @@ async fn explain(
     let hits: Vec<CacheKey> = lookups
         .iter()
         .filter_map(|l| match &l.outcome {
-            Outcome::Hit { key, .. } => Some(key.clone()),
+            Outcome::Hit { key, .. } => Some(*key),
             _ => None,
         })
         .collect();

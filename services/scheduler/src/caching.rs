@@ -88,7 +88,7 @@ impl Claims {
         if keys.is_empty() {
             return;
         }
-        let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| k.clone()).collect();
+        let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| *k).collect();
         let Some(held) = self.index.claim_free(&wanted, &self.holder).await else {
             return;
         };

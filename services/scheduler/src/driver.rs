@@ -241,7 +241,7 @@ async fn claim_keys(ctx: &Context, d: &Driving, plan: &Plan) -> Claimed {
         return Claimed::Held(None);
     }
     let holder = d.run.id.to_string();
-    let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| k.clone()).collect();
+    let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| *k).collect();
     match index.claim(&wanted, &holder).await {
         Some(couler_cache::Claim::Held) => {
             Claimed::Held(Some(Claims::held(index.clone(), holder, keys)))

@@ -345,7 +345,7 @@ impl Staged<'_> {
             return Ok(None);
         }
         let holder = self.d.run.id.to_string();
-        let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| k.clone()).collect();
+        let wanted: Vec<CacheKey> = keys.iter().map(|(_, k)| *k).collect();
         match index.claim(&wanted, &holder).await {
             Some(couler_cache::Claim::Computing(taken)) => {
                 // Holding none of the stage's keys while it waits: two runs

@@ -65,7 +65,7 @@ impl CacheIndex {
         if taken.is_empty() {
             return Some(Claim::Held);
         }
-        let mut computing: Vec<CacheKey> = taken.into_iter().map(|i| keys[i].clone()).collect();
+        let mut computing: Vec<CacheKey> = taken.into_iter().map(|i| keys[i]).collect();
         computing.sort();
         computing.dedup();
         Some(Claim::Computing(computing))

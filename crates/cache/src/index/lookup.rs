@@ -27,11 +27,10 @@ impl CacheIndex {
         if keys.is_empty() {
             return Vec::new();
         }
-        let names: Vec<String> = keys.iter().map(|k| self.entry_name(k)).collect();
+        let mut mget = redis::cmd("MGET");
+        mget.arg(self.entry_names(keys));
         let found: Option<Payloads> = self
-            .call("lookup", async |mut c| {
-                redis::cmd("MGET").arg(&names).query_async(&mut c).await
-            })
+            .call("lookup", async |mut c| mget.query_async(&mut c).await)
             .await;
         let Some(found) = found else {
             return vec![Found::Nothing; keys.len()];
@@ -77,14 +76,14 @@ impl CacheIndex {
         let (mut stale, mut gone_copies) = (Vec::new(), Vec::new());
         for (i, entry) in entries.into_iter().enumerate() {
             if let Some(entry) = entry.as_ref().filter(|_| !there[i]) {
-                stale.push((keys[i].clone(), store_of(&entry.outputs).to_owned()));
+                stale.push((keys[i], store_of(&entry.outputs).to_owned()));
             }
             if let Some(copy) = copies[i].take() {
                 if copy_there[i] {
                     out.push(Found::Entry(Box::new(copy)));
                     continue;
                 }
-                gone_copies.push((keys[i].clone(), store_of(&copy.outputs).to_owned()));
+                gone_copies.push((keys[i], store_of(&copy.outputs).to_owned()));
             }
             out.push(match entry {
                 Some(entry) if there[i] => Found::Entry(Box::new(entry)),
@@ -208,7 +207,7 @@ impl CacheIndex {
                 let mut inv = script.prepare_invoke();
                 inv.arg(self.k(""));
                 for (key, store) in &seen {
-                    inv.arg(&key.0).arg(store);
+                    inv.arg(key).arg(store);
                 }
                 inv.invoke_async(&mut c).await
             })

@@ -47,9 +47,7 @@ impl CacheIndex {
         let (producers, replies): (Vec<Option<String>>, Vec<redis::Value>) = self
             .call("usage", async |mut c| {
                 let mut p = redis::pipe();
-                p.cmd("HMGET")
-                    .arg(&prodof)
-                    .arg(keys.iter().map(|k| &k.0).collect::<Vec<_>>());
+                p.cmd("HMGET").arg(&prodof).arg(keys);
                 for k in keys {
                     p.cmd("HMGET")
                         .arg(self.k(&format!("hits:{k}")))
@@ -176,7 +174,7 @@ impl CacheIndex {
                 let mut inv = self.join_step.prepare_invoke();
                 inv.arg(self.k(""));
                 for (step, key) in hits {
-                    inv.arg(&key.0)
+                    inv.arg(*key)
                         .arg(self.k(&format!("step:{tenant}:{workflow}:{step}")));
                 }
                 inv.invoke_async(&mut c).await

@@ -92,8 +92,11 @@ pub fn entry_without_artifacts(size: u64, cost_s: f64) -> Entry {
     }
 }
 
+/// Key `n`, named `00…0n` in hex.
 pub fn key(n: u32) -> CacheKey {
-    CacheKey(format!("{n:064x}"))
+    let mut key = [0; 32];
+    key[28..].copy_from_slice(&n.to_be_bytes());
+    CacheKey(key)
 }
 
 /// What `keys` hit, for an engine that reads files and objects in S3.

@@ -14,9 +14,10 @@
 use couler_cache::plan::{Asker, Lookup, Outcome, lookup_plan, lookup_plan_with_dag};
 use couler_cache::{Admission, CacheConfig, CacheIndex, CacheKey, Entry, SharedRedis};
 use couler_optimizer::{ArtifactRef, Named, Plan, StepOutputs};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::json;
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::time::{Duration, Instant};
 
 /// The allocator Couler's binaries use.
@@ -157,28 +158,16 @@ struct Timings {
     lookups: Vec<Duration>,
 }
 
-#[tokio::main]
-async fn main() {
-    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
-    let redis = SharedRedis::connect_now(&url, Duration::from_secs(2), Duration::from_secs(2))
-        .await
-        .unwrap_or_else(|| panic!("no redis at {url}"));
-    let mut conn = redis.get().expect("connected");
-    let prefix = format!("couler-bench-{}", std::process::id());
-    let index = CacheIndex::new(
-        redis,
-        CacheConfig {
-            prefix: prefix.clone(),
-            budget_bytes: 1 << 40,
-            // Measure, never degrade: a slow pass must show up as slow.
-            timeout: Duration::from_secs(30),
-            ..Default::default()
-        },
-    );
-
-    let plan = plan();
-    let dag = couler_ir::validate(&plan.workflow, &Default::default()).unwrap();
-    let (keys, outputs) = admit_all(&plan, &index).await;
+/// Admits the plan's entries, then times the pass, the GETs and the
+/// parts of the pass, `RUNS` times.
+async fn measure(
+    plan: &Plan,
+    dag: &couler_ir::Dag,
+    index: &CacheIndex,
+    mut conn: redis::aio::ConnectionManager,
+) -> Timings {
+    let (keys, outputs) = admit_all(plan, index).await;
+    let prefix = &index.config().prefix;
     let names: Vec<String> = keys
         .iter()
         .map(|k| format!("{prefix}:cache:e:{k}"))
@@ -187,7 +176,7 @@ async fn main() {
     let mut t = Timings::default();
     for _ in 0..RUNS {
         let start = Instant::now();
-        let found = lookup_plan_with_dag(&plan, &dag, ASKER, &index).await;
+        let found = lookup_plan_with_dag(plan, dag, ASKER, index).await;
         t.pass.push(start.elapsed());
         all_hits(&found);
 
@@ -201,7 +190,7 @@ async fn main() {
         assert!(raw.iter().all(Option::is_some));
 
         let start = Instant::now();
-        let found = lookup_plan(&plan, ASKER, &index).await.unwrap();
+        let found = lookup_plan(plan, ASKER, index).await.unwrap();
         t.pass_planned.push(start.elapsed());
         all_hits(&found);
 
@@ -222,6 +211,37 @@ async fn main() {
         }
         t.lookups.push(start.elapsed());
     }
+    t
+}
+
+#[tokio::main]
+async fn main() {
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let redis = SharedRedis::connect_now(&url, Duration::from_secs(2), Duration::from_secs(2))
+        .await
+        .unwrap_or_else(|| panic!("no redis at {url}"));
+    let conn = redis.get().expect("connected");
+    let prefix = format!("couler-bench-{}", std::process::id());
+    let index = CacheIndex::new(
+        redis,
+        CacheConfig {
+            prefix: prefix.clone(),
+            budget_bytes: 1 << 40,
+            // Measure, never degrade: a slow pass must show up as slow.
+            timeout: Duration::from_secs(30),
+            ..Default::default()
+        },
+    );
+
+    let plan = plan();
+    let dag = couler_ir::validate(&plan.workflow, &Default::default()).unwrap();
+    // The scratch entries go whatever happens: a failed run must not leave
+    // 50,000 keys in the machine's Redis.
+    let measured = AssertUnwindSafe(measure(&plan, &dag, &index, conn))
+        .catch_unwind()
+        .await;
+    let removed = index.flush().await.unwrap_or(0);
+    let t = measured.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
 
     let (pass, gets) = (median(t.pass), median(t.gets));
     let planned = median(t.pass_planned);
@@ -233,7 +253,7 @@ async fn main() {
     println!("  keys + chunked lookups:        {:>7.1} ms", ms(pass));
     println!(
         "  {} pipelined GETs (baseline): {:>7.1} ms",
-        names.len(),
+        steps,
         ms(gets)
     );
     println!(
@@ -256,6 +276,5 @@ async fn main() {
         ms(median(t.lookups))
     );
 
-    let removed = index.flush().await.unwrap_or(0);
     println!("  removed {removed} scratch keys under {prefix}:cache:");
 }

@@ -407,3 +407,46 @@ async fn suggestions(llm: Option<&LlmClient>, workflow: &Workflow) -> BTreeMap<S
     }
     answers
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use couler_cache::{CacheKey, Cached};
+
+    fn found(step: &str, key: u8, wall_ms: u64, size: u64) -> Reuse {
+        let entry = Cached {
+            outputs: StepOutputs::default(),
+            wall_ms,
+            cpu_ms: wall_ms,
+            max_rss_kb: 0,
+            size,
+            reconstruction: 0.0,
+            downstream: 0.0,
+            created_at: 0,
+        };
+        Reuse {
+            tenant: "tnt_a".into(),
+            workflow: "train".into(),
+            hits: vec![(step.into(), CacheKey([key; 32]), entry)],
+            bytes: size,
+            saved_ms: wall_ms,
+        }
+    }
+
+    #[test]
+    fn a_later_lookup_adds_its_hits_to_the_earlier_ones() {
+        let both = found("prepare", 1, 60_000, 1 << 20).and(found("fit", 2, 600_000, 1 << 30));
+        let steps: Vec<(&str, CacheKey)> =
+            both.hits.iter().map(|(s, k, _)| (s.as_str(), *k)).collect();
+        assert_eq!(
+            steps,
+            [("prepare", CacheKey([1; 32])), ("fit", CacheKey([2; 32]))]
+        );
+        assert_eq!(both.bytes, (1 << 20) + (1 << 30));
+        assert_eq!(both.saved_ms, 660_000);
+        assert_eq!(
+            (both.tenant.as_str(), both.workflow.as_str()),
+            ("tnt_a", "train")
+        );
+    }
+}

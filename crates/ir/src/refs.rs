@@ -120,10 +120,22 @@ impl<'a> Iterator for Segments<'a> {
     }
 }
 
-/// Where `cc` (`{{` or `}}`) first occurs in `s`: a plain byte scan,
-/// cheaper than a `char` or `memchr` search on the short strings of a step.
+/// Where `cc` (`{{` or `}}`) first occurs in `s`. Looks at every other
+/// byte: one that is not `c` rules out the pairs starting at it and just
+/// before it, so only a `c` makes the scan look at its neighbours.
 fn find_double(s: &str, c: u8) -> Option<usize> {
-    s.as_bytes().windows(2).position(|w| w[0] == c && w[1] == c)
+    let bytes = s.as_bytes();
+    let mut i = 1;
+    while i < bytes.len() {
+        if bytes[i] != c {
+            i += 2;
+        } else if bytes[i - 1] == c {
+            return Some(i - 1);
+        } else {
+            i += 1;
+        }
+    }
+    None
 }
 
 /// Whether `s` holds a `{{`, that is, may hold references.
@@ -229,6 +241,35 @@ mod tests {
             references("{{steps.a.outputs.parameters.p.q}}").next(),
             Some(Err(RefError::Unknown(_)))
         ));
+    }
+
+    #[test]
+    fn doubles_are_found_wherever_they_start() {
+        for (s, at) in [
+            ("{{", Some(0)),
+            ("x{{", Some(1)),
+            ("xy{{", Some(2)),
+            ("{x{{", Some(2)),
+            ("{{{", Some(0)),
+            ("x{{{", Some(1)),
+            ("{x{y{", None),
+            ("{", None),
+            ("", None),
+        ] {
+            assert_eq!(find_double(s, b'{'), at, "{s:?}");
+        }
+        assert_eq!(find_double("a}b}}", b'}'), Some(3));
+        // Every string of up to eight `{` and `x`: the first pair, as a
+        // plain scan finds it.
+        for len in 0..=8 {
+            for bits in 0..1u32 << len {
+                let s: String = (0..len)
+                    .map(|i| if bits >> i & 1 == 1 { '{' } else { 'x' })
+                    .collect();
+                let plain = s.as_bytes().windows(2).position(|w| w == b"{{");
+                assert_eq!(find_double(&s, b'{'), plain, "{s:?}");
+            }
+        }
     }
 
     #[test]

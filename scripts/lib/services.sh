@@ -86,3 +86,14 @@ drop_test_databases() {
     psql -h "$COULER_PG_HOST" -p "$COULER_PG_PORT" -U postgres -d postgres -qc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
   done
 }
+
+# Keys earlier test runs left in Redis: every test works under a prefix of
+# its own (couler-test-…, couler-e2e-…), and some entries have no TTL.
+drop_test_keys() {
+  command -v redis-cli >/dev/null || return 0
+  local pattern
+  for pattern in 'couler-test-*' 'couler-e2e-*'; do
+    redis-cli -h 127.0.0.1 -p "$COULER_REDIS_PORT" --scan --pattern "$pattern" 2>/dev/null \
+      | xargs -r -d '\n' -n 500 redis-cli -h 127.0.0.1 -p "$COULER_REDIS_PORT" unlink >/dev/null 2>&1 || true
+  done
+}

@@ -375,7 +375,7 @@ const CHUNK: usize = 128;
 /// A chunk of keyed steps being looked up.
 struct Pending {
     steps: Vec<usize>,
-    keys: Arc<Vec<CacheKey>>,
+    keys: Arc<[CacheKey]>,
     found: Pin<Box<dyn Future<Output = Vec<Found>> + Send>>,
 }
 
@@ -412,7 +412,7 @@ fn send(
     reads: &'static [&'static str],
 ) -> Pending {
     let (steps, keys): (Vec<usize>, Vec<CacheKey>) = chunk.into_iter().unzip();
-    let keys = Arc::new(keys);
+    let keys: Arc<[CacheKey]> = keys.into();
     let found = Box::pin(index.lookup_in_background(keys.clone(), reads));
     Pending { steps, keys, found }
 }

@@ -132,7 +132,7 @@ impl CacheIndex {
     /// decoded.
     pub fn lookup_in_background(
         &self,
-        keys: Arc<Vec<CacheKey>>,
+        keys: Arc<[CacheKey]>,
         reads: &'static [&'static str],
     ) -> impl Future<Output = Vec<Found>> + use<> {
         let index = self.clone();

@@ -91,22 +91,16 @@ impl Default for CacheConfig {
     }
 }
 
-/// What a cached step produced and what it cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a cached step produced and what it cost: the [`Cached`] part the
+/// index stores and hands out on a hit, and what is kept where it is used
+/// (the producer, image, version and step in the invalidation sets and
+/// `P:cache:prodof`, the TTL as the key's).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
-    pub outputs: StepOutputs,
-    pub wall_ms: u64,
-    pub cpu_ms: u64,
-    pub max_rss_kb: u64,
+    pub cached: Cached,
     /// The producing tenant, for accounting; never shown to other tenants.
     pub producer: String,
-    pub created_at: i64,
     pub ttl_secs: u64,
-    pub size: u64,
-    /// `L(u)`, to re-score on reuse.
-    pub reconstruction: f64,
-    /// The successors' cost; shown, not scored (see [`importance`]).
-    pub downstream: f64,
     pub image: String,
     pub version: Option<String>,
     /// The workflow and step that produced it, in the producer's tenant.
@@ -116,9 +110,7 @@ pub struct Entry {
 
 /// What the index stores of an entry: the outputs to reuse, what reusing
 /// them saves, what re-scoring it on reuse needs, and the producing step's
-/// measured cost. The rest of an [`Entry`] is kept where it is used: the
-/// producer, image, version and step in the invalidation sets and
-/// `P:cache:prodof`, the TTL as the key's.
+/// measured cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cached {
     #[serde(with = "stored_outputs")]
@@ -127,7 +119,9 @@ pub struct Cached {
     pub cpu_ms: u64,
     pub max_rss_kb: u64,
     pub size: u64,
+    /// `L(u)`, to re-score on reuse.
     pub reconstruction: f64,
+    /// The successors' cost; shown, not scored (see [`importance`]).
     pub downstream: f64,
     /// Unix seconds.
     pub created_at: i64,
@@ -139,16 +133,7 @@ impl Entry {
     /// [`scripts`]); a change to this layout changes the keys' `CONTEXT`,
     /// so that no payload is read as another.
     fn payload(&self) -> Vec<u8> {
-        stored(&Cached {
-            outputs: self.outputs.clone(),
-            wall_ms: self.wall_ms,
-            cpu_ms: self.cpu_ms,
-            max_rss_kb: self.max_rss_kb,
-            size: self.size,
-            reconstruction: self.reconstruction,
-            downstream: self.downstream,
-            created_at: self.created_at,
-        })
+        stored(&self.cached)
     }
 }
 
@@ -177,13 +162,13 @@ pub struct Record {
 
 impl Record {
     fn of(entry: &Entry) -> Record {
-        let mut outputs = entry.outputs.clone();
+        let mut outputs = entry.cached.outputs.clone();
         for (_, artifact) in outputs.artifacts.iter_mut() {
             artifact.location.clear();
         }
         Record {
             outputs,
-            wall_ms: entry.wall_ms,
+            wall_ms: entry.cached.wall_ms,
         }
     }
 }
@@ -513,8 +498,8 @@ impl CacheIndex {
         let stats = &stats[0];
         let score = score(
             &self.config,
-            entry.reconstruction,
-            entry.size,
+            entry.cached.reconstruction,
+            entry.cached.size,
             stats,
             1,
             now,
@@ -537,7 +522,7 @@ impl CacheIndex {
                     .key(&keys[1])
                     .arg(self.k(""))
                     .arg(key)
-                    .arg(entry.size)
+                    .arg(entry.cached.size)
                     .arg(score)
                     .arg(self.config.budget_bytes)
                     .arg(ttl)
@@ -546,7 +531,7 @@ impl CacheIndex {
                     .arg(&record)
                     .arg(tenant)
                     .arg(RECLAIM_PER_ADMISSION)
-                    .arg(lookup::store_of(&entry.outputs));
+                    .arg(lookup::store_of(&entry.cached.outputs));
                 for s in &sets {
                     inv.arg(s);
                 }
@@ -650,16 +635,18 @@ mod tests {
 
     fn entry(outputs: StepOutputs) -> Entry {
         Entry {
-            outputs,
-            wall_ms: 1500,
-            cpu_ms: 1200,
-            max_rss_kb: 4096,
+            cached: Cached {
+                outputs,
+                wall_ms: 1500,
+                cpu_ms: 1200,
+                max_rss_kb: 4096,
+                size: 10,
+                reconstruction: 1.5,
+                downstream: 0.5,
+                created_at: 1_700_000_000,
+            },
             producer: "tnt_a".into(),
-            created_at: 1_700_000_000,
             ttl_secs: 60,
-            size: 10,
-            reconstruction: 1.5,
-            downstream: 0.5,
             image: "python:3.12".into(),
             version: Some("2".into()),
             workflow: "wf".into(),
@@ -684,7 +671,7 @@ mod tests {
         for outputs in [full, StepOutputs::default()] {
             let e = entry(outputs);
             let cached: Cached = load(&e.payload()).expect("the payload decodes");
-            assert_eq!(cached.outputs, e.outputs);
+            assert_eq!(cached, e.cached);
             assert_eq!(
                 (
                     cached.wall_ms,

@@ -95,6 +95,7 @@ async fn an_entry_gets_a_copy_in_the_store_of_an_engine_that_cannot_read_it() {
         Admission::Exists
     );
     let host = on_host
+        .cached
         .outputs
         .artifacts
         .get("model")

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use couler_cache::{Admission, CacheConfig, CacheIndex, CacheKey, Entry, SharedRedis};
+use couler_cache::{Admission, CacheConfig, CacheIndex, CacheKey, Cached, Entry, SharedRedis};
 use couler_optimizer::{Plan, StepOutputs};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -59,19 +59,21 @@ fn key_of(
 
 fn entry(result: &str, workflow: &str, step: &str, image: &str, version: Option<&str>) -> Entry {
     Entry {
-        outputs: StepOutputs {
-            result: Some(result.into()),
-            ..Default::default()
+        cached: Cached {
+            outputs: StepOutputs {
+                result: Some(result.into()),
+                ..Default::default()
+            },
+            wall_ms: 1_500,
+            cpu_ms: 1_000,
+            max_rss_kb: 1_024,
+            size: 2_048,
+            reconstruction: 1.5,
+            downstream: 0.0,
+            created_at: 0,
         },
-        wall_ms: 1_500,
-        cpu_ms: 1_000,
-        max_rss_kb: 1_024,
         producer: String::new(),
-        created_at: 0,
         ttl_secs: 3_600,
-        size: 2_048,
-        reconstruction: 1.5,
-        downstream: 0.0,
         image: image.into(),
         version: version.map(str::to_owned),
         workflow: workflow.into(),
@@ -144,8 +146,8 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
         "alpine:3.20",
         None,
     );
-    a_entry.created_at = 1_700_000_000;
-    known.insert("a".to_owned(), a_entry.outputs.clone());
+    a_entry.cached.created_at = 1_700_000_000;
+    known.insert("a".to_owned(), a_entry.cached.outputs.clone());
     admit(&index, &a, a_entry, &acme).await;
     // A run reused `a` once.
     let cached = hits(&index, std::slice::from_ref(&a))
@@ -267,9 +269,9 @@ async fn explain_walks_the_dag_and_hits_only_what_it_can_key() {
         "alpine:3.20",
         None,
     );
-    big.size = u64::MAX / 2;
+    big.cached.size = u64::MAX / 2;
     assert_eq!(index.admit(&a, &big, &acme).await, Admission::TooBig);
-    known.insert("a".to_owned(), big.outputs.clone());
+    known.insert("a".to_owned(), big.cached.outputs.clone());
     for step in ["b", "c"] {
         let k = key_of(&plan, step, &acme, true, &known).unwrap();
         admit(
@@ -325,7 +327,7 @@ impl Elsewhere {
         let plan = diamond_plan(None);
         let mut known = HashMap::new();
         let mut a_entry = entry("A says hello", "p", "a", "alpine:3.20", None);
-        a_entry.outputs.artifacts = couler_optimizer::Named::from_iter([(
+        a_entry.cached.outputs.artifacts = couler_optimizer::Named::from_iter([(
             "model".to_owned(),
             couler_optimizer::ArtifactRef {
                 digest: "d".into(),
@@ -334,7 +336,7 @@ impl Elsewhere {
             },
         )]);
         let a = key_of(&plan, "a", &acme, true, &known).unwrap();
-        known.insert("a".to_owned(), a_entry.outputs.clone());
+        known.insert("a".to_owned(), a_entry.cached.outputs.clone());
         admit(&index, &a, a_entry.clone(), &acme).await;
         let b = key_of(&plan, "b", &acme, true, &known).unwrap();
         admit(&index, &b, entry("B", "p", "b", "alpine:3.20", None), &acme).await;
@@ -440,8 +442,12 @@ async fn a_step_run_again_for_an_engine_that_cannot_read_its_hit_is_kept_as_a_co
     // the scheduler offers it, and the index keeps it beside acme's entry.
     let mut copy = t.a_entry.clone();
     copy.producer = t.globex.clone();
-    copy.outputs.artifacts.get_mut("model").unwrap().location =
-        "s3://couler-artifacts/r/a/model".into();
+    copy.cached
+        .outputs
+        .artifacts
+        .get_mut("model")
+        .unwrap()
+        .location = "s3://couler-artifacts/r/a/model".into();
     assert_eq!(
         t.index.admit(&t.a, &copy, &t.globex).await,
         Admission::Copied

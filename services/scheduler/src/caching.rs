@@ -5,7 +5,7 @@
 //! While a run computes steps whose keys are known, it holds [`Claims`] on
 //! them, so that a run about to compute the same waits for the results.
 
-use couler_cache::{CacheIndex, CacheKey, Entry};
+use couler_cache::{CacheIndex, CacheKey, Cached, Entry};
 use couler_engines::{StepMetrics, StepPhase, StepState};
 use couler_optimizer::{Action, Plan, StepOutputs};
 use std::collections::HashMap;
@@ -286,18 +286,20 @@ impl Writer {
             .and_then(|c| c.ttl)
             .map_or(self.default_ttl, |t| t.as_std());
         let entry = Entry {
-            size: state.outputs.artifacts.values().map(|a| a.size).sum(),
-            outputs: state.outputs.clone(),
-            wall_ms: metrics.wall_ms,
-            cpu_ms: metrics.cpu_ms,
-            max_rss_kb: metrics.max_rss_kb,
+            cached: Cached {
+                size: state.outputs.artifacts.values().map(|a| a.size).sum(),
+                outputs: state.outputs.clone(),
+                wall_ms: metrics.wall_ms,
+                cpu_ms: metrics.cpu_ms,
+                max_rss_kb: metrics.max_rss_kb,
+                reconstruction,
+                downstream,
+                created_at: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs() as i64),
+            },
             producer: self.tenant.clone(),
-            created_at: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64),
             ttl_secs: ttl.as_secs().max(1),
-            reconstruction,
-            downstream,
             image: step.image().unwrap_or_default().to_owned(),
             version: step.cache.as_ref().and_then(|c| c.version.clone()),
             workflow: self.workflow.clone(),

@@ -2,7 +2,7 @@
 //! prefix of its own, entries and keys.
 #![allow(dead_code)] // each test binary uses its own share of these
 
-use couler_cache::{CacheConfig, CacheIndex, CacheKey, Entry, SharedRedis};
+use couler_cache::{CacheConfig, CacheIndex, CacheKey, Cached, Entry, SharedRedis};
 use couler_optimizer::{ArtifactRef, Named, StepOutputs};
 use std::time::Duration;
 
@@ -58,11 +58,11 @@ pub fn entry(size: u64, cost_s: f64, file: Option<&std::path::Path>) -> Entry {
 
 /// `e` with one artifact, of its size, at `location`.
 pub fn stored_at(mut e: Entry, location: &str) -> Entry {
-    e.outputs.artifacts = Named::from_iter([(
+    e.cached.outputs.artifacts = Named::from_iter([(
         "model".into(),
         ArtifactRef {
             digest: "d".into(),
-            size: e.size,
+            size: e.cached.size,
             location: location.into(),
         },
     )]);
@@ -75,16 +75,18 @@ pub fn entry_without_artifacts(size: u64, cost_s: f64) -> Entry {
         ..Default::default()
     };
     Entry {
-        outputs,
-        wall_ms: (cost_s * 1000.0) as u64,
-        cpu_ms: 0,
-        max_rss_kb: 0,
+        cached: Cached {
+            outputs,
+            wall_ms: (cost_s * 1000.0) as u64,
+            cpu_ms: 0,
+            max_rss_kb: 0,
+            size,
+            reconstruction: cost_s,
+            downstream: 0.0,
+            created_at: 0,
+        },
         producer: "tnt_a".into(),
-        created_at: 0,
         ttl_secs: 3600,
-        size,
-        reconstruction: cost_s,
-        downstream: 0.0,
         image: "python:3.12".into(),
         version: Some("1".into()),
         workflow: "wf".into(),

@@ -41,19 +41,28 @@ fn text(bytes: &Bytes) -> ApiResult<&str> {
 
 /// A request body read but not yet parsed: a handler authorizes the caller
 /// first and then parses it, so a caller without the role gets 403, not the
-/// body's problems, and costs no parsing.
+/// body's problems (nor its media type's, its size's or a read's that
+/// failed), and costs no parsing.
 struct Raw {
-    format: Format,
-    bytes: Bytes,
+    read: ApiResult<(Format, Bytes)>,
+}
+
+impl Raw {
+    /// The body, or why it could not be read.
+    fn read(self) -> ApiResult<(Format, Bytes)> {
+        self.read
+    }
 }
 
 impl<S: Send + Sync> FromRequest<S> for Raw {
-    type Rejection = ApiError;
+    type Rejection = std::convert::Infallible;
 
-    async fn from_request(req: Request, state: &S) -> ApiResult<Self> {
-        let format = format_of(&req)?;
-        let bytes = bytes(req, state).await?;
-        Ok(Raw { format, bytes })
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let read = match format_of(&req) {
+            Ok(format) => bytes(req, state).await.map(|bytes| (format, bytes)),
+            Err(e) => Err(e),
+        };
+        Ok(Raw { read })
     }
 }
 
@@ -64,9 +73,9 @@ pub struct Body<T> {
 }
 
 impl<S: Send + Sync, T> FromRequest<S> for Body<T> {
-    type Rejection = ApiError;
+    type Rejection = std::convert::Infallible;
 
-    async fn from_request(req: Request, state: &S) -> ApiResult<Self> {
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let raw = Raw::from_request(req, state).await?;
         Ok(Body {
             raw,
@@ -78,7 +87,7 @@ impl<S: Send + Sync, T> FromRequest<S> for Body<T> {
 impl<T: DeserializeOwned> Body<T> {
     /// The body as `T`, or 400 at the pointer of what is wrong.
     pub fn parse(self) -> ApiResult<T> {
-        let Raw { format, bytes } = self.raw;
+        let (format, bytes) = self.raw.read()?;
         let tree: serde_json::Value = match format {
             // No body is an empty object: all-optional requests need none,
             // and others say which field is missing.
@@ -136,9 +145,9 @@ fn invalid_json(e: &serde_json::Error) -> ApiError {
 pub struct WorkflowDoc(Raw);
 
 impl<S: Send + Sync> FromRequest<S> for WorkflowDoc {
-    type Rejection = ApiError;
+    type Rejection = std::convert::Infallible;
 
-    async fn from_request(req: Request, state: &S) -> ApiResult<Self> {
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         Raw::from_request(req, state).await.map(WorkflowDoc)
     }
 }
@@ -147,7 +156,7 @@ impl WorkflowDoc {
     /// The workflow, parsed and validated off the async runtime; 422 with
     /// every problem.
     pub async fn parse(self) -> ApiResult<couler_ir::Workflow> {
-        let Raw { format, bytes } = self.0;
+        let (format, bytes) = self.0.read()?;
         text(&bytes)?;
         tokio::task::spawn_blocking(move || {
             let text = std::str::from_utf8(&bytes).expect("checked above");

@@ -84,6 +84,38 @@ async fn bodies_over_the_limit_get_413() {
     api.stop().await;
 }
 
+#[tokio::test]
+async fn a_caller_without_the_role_gets_403_whatever_the_body() {
+    let api = TestApi::start_with(|c| c.http.body_limit_bytes = 2048).await;
+    let tenant = api.tenant("acme").await;
+    let viewer = user(&tenant, "viewer");
+    let big = format!("{DIAMOND}\n# {}\n", "x".repeat(4096));
+    // Too large, of a media type the API does not read, not a workflow,
+    // not JSON: the role is checked first, and none of it is told.
+    for (path, content_type, body) in [
+        ("/v1/workflows", "application/yaml", big),
+        ("/v1/workflows", "text/plain", DIAMOND.to_owned()),
+        ("/v1/workflows", "application/yaml", "steps: [".to_owned()),
+        ("/v1/runs", "application/json", "{not json".to_owned()),
+    ] {
+        let (status, body) = send_text(&api, Method::POST, path, &viewer, content_type, body).await;
+        assert_problem(status, &body, StatusCode::FORBIDDEN, "forbidden");
+    }
+    // A caller with the role is told what is wrong with the body.
+    let editor = user(&tenant, "editor");
+    let (status, body) = send_text(
+        &api,
+        Method::POST,
+        "/v1/runs",
+        &editor,
+        "application/json",
+        "{not json",
+    )
+    .await;
+    assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_body");
+    api.stop().await;
+}
+
 async fn burst(api: &TestApi, token: &str, n: usize) -> Vec<reqwest::Response> {
     let calls = (0..n).map(|_| api.request(Method::GET, "/v1/workflows", token).send());
     futures::future::join_all(calls)

@@ -66,6 +66,17 @@ pub enum Command {
     },
 }
 
+impl Command {
+    pub fn output(&self) -> Output {
+        match self {
+            Command::Explain { output, .. }
+            | Command::Stats { output }
+            | Command::Invalidate { output, .. }
+            | Command::Flush { output, .. } => *output,
+        }
+    }
+}
+
 pub async fn run(client: &Client, command: Command) -> Result<ExitCode> {
     match command {
         Command::Explain {

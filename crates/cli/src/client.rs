@@ -27,6 +27,9 @@ pub struct Problem {
     pub path: Option<String>,
     #[serde(default)]
     pub problems: Vec<ProblemItem>,
+    /// The document as the server sent it, for `--output json`.
+    #[serde(skip)]
+    pub document: serde_json::Value,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -91,6 +94,29 @@ impl Error {
             Error::Problem(p) => Some(&p.code),
             _ => None,
         }
+    }
+}
+
+/// A command's failure as a JSON document, for `--output json`: the
+/// server's problem document as it was sent, else one of the same shape
+/// with a code saying what failed here (`unreachable`,
+/// `unexpected_status`, `unexpected_response`, or `failed` for anything
+/// outside the API: a file that cannot be read, a bad argument).
+pub fn error_document(e: &anyhow::Error) -> serde_json::Value {
+    let detail = format!("{e:#}");
+    match e.chain().find_map(|cause| cause.downcast_ref::<Error>()) {
+        Some(Error::Problem(p)) if p.document.is_object() => p.document.clone(),
+        Some(Error::Problem(p)) => serde_json::json!({
+            "code": p.code, "status": p.status, "detail": p.detail,
+        }),
+        Some(Error::Status { status, .. }) => serde_json::json!({
+            "code": "unexpected_status", "status": status.as_u16(), "detail": detail,
+        }),
+        Some(Error::Transport(_)) => serde_json::json!({"code": "unreachable", "detail": detail}),
+        Some(Error::Decode { .. }) => {
+            serde_json::json!({"code": "unexpected_response", "detail": detail})
+        }
+        None => serde_json::json!({"code": "failed", "detail": detail}),
     }
 }
 
@@ -170,7 +196,10 @@ impl Client {
         }
         let body = response.text().await.unwrap_or_default();
         match serde_json::from_str::<Problem>(&body) {
-            Ok(problem) => Err(Error::Problem(problem)),
+            Ok(mut problem) => {
+                problem.document = serde_json::from_str(&body).unwrap_or_default();
+                Err(Error::Problem(problem))
+            }
             Err(_) => Err(Error::Status {
                 method,
                 url,

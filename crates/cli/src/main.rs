@@ -119,6 +119,21 @@ enum Output {
     Json,
 }
 
+impl Command {
+    /// What the command was asked to print: its errors are printed the
+    /// same way (as JSON documents on standard error with `--output json`).
+    fn output(&self) -> Output {
+        match self {
+            Command::Validate { output, .. } | Command::Hash { output, .. } => *output,
+            Command::Plan(args) => args.output,
+            Command::NlEval(args) => args.output,
+            Command::Runs { command } => command.output(),
+            Command::Cache { command } => command.output(),
+            _ => Output::Text,
+        }
+    }
+}
+
 /// Parses `KEY=VALUE`.
 fn key_value(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
@@ -128,10 +143,15 @@ fn key_value(s: &str) -> Result<(String, String), String> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    let output = cli.command.output();
+    match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            match output {
+                Output::Text => eprintln!("error: {e:#}"),
+                Output::Json => eprintln!("{}", client::error_document(&e)),
+            }
             ExitCode::from(2)
         }
     }

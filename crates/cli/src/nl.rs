@@ -40,7 +40,7 @@ pub struct EvalArgs {
     /// A YAML list of cases (see tests/nl/cases.yaml).
     file: PathBuf,
     #[arg(long, value_enum, default_value_t = Output::Text)]
-    output: Output,
+    pub(crate) output: Output,
     /// Exit 1 when the pass rate is below this fraction.
     #[arg(long, default_value_t = 0.9)]
     min_pass_rate: f64,

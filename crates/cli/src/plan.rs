@@ -21,7 +21,7 @@ pub struct PlanArgs {
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE", value_parser = key_value)]
     params: Vec<(String, String)>,
     #[arg(long, value_enum, default_value_t = Output::Text)]
-    output: Output,
+    pub(crate) output: Output,
 }
 
 pub async fn plan(client: &Client, args: PlanArgs) -> Result<ExitCode> {

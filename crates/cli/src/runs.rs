@@ -74,6 +74,18 @@ pub enum Command {
     },
 }
 
+impl Command {
+    pub fn output(&self) -> Output {
+        match self {
+            Command::List { output, .. }
+            | Command::Get { output, .. }
+            | Command::Cancel { output, .. }
+            | Command::Retry { output, .. } => *output,
+            Command::Watch { .. } | Command::Logs { .. } => Output::Text,
+        }
+    }
+}
+
 pub async fn run(client: &Client, command: Command) -> Result<ExitCode> {
     match command {
         Command::List {

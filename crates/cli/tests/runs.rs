@@ -205,6 +205,82 @@ async fn errors_are_printed_with_their_codes() {
     api.stop().await;
 }
 
+/// What a failed command printed on standard error with `--output json`.
+fn json_err(o: &std::process::Output) -> Value {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stdout(o).is_empty(), "{}", stdout(o));
+    serde_json::from_str(&stderr(o)).expect("one JSON document on stderr")
+}
+
+#[tokio::test]
+async fn with_json_output_errors_are_json_too() {
+    let api = TestApi::start().await;
+    let (tenant, editor) = api.tenant("acme").await;
+    let run = api.queued_run(&editor).await;
+
+    // The server's problem document, as it was sent.
+    let missing = "run_0000000000000000000000000";
+    let err = json_err(
+        &api.couler(&editor, &["runs", "get", missing, "--output", "json"])
+            .await,
+    );
+    assert_eq!(err["code"], "not_found", "{err}");
+    assert_eq!(err["status"], 404, "{err}");
+    assert!(err["request_id"].is_string(), "{err}");
+    let viewer = user(&tenant, "viewer");
+    let err = json_err(
+        &api.couler(&viewer, &["runs", "cancel", &run, "--output", "json"])
+            .await,
+    );
+    assert_eq!(err["code"], "forbidden", "{err}");
+    let err = json_err(
+        &api.couler(&editor, &["cache", "flush", "--yes", "--output", "json"])
+            .await,
+    );
+    assert_eq!(err["status"], 403, "{err}");
+
+    // Failures outside the API say what failed here.
+    let err = json_err(
+        &api.couler(
+            &editor,
+            &[
+                "--server",
+                "http://127.0.0.1:9",
+                "runs",
+                "list",
+                "--output",
+                "json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(err["code"], "unreachable", "{err}");
+    assert!(
+        err["detail"]
+            .as_str()
+            .unwrap()
+            .contains("cannot reach the server"),
+        "{err}"
+    );
+    let err = json_err(
+        &api.couler(
+            &editor,
+            &["plan", "/nonexistent/wf.yaml", "--output", "json"],
+        )
+        .await,
+    );
+    assert_eq!(err["code"], "failed", "{err}");
+
+    // Text output is unchanged.
+    let out = api.couler(&editor, &["runs", "get", missing]).await;
+    assert!(
+        stderr(&out).starts_with("error: not_found: "),
+        "{}",
+        stderr(&out)
+    );
+    api.stop().await;
+}
+
 #[tokio::test]
 async fn api_keys_work_as_tokens() {
     let api = TestApi::start().await;

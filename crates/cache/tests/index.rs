@@ -393,11 +393,8 @@ async fn a_sweep_leaves_nothing_of_what_expired() {
         .await
         .unwrap();
     for gone in [key(2), key(3)] {
-        let seen = format!("{prefix}seen:{gone}");
-        let left: Vec<_> = names
-            .iter()
-            .filter(|n| n.contains(&gone.to_string()))
-            .collect();
+        let (hex, seen) = (gone.to_string(), format!("{prefix}seen:{gone}"));
+        let left: Vec<_> = names.iter().filter(|n| n.contains(&hex)).collect();
         assert_eq!(left, [&seen]);
         for hash in ["sz", "famof", "prodof", "setsof"] {
             let held: bool = redis::cmd("HEXISTS")

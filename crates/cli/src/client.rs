@@ -105,10 +105,7 @@ impl Error {
 pub fn error_document(e: &anyhow::Error) -> serde_json::Value {
     let detail = format!("{e:#}");
     match e.chain().find_map(|cause| cause.downcast_ref::<Error>()) {
-        Some(Error::Problem(p)) if p.document.is_object() => p.document.clone(),
-        Some(Error::Problem(p)) => serde_json::json!({
-            "code": p.code, "status": p.status, "detail": p.detail,
-        }),
+        Some(Error::Problem(p)) => p.document.clone(),
         Some(Error::Status { status, .. }) => serde_json::json!({
             "code": "unexpected_status", "status": status.as_u16(), "detail": detail,
         }),
@@ -195,12 +192,20 @@ impl Client {
             return Ok(response);
         }
         let body = response.text().await.unwrap_or_default();
-        match serde_json::from_str::<Problem>(&body) {
-            Ok(mut problem) => {
-                problem.document = serde_json::from_str(&body).unwrap_or_default();
-                Err(Error::Problem(problem))
-            }
-            Err(_) => Err(Error::Status {
+        // Read once as a tree: the problem's fields come from it, and it is
+        // kept as it was sent.
+        let problem = serde_json::from_str::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|document| {
+                let problem = Problem::deserialize(&document).ok()?;
+                Some(Problem {
+                    document,
+                    ..problem
+                })
+            });
+        match problem {
+            Some(problem) => Err(Error::Problem(problem)),
+            None => Err(Error::Status {
                 method,
                 url,
                 status,

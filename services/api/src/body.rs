@@ -44,14 +44,8 @@ fn text(bytes: &Bytes) -> ApiResult<&str> {
 /// body's problems (nor its media type's, its size's or a read's that
 /// failed), and costs no parsing.
 struct Raw {
-    read: ApiResult<(Format, Bytes)>,
-}
-
-impl Raw {
     /// The body, or why it could not be read.
-    fn read(self) -> ApiResult<(Format, Bytes)> {
-        self.read
-    }
+    read: ApiResult<(Format, Bytes)>,
 }
 
 impl<S: Send + Sync> FromRequest<S> for Raw {
@@ -87,7 +81,7 @@ impl<S: Send + Sync, T> FromRequest<S> for Body<T> {
 impl<T: DeserializeOwned> Body<T> {
     /// The body as `T`, or 400 at the pointer of what is wrong.
     pub fn parse(self) -> ApiResult<T> {
-        let (format, bytes) = self.raw.read()?;
+        let (format, bytes) = self.raw.read?;
         let tree: serde_json::Value = match format {
             // No body is an empty object: all-optional requests need none,
             // and others say which field is missing.
@@ -156,7 +150,7 @@ impl WorkflowDoc {
     /// The workflow, parsed and validated off the async runtime; 422 with
     /// every problem.
     pub async fn parse(self) -> ApiResult<couler_ir::Workflow> {
-        let (format, bytes) = self.0.read()?;
+        let (format, bytes) = self.0.read?;
         text(&bytes)?;
         tokio::task::spawn_blocking(move || {
             let text = std::str::from_utf8(&bytes).expect("checked above");

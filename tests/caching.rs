@@ -229,7 +229,7 @@ fn runs_computing_the_same_steps_at_once_compute_them_once() {
     let _scheduler = couler.scheduler("together");
     let (_, a) = couler.tenant("alice");
     let (_, b) = couler.tenant("bob");
-    let scratch = tempdir::Dir::new("together");
+    let scratch = couler.scratch("together");
     let log = scratch.path().join("ran").display().to_string();
     let yaml = format!(
         "apiVersion: couler.dev/v1alpha1
@@ -310,7 +310,7 @@ fn a_later_stage_waits_for_a_run_computing_its_steps() {
     let couler = Couler::start();
     let _scheduler = couler.scheduler("stages-together");
     let (_, a) = couler.tenant("alice");
-    let scratch = tempdir::Dir::new("stages-together");
+    let scratch = couler.scratch("stages-together");
     let log = scratch.path().join("ran").display().to_string();
     // `train` can be keyed only once `measure` (never cached) has run: the
     // tenant has run it before, so it is looked up in a stage of its own.

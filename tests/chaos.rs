@@ -29,7 +29,7 @@ fn counts(marker: &std::path::Path) -> BTreeMap<String, usize> {
 fn a_killed_scheduler_is_taken_over_without_rerunning_steps() {
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");
-    let scratch = tempdir::Dir::new("chaos-kill");
+    let scratch = couler.scratch("chaos-kill");
     let marker = scratch.path().join("marker");
     let mut first = couler.scheduler("doomed");
     let run = couler.submit(&token, &chain(&marker, "3"), json!({}));
@@ -83,7 +83,7 @@ steps:
 fn a_killed_scheduler_is_taken_over_mid_stage_of_a_cut_run() {
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");
-    let scratch = tempdir::Dir::new("chaos-cut");
+    let scratch = couler.scratch("chaos-cut");
     let mut first = couler.scheduler("doomed");
     let marker = |n: u32| scratch.path().join(format!("marker-{n}"));
     let params = |n: u32| json!({"marker": marker(n).display().to_string()});
@@ -137,7 +137,7 @@ fn a_killed_scheduler_is_taken_over_mid_stage_of_a_cut_run() {
 fn several_schedulers_never_run_a_step_twice() {
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");
-    let scratch = tempdir::Dir::new("chaos-many");
+    let scratch = couler.scratch("chaos-many");
     let _a = couler.scheduler("alpha");
     let _b = couler.scheduler("beta");
     let _c = couler.scheduler("gamma");
@@ -164,7 +164,7 @@ fn several_schedulers_never_run_a_step_twice() {
 fn a_dropped_database_connection_is_survived() {
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");
-    let scratch = tempdir::Dir::new("chaos-pg");
+    let scratch = couler.scratch("chaos-pg");
     let marker = scratch.path().join("marker");
     let _scheduler = couler.scheduler("steady");
     let run = couler.submit(&token, &chain(&marker, "2"), json!({}));

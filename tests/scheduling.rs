@@ -99,7 +99,7 @@ fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps_an
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");
     let _scheduler = couler.scheduler("retrier");
-    let scratch = tempdir::Dir::new("retry");
+    let scratch = couler.scratch("retry");
     let dir = scratch.path().display().to_string();
 
     // A step killed (as by the OOM killer) on its first attempt, retried with backoff.
@@ -198,7 +198,7 @@ fn retry_runs_a_kept_producer_again_when_its_artifact_is_gone() {
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");
     let _scheduler = couler.scheduler("regrow");
-    let scratch = tempdir::Dir::new("regrow");
+    let scratch = couler.scratch("regrow");
     let dir = scratch.path().display().to_string();
     let yaml = format!(
         "apiVersion: couler.dev/v1alpha1\nname: regrow\nsteps:\n  - name: produce\n    container: {{image: alpine, command: [sh, -c, 'echo produce >> {dir}/log; mkdir -p $(dirname {{{{outputs.artifacts.d.path}}}}); wc -l < {dir}/log > {{{{outputs.artifacts.d.path}}}}']}}\n    outputs: {{artifacts: [{{name: d, path: /tmp/o/d}}]}}\n  - name: consume\n    inputs: {{artifacts: [{{name: d, from: '{{{{steps.produce.outputs.artifacts.d}}}}', path: /tmp/i/d}}]}}\n    container: {{image: alpine, command: [sh, -c, 'test -e {dir}/open && cat {{{{inputs.artifacts.d.path}}}}']}}\n"
@@ -235,7 +235,7 @@ fn retry_runs_a_kept_producer_again_when_its_artifact_is_gone() {
 fn a_stopping_scheduler_hands_its_runs_back_at_once() {
     let couler = Couler::start();
     let (_, token) = couler.tenant("acme");
-    let scratch = tempdir::Dir::new("handback");
+    let scratch = couler.scratch("handback");
     let marker = scratch.path().join("marker");
     let mut leaving = couler.scheduler_with("leaving", &[("COULER__SCHEDULER__LEASE_SECS", "600")]);
     let yaml = format!(

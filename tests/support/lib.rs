@@ -74,10 +74,20 @@ pub struct Couler {
     pub database: String,
     pub redis_prefix: String,
     pub data_dir: tempdir::Dir,
+    /// Where tests and steps share files: the only host path (besides the
+    /// system's) the local engine's sandbox shows steps, writable by any
+    /// tenant's uid.
+    pub scratch: tempdir::Dir,
     pub base: String,
     pub api: Proc,
     pub http: reqwest::blocking::Client,
     pub platform: String,
+}
+
+/// Lets steps (another uid than the test's) write in `dir`.
+fn open_to_all(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
 }
 
 pub mod tempdir {
@@ -107,6 +117,8 @@ impl Couler {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let database = format!("couler_test_{}", tempdir::uuid_like());
         let data_dir = tempdir::Dir::new("e2e");
+        let scratch = tempdir::Dir::new("e2e-scratch");
+        open_to_all(scratch.path());
         let port = free_port();
         let base = format!("http://127.0.0.1:{port}");
         // One Redis key prefix per test: the API and its schedulers share it.
@@ -133,6 +145,7 @@ impl Couler {
             redis_prefix: prefix,
             database,
             data_dir,
+            scratch,
             base,
             api,
             http,
@@ -152,7 +165,19 @@ impl Couler {
         self.scheduler_with(id, &[])
     }
 
+    /// A fresh directory steps can read and write, for one test's files.
+    pub fn scratch(&self, tag: &str) -> tempdir::Dir {
+        let dir = tempdir::Dir(self.scratch.path().join(tag));
+        std::fs::create_dir_all(dir.path()).unwrap();
+        open_to_all(dir.path());
+        dir
+    }
+
     pub fn scheduler_with(&self, id: &str, env: &[(&str, &str)]) -> Proc {
+        let mounts = format!(
+            "[{{path = \"{}\", writable = true}}]",
+            self.scratch.path().display()
+        );
         let mut cmd = Command::new(binary("couler-scheduler"));
         cmd.env("DATABASE_URL", format!("{PG}/{}", self.database))
             .env("COULER__SCHEDULER__ID", id)
@@ -160,6 +185,7 @@ impl Couler {
             .env("COULER__SCHEDULER__HEARTBEAT_MS", "300")
             .env("COULER__SCHEDULER__POLL_MS", "200")
             .env("COULER__LOCAL__DATA_DIR", self.data_dir.path())
+            .env("COULER__LOCAL__SANDBOX__MOUNTS", mounts)
             .env("COULER__DATABASE__MAX_CONNECTIONS", "6")
             .env("COULER__REDIS__KEY_PREFIX", &self.redis_prefix)
             .env("COULER__TELEMETRY__LOG_FILTER", "warn")

@@ -16,6 +16,8 @@ pub mod k8s;
 pub mod kfp;
 pub mod local;
 mod rest;
+mod secrets;
+pub use secrets::SecretValues;
 pub mod tekton;
 mod track;
 pub use track::reused_state;
@@ -41,6 +43,10 @@ pub struct RunSpec {
     /// engine. `None` for a run handed over whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<String>,
+    /// The tenant secrets the run's steps reference, with their values
+    /// (never serialized): engines deliver them to those steps only.
+    #[serde(skip)]
+    pub secrets: SecretValues,
 }
 
 impl RunSpec {
@@ -51,6 +57,7 @@ impl RunSpec {
             run: run.into(),
             attempt,
             stage: None,
+            secrets: SecretValues::default(),
         }
     }
 

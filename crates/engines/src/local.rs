@@ -1,7 +1,8 @@
 //! The local engine: runs a plan's steps as processes on this machine, for
 //! single machines, demos and tests. Images are recorded but not used (no
-//! container runtime); steps run as the engine's own user, so this is no
-//! sandbox between tenants.
+//! container runtime); each try runs in a sandbox of its own (see
+//! `sandbox`: namespaces, the tenant's own uid, only its work directory)
+//! under kernel resource limits (see `cgroup`).
 //!
 //! # On disk (`data_dir`)
 //!
@@ -14,21 +15,24 @@
 //!                 written right after the spawn, before `running` is sent
 //!     stdout, stderr, exit              logs and the wrapper's exit status
 //!     oom                               present after an out-of-memory kill: bytes used and the limit
-//!     script                            a script step's source
-//!     inputs/<A>                        {{inputs.artifacts.A.path}}
-//!     outputs/parameters/<P>            {{outputs.parameters.P.path}}
-//!     outputs/artifacts/<A>             {{outputs.artifacts.A.path}}
+//!     work/                             all the step sees of the data directory (its cwd):
+//!       script                          a script step's source
+//!       inputs/<A>                      {{inputs.artifacts.A.path}}
+//!       outputs/parameters/<P>          {{outputs.parameters.P.path}}
+//!       outputs/artifacts/<A>           {{outputs.artifacts.A.path}}
 //! cas/<2 hex>/<blake3 hex>              artifacts by content (see `cas`)
-//! secrets/<tenant>/<name>/<key>         secret values for `env[].secret`
+//! uids.json                             each tenant's uid (running as root)
 //! ```
 //!
 //! Declared `path`s of inputs and outputs are container paths; here the
-//! `{{…path}}` references point into the try directory instead, so steps
-//! must write through those references. A step runs in its `workingDir`
-//! (which must exist on the host) or its try directory, with an
-//! environment of its own `env` plus a short allow-list of the engine's
-//! (PATH, HOME, USER, LOGNAME, LANG, LC_*, TZ, TMPDIR): nothing else of
-//! the scheduler's environment leaks into steps.
+//! `{{…path}}` references point into the try's work directory instead, so
+//! steps must write through those references. A step runs in its
+//! `workingDir` (made empty in the sandbox when the host has none there) or
+//! its work directory, with an environment of its own `env`, the values of
+//! the secrets it references (from [`RunSpec::secrets`]) and a short
+//! allow-list of the engine's (PATH, USER, LOGNAME, LANG, LC_*, TZ; HOME is
+//! the sandbox's `/tmp`): nothing else of the scheduler's environment leaks
+//! into steps.
 //!
 //! # Semantics
 //!
@@ -68,12 +72,16 @@
 //! is not fsync'ed: re-attach survives a scheduler crash, not a power cut.
 
 mod cas;
+mod cgroup;
 mod driver;
 mod map;
 mod memory;
 mod process;
+mod sandbox;
 mod step;
 mod template;
+
+pub use sandbox::{HostMount, Isolation, SandboxConfig};
 
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
 use async_trait::async_trait;
@@ -103,12 +111,14 @@ const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// Settings of a [`LocalEngine`].
 #[derive(Debug, Clone)]
 pub struct LocalConfig {
-    /// Runs, the artifact store and secrets live here.
+    /// Runs, the artifact store and the tenants' uids live here.
     pub data_dir: PathBuf,
     /// Step processes at once, across all runs of this engine.
     pub max_parallel_steps: usize,
     /// How much of a step's logs terminal updates carry.
     pub log_tail_bytes: usize,
+    /// How steps are isolated from each other and from the machine.
+    pub sandbox: SandboxConfig,
 }
 
 impl LocalConfig {
@@ -119,6 +129,7 @@ impl LocalConfig {
             data_dir: data_dir.into(),
             max_parallel_steps: 4 * cpus,
             log_tail_bytes: crate::track::LOG_TAIL_BYTES,
+            sandbox: SandboxConfig::default(),
         }
     }
 }
@@ -137,9 +148,13 @@ struct Shared {
     slots: Arc<Semaphore>,
     cas: Cas,
     runs_dir: PathBuf,
-    secrets_dir: PathBuf,
     /// The allow-listed part of the engine's environment.
     base_env: Vec<(String, String)>,
+    /// Every try's sandbox; `Err`: required but not available here, so
+    /// steps fail saying why.
+    sandbox: Result<Option<Arc<sandbox::Sandbox>>, String>,
+    /// Where tries get kernel resource limits; none: limits are advisory.
+    cgroups: Option<cgroup::Cgroups>,
 }
 
 /// A run this engine is driving.
@@ -157,11 +172,13 @@ impl LocalEngine {
         }
         config.max_parallel_steps = config.max_parallel_steps.max(1);
         let data = &config.data_dir;
+        let (sandbox, cgroups) = isolation(&config);
         let shared = Shared {
+            sandbox,
+            cgroups,
             slots: Arc::new(Semaphore::new(config.max_parallel_steps)),
             cas: Cas::new(data.join("cas")),
             runs_dir: data.join("runs"),
-            secrets_dir: data.join("secrets"),
             base_env: base_env(),
             config,
         };
@@ -395,6 +412,50 @@ async fn open_run_dir(dir: PathBuf) -> Result<(bool, bool, File), EngineError> {
             _ => tokio::time::sleep(Duration::from_millis(20)).await,
         }
     }
+}
+
+/// Detects the sandbox and cgroups once per engine and says, once, what
+/// steps will and will not be kept from.
+fn isolation(
+    config: &LocalConfig,
+) -> (
+    Result<Option<Arc<sandbox::Sandbox>>, String>,
+    Option<cgroup::Cgroups>,
+) {
+    let sandbox = match config.sandbox.isolation {
+        Isolation::Off => {
+            tracing::warn!(
+                "local engine: steps are not sandboxed (local.isolation = \"off\"); they see the machine as the engine does: use this for one tenant only"
+            );
+            Ok(None)
+        }
+        Isolation::Bubblewrap => match sandbox::Sandbox::detect(&config.sandbox, &config.data_dir)
+        {
+            Ok(sandbox) => {
+                if !sandbox.per_tenant_uids() {
+                    tracing::info!(
+                        "local engine: not running as root, so every tenant's steps run as this user; namespaces alone keep them apart"
+                    );
+                }
+                Ok(Some(Arc::new(sandbox)))
+            }
+            Err(why) => {
+                tracing::error!(reason = %why, "local engine: no sandbox, so no step will start");
+                Err(format!("the local engine cannot sandbox steps: {why}"))
+            }
+        },
+    };
+    let cgroups = match cgroup::Cgroups::detect() {
+        Ok(cgroups) => {
+            tracing::debug!(kind = cgroups.describe(), "local engine: step limits enforced by the kernel");
+            Some(cgroups)
+        }
+        Err(why) => {
+            tracing::warn!(reason = %why, "local engine: no cgroups, so step limits are advisory (memory is sampled, pids and CPU are not limited)");
+            None
+        }
+    };
+    (sandbox, cgroups)
 }
 
 fn safe_component(s: &str) -> bool {

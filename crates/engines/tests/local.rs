@@ -573,12 +573,7 @@ async fn scheduling_overhead_per_step() {
             let plan = plan(&chain(n));
             let before = direct(&dir, n).await;
             let t0 = Instant::now();
-            let spec = couler_engines::RunSpec {
-                tenant: TENANT.into(),
-                run: format!("run_chain_{n}"),
-                attempt: 1,
-                stage: None,
-            };
+            let spec = couler_engines::RunSpec::new(TENANT, format!("run_chain_{n}"), 1);
             let r = run(&engine, &spec, plan, vec![]).await;
             let total = t0.elapsed();
             let after = direct(&dir, n).await;

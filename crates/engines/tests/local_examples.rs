@@ -5,7 +5,9 @@ mod contract;
 mod local_setup;
 
 use contract::{Harness, Report, run};
-use couler_engines::{EngineError, RunOutcome, StepPhase};
+use couler_engines::{EngineError, RunOutcome, RunSpec, SecretValues, StepPhase};
+use secrecy::SecretString;
+use std::collections::BTreeMap;
 use couler_optimizer::{Facts, Pipeline, Plan};
 use local_setup::*;
 use std::fs;
@@ -37,8 +39,17 @@ fn example_plan(name: &str) -> Arc<Plan> {
 }
 
 async fn run_example(h: &Harness, name: &str) -> Report {
+    run_example_with(h, name, SecretValues::default()).await
+}
+
+/// Runs an example with the secret values the scheduler would hand over.
+async fn run_example_with(h: &Harness, name: &str, secrets: SecretValues) -> Report {
     let engine = (h.engine)();
-    run(&*engine, &h.run_spec(name), example_plan(name), vec![]).await
+    let spec = RunSpec {
+        secrets,
+        ..h.run_spec(name)
+    };
+    run(&*engine, &spec, example_plan(name), vec![]).await
 }
 
 #[test]
@@ -145,14 +156,12 @@ async fn example_map_batch_sizes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn example_market_trend() {
-    let (tmp, h) = setup("ex-market");
-    let secret = data_dir(&tmp)
-        .join("secrets")
-        .join(TENANT)
-        .join("market-data");
-    fs::create_dir_all(&secret).unwrap();
-    fs::write(secret.join("api-key"), "s3cret-value").unwrap();
-    let r = run_example(&h, "market-trend").await;
+    let (_tmp, h) = setup("ex-market");
+    let secrets = SecretValues::new(BTreeMap::from([(
+        "market-data".to_owned(),
+        BTreeMap::from([("api-key".to_owned(), SecretString::from("s3cret-value"))]),
+    )]));
+    let r = run_example_with(&h, "market-trend", secrets).await;
     assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
     for step in [
         "collect-prices",
@@ -195,7 +204,7 @@ async fn example_market_trend_without_its_secret_fails_clearly() {
     assert_eq!(step.phase, StepPhase::Failed);
     let message = step.message.as_deref().unwrap_or_default();
     assert!(
-        message.contains("secret market-data/api-key is not in the local secret store"),
+        message.contains("secret market-data/api-key (env DATA_API_KEY) was not handed to the run"),
         "{message}"
     );
     assert_eq!(r.phase("clean"), StepPhase::Cancelled);

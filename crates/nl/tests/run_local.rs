@@ -9,7 +9,7 @@
 //! Python. With `COULER_SKIP_NL_RUN=1` the test says it was skipped;
 //! otherwise a venv that cannot be set up fails it.
 
-use couler_engines::local::{LocalConfig, LocalEngine};
+use couler_engines::local::{HostMount, LocalConfig, LocalEngine};
 use couler_engines::{EngineAdapter, RunOutcome, RunSpec, StepPhase, StepState, Update};
 use couler_ir::Workflow;
 use couler_nl::offline::{OfflinePlanner, PlanOptions};
@@ -38,11 +38,25 @@ async fn generated_workflows_run_on_the_local_engine() {
         eprintln!("generated_workflows_run_on_the_local_engine: skipped ({SKIP_VAR}=1)");
         return;
     }
-    put_steps_python_first_on_path();
+    let python = put_steps_python_first_on_path();
     let tmp = TempDir::new("nl-run-local");
-    let csv = tmp.0.join("patients.csv");
+    let data = tmp.0.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let csv = data.join("patients.csv");
     std::fs::write(&csv, classification_csv()).unwrap();
-    let engine = LocalEngine::new(LocalConfig::new(tmp.0.join("engine")));
+    let mut config = LocalConfig::new(tmp.0.join("engine"));
+    // Steps see the dataset and the Python installation, read only, as a
+    // platform lists them in `local.mounts`; nothing else of the host's.
+    let system = python.base.starts_with("/usr");
+    config.sandbox.mounts = [Some(data), Some(python.venv), (!system).then_some(python.base)]
+        .into_iter()
+        .flatten()
+        .map(|path| HostMount {
+            path,
+            writable: false,
+        })
+        .collect();
+    let engine = LocalEngine::new(config);
 
     three_models_in_parallel(&engine, &csv).await;
     a_fan_out_and_a_condition(&engine, &csv).await;
@@ -303,7 +317,14 @@ impl std::fmt::Display for Report {
 
 /// Sets up the venv and puts its bin directory first on this process's
 /// PATH, which the engine passes on to its steps.
-fn put_steps_python_first_on_path() {
+/// Where the steps' Python lives: the venv and the installation it was
+/// made from.
+struct Python {
+    venv: PathBuf,
+    base: PathBuf,
+}
+
+fn put_steps_python_first_on_path() -> Python {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = Command::new(root.join("scripts/nl-steps-env"))
         .output()
@@ -320,11 +341,19 @@ fn put_steps_python_first_on_path() {
         bin.display()
     );
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)))
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(&path)))
         .expect("PATH entries join");
     // SAFETY: this binary's only test, before any engine or step starts;
     // no other thread reads the environment yet.
     unsafe { std::env::set_var("PATH", path) };
+    let base = Command::new(bin.join("python3"))
+        .args(["-c", "import sys; print(sys.base_prefix)"])
+        .output()
+        .expect("the venv's python runs");
+    Python {
+        venv: bin.parent().expect("venv/bin").to_owned(),
+        base: PathBuf::from(String::from_utf8(base.stdout).unwrap().trim()),
+    }
 }
 
 /// `ROWS` rows of three features and a noise column, the label (last)

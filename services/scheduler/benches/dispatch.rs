@@ -4,14 +4,16 @@
 //!     fan-out of `true`: the run's wall time minus the sum of its steps'
 //!     own process times, divided by the steps;
 //! (c) the floor: fork/exec of `true` on this machine, measured in the same run.
-//! Also ten sequential no-op steps end to end.
+//! Also ten sequential no-op steps end to end. Everything runs twice: with
+//! steps as plain processes and with each step in its sandbox, and the
+//! sandbox's start-up cost per step is the difference on the chain.
 //!
 //! Run: `cargo bench -p couler-scheduler --bench dispatch`
 //! (`COULER_BENCH_DATA_DIR` picks the local engine's directory; tmpfs is
 //! used when present, since step directories are created per step.)
 
 use couler_engines::EngineAdapter;
-use couler_engines::local::{LocalConfig, LocalEngine};
+use couler_engines::local::{Isolation, LocalConfig, LocalEngine, SandboxConfig};
 use couler_scheduler::config::SchedulerConfig;
 use couler_scheduler::engines::Engines;
 use couler_store::runs::{NewRun, Source};
@@ -144,7 +146,7 @@ async fn main() {
     .id;
     tx.commit().await.unwrap();
 
-    let data_dir = std::env::var_os("COULER_BENCH_DATA_DIR")
+    let root = std::env::var_os("COULER_BENCH_DATA_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
             if std::path::Path::new("/dev/shm").is_dir() {
@@ -154,9 +156,68 @@ async fn main() {
             }
         })
         .join(format!("couler-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&data_dir).unwrap();
-    let engine: Arc<dyn EngineAdapter> =
-        Arc::new(LocalEngine::new(LocalConfig::new(data_dir.clone())));
+    let floor = exec_floor();
+    // The same scheduler and runs twice: steps as plain processes, then
+    // each in its sandbox; the difference is what the sandbox costs.
+    let off = SandboxConfig {
+        isolation: Isolation::Off,
+        ..SandboxConfig::default()
+    };
+    let bare = measure(&store, tenant, &root.join("bare"), off).await;
+    let boxed = measure(&store, tenant, &root.join("sandboxed"), SandboxConfig::default()).await;
+    let _ = std::fs::remove_dir_all(&root);
+    println!("local engine working directory: {}", root.display());
+    println!(
+        "(c) fork/exec of `true` (floor)        : {:>8.3} ms",
+        floor.as_secs_f64() * 1000.0
+    );
+    for (name, f) in [("steps as plain processes", &bare), ("steps sandboxed", &boxed)] {
+        println!("-- {name}");
+        f.print(floor);
+    }
+    let verdict = |ok: bool| if ok { "target met" } else { "TARGET MISSED" };
+    let added = (boxed.chain_wall - bare.chain_wall) / boxed.chain_steps as f64;
+    println!(
+        "sandbox start-up, added per step (1,000-step chain, sandboxed - plain): {added:.3} ms = {:.1}x the fork/exec floor  (target <= 3 ms: {})",
+        added / (floor.as_secs_f64() * 1000.0),
+        verdict(added <= 3.0)
+    );
+    println!(
+        "ten sequential sandboxed steps end to end: {:.1} ms queued→done (plain: {:.1} ms)  (target < 100 ms: {})",
+        boxed.ten_wall.as_secs_f64() * 1000.0,
+        bare.ten_wall.as_secs_f64() * 1000.0,
+        verdict(boxed.ten_wall < Duration::from_millis(100))
+    );
+}
+
+/// What one pass over the scenarios measured.
+struct Figures {
+    dispatch: f64,
+    ten_wall: Duration,
+    ten_run_wall: f64,
+    ten_status: String,
+    chain_wall: f64,
+    chain_sum: f64,
+    chain_steps: i64,
+    chain_status: String,
+    fan_wall: f64,
+    fan_sum: f64,
+    fan_steps: i64,
+    fan_status: String,
+}
+
+/// Runs every scenario with a scheduler whose local engine isolates steps
+/// as `sandbox` says.
+async fn measure(
+    store: &Store,
+    tenant: TenantId,
+    data_dir: &std::path::Path,
+    sandbox: SandboxConfig,
+) -> Figures {
+    std::fs::create_dir_all(data_dir).unwrap();
+    let mut local = LocalConfig::new(data_dir);
+    local.sandbox = sandbox;
+    let engine: Arc<dyn EngineAdapter> = Arc::new(LocalEngine::new(local));
     let engines = Engines::default().with(engine);
     let config = SchedulerConfig {
         id: Some("bench".into()),
@@ -174,46 +235,71 @@ async fn main() {
         shutdown.clone(),
     ));
 
-    let floor = exec_floor();
-
     // (a) dispatch throughput.
     let one = new_run(&workflow("noop", 1, false));
     let n = 300;
     let runs: Vec<NewRun> = (0..n).map(|_| one.clone()).collect();
     let start = Instant::now();
-    queue(&store, tenant, &runs).await;
-    drain(&store).await;
+    queue(store, tenant, &runs).await;
+    drain(store).await;
     let dispatch = n as f64 / start.elapsed().as_secs_f64();
 
     // Ten sequential steps, end to end.
-    let ten = queue(&store, tenant, &[new_run(&workflow("ten", 10, true))]).await[0];
+    let ten = queue(store, tenant, &[new_run(&workflow("ten", 10, true))]).await[0];
     let start = Instant::now();
-    drain(&store).await;
+    drain(store).await;
     let ten_wall = start.elapsed();
-    let (ten_run_wall, _, _, ten_status) = measured(&store, ten).await;
+    let (ten_run_wall, _, _, ten_status) = measured(store, ten).await;
 
     // (b) overhead on a chain and a fan-out of 1,000 steps.
-    let chain = queue(&store, tenant, &[new_run(&workflow("chain", 1000, true))]).await[0];
-    drain(&store).await;
-    let (chain_wall, chain_sum, chain_steps, chain_status) = measured(&store, chain).await;
-    let fan = queue(&store, tenant, &[new_run(&workflow("fan", 1000, false))]).await[0];
-    drain(&store).await;
-    let (fan_wall, fan_sum, fan_steps, fan_status) = measured(&store, fan).await;
+    let chain = queue(store, tenant, &[new_run(&workflow("chain", 1000, true))]).await[0];
+    drain(store).await;
+    let (chain_wall, chain_sum, chain_steps, chain_status) = measured(store, chain).await;
+    let fan = queue(store, tenant, &[new_run(&workflow("fan", 1000, false))]).await[0];
+    drain(store).await;
+    let (fan_wall, fan_sum, fan_steps, fan_status) = measured(store, fan).await;
 
     shutdown.cancel();
     let _ = scheduler.await;
-    let _ = std::fs::remove_dir_all(&data_dir);
+    Figures {
+        dispatch,
+        ten_wall,
+        ten_run_wall,
+        ten_status,
+        chain_wall,
+        chain_sum,
+        chain_steps,
+        chain_status,
+        fan_wall,
+        fan_sum,
+        fan_steps,
+        fan_status,
+    }
+}
 
+impl Figures {
+    fn print(&self, floor: Duration) {
+        let Figures {
+            dispatch,
+            ten_wall,
+            ten_run_wall,
+            ten_status,
+            chain_wall,
+            chain_sum,
+            chain_steps,
+            chain_status,
+            fan_wall,
+            fan_sum,
+            fan_steps,
+            fan_status,
+        } = self;
+        let (dispatch, ten_run_wall) = (*dispatch, *ten_run_wall);
+        let (chain_wall, chain_sum, fan_wall, fan_sum) = (*chain_wall, *chain_sum, *fan_wall, *fan_sum);
     let verdict = |ok: bool| if ok { "target met" } else { "TARGET MISSED" };
-    let chain_overhead = (chain_wall - chain_sum) / chain_steps as f64;
+    let chain_overhead = (chain_wall - chain_sum) / *chain_steps as f64;
     // Steps overlap in a fan-out, so their own times can exceed the wall
     // time; wall time per step bounds the overhead from above.
-    let fan_overhead = fan_wall / fan_steps as f64;
-    println!("local engine working directory: {}", data_dir.display());
-    println!(
-        "(c) fork/exec of `true` (floor)        : {:>8.3} ms",
-        floor.as_secs_f64() * 1000.0
-    );
+    let fan_overhead = fan_wall / *fan_steps as f64;
     println!(
         "(a) dispatch, 1-step no-op runs        : {dispatch:>8.1} runs/s   (target >= 100: {})",
         verdict(dispatch >= 100.0)
@@ -230,6 +316,7 @@ async fn main() {
     println!(
         "ten sequential steps [{ten_status}]      : {:.1} ms queued→done, {ten_run_wall:.1} ms running  (target < 500 ms: {})",
         ten_wall.as_secs_f64() * 1000.0,
-        verdict(ten_wall < Duration::from_millis(500))
+        verdict(*ten_wall < Duration::from_millis(500))
     );
+    }
 }

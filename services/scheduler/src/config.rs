@@ -240,6 +240,8 @@ pub struct LocalEngineConfig {
     pub data_dir: PathBuf,
     /// Step processes at once; 4 × CPUs when absent.
     pub max_parallel_steps: Option<usize>,
+    /// How steps are sandboxed (`[local.sandbox]`).
+    pub sandbox: couler_engines::local::SandboxConfig,
 }
 
 impl Default for LocalEngineConfig {
@@ -247,6 +249,7 @@ impl Default for LocalEngineConfig {
         LocalEngineConfig {
             data_dir: PathBuf::from(".couler/local"),
             max_parallel_steps: None,
+            sandbox: Default::default(),
         }
     }
 }

@@ -24,6 +24,7 @@ impl Engines {
         if let Some(n) = local.max_parallel_steps {
             local_config.max_parallel_steps = n;
         }
+        local_config.sandbox = local.sandbox.clone();
         let mut engines = Engines::default().with(Arc::new(LocalEngine::new(local_config)));
         if let Some(a) = &config.airflow {
             let mut airflow = AirflowConfig::new(

@@ -33,8 +33,10 @@
 //! lost process.
 
 use super::cas::Cas;
-use super::memory::{MEMORY_SAMPLE, Oom, over_limit, read_oom_file};
-use super::template::{output_artifact_path, output_parameter_path};
+use super::cgroup::{Limits, TryCgroup};
+use super::memory::{MEMORY_SAMPLE, OOM_FILE, Oom, over_limit, read_oom_file};
+use super::sandbox::{self, Confinement, Sandbox};
+use super::template::{output_artifact_path, output_parameter_path, work_dir};
 use crate::StepMetrics;
 use couler_optimizer::{ArtifactRef, Named, StepOutputs};
 use serde::{Deserialize, Serialize};
@@ -91,14 +93,6 @@ pub(super) struct StateFile {
     pub meta: TryMeta,
 }
 
-/// A secret-backed environment variable; the value is read just before
-/// the spawn and never leaves the child's environment.
-pub(super) struct SecretEnv {
-    pub var: String,
-    pub file: PathBuf,
-    pub label: String,
-}
-
 /// What to read back after a successful exit.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Collect {
@@ -113,8 +107,9 @@ pub(super) struct Launch {
     pub argv: Vec<String>,
     /// Written to `<dir>/script`; `argv` already names that file.
     pub script: Option<String>,
+    /// The step's environment, its secrets' values included (they go to
+    /// the child's environment and nowhere else).
     pub env: Vec<(String, String)>,
-    pub secrets: Vec<SecretEnv>,
     pub working_dir: Option<PathBuf>,
     /// Artifacts to place before the start: destination and source.
     pub inputs: Vec<(PathBuf, ArtifactRef)>,
@@ -122,11 +117,29 @@ pub(super) struct Launch {
     pub meta: TryMeta,
     pub cas: Cas,
     pub log_tail: usize,
+    pub jail: Jail,
+}
+
+/// What confines a try: its sandbox, the uid it runs as and its cgroup
+/// (made by the spawn, removed once the try is read back).
+#[derive(Default)]
+pub(super) struct Jail {
+    pub sandbox: Option<Arc<Sandbox>>,
+    pub owner: Option<(u32, u32)>,
+    pub cgroup: Option<TryCgroup>,
+    pub limits: Option<Limits>,
+}
+
+impl Jail {
+    /// Whether the kernel enforces the try's memory limit (no sampling).
+    pub(super) fn enforces_memory(&self) -> bool {
+        self.cgroup.is_some()
+    }
 }
 
 impl Launch {
     pub(super) fn script_path(dir: &Path) -> PathBuf {
-        dir.join(SCRIPT_FILE)
+        work_dir(dir).join(SCRIPT_FILE)
     }
 }
 
@@ -232,7 +245,8 @@ pub(super) fn launch(launch: Launch) -> Child {
     let group = Arc::new(Group::default());
     let (tx, rx) = oneshot::channel();
     let shared = group.clone();
-    let (dir, memory_limit) = (launch.dir.clone(), launch.meta.memory_limit);
+    let sampled = launch.meta.memory_limit.filter(|_| !launch.jail.enforces_memory());
+    let (dir, memory_limit) = (launch.dir.clone(), sampled);
     let task = tokio::task::spawn_blocking(move || execute(launch, tx, &shared));
     Child {
         pid: rx,
@@ -320,7 +334,12 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
 fn execute(launch: Launch, started: oneshot::Sender<i32>, group: &Group) -> Outcome {
     let (pid, t0, mut stdout, mut stderr) = match spawn(&launch) {
         Ok(spawned) => spawned,
-        Err(message) => return Outcome::without_process(Exit::NotStarted(message)),
+        Err(message) => {
+            if let Some(cgroup) = &launch.jail.cgroup {
+                cgroup.remove();
+            }
+            return Outcome::without_process(Exit::NotStarted(message));
+        }
     };
     group.0.lock().unwrap_or_else(|e| e.into_inner()).pgid = Some(pid);
     let state = StateFile {
@@ -353,7 +372,11 @@ fn execute(launch: Launch, started: oneshot::Sender<i32>, group: &Group) -> Outc
             _ => None,
         },
     };
-    read_back(&launch, exit, metrics, &mut stdout, &mut stderr)
+    let outcome = read_back(&launch, exit, metrics, &mut stdout, &mut stderr);
+    if let Some(cgroup) = &launch.jail.cgroup {
+        cgroup.remove();
+    }
+    outcome
 }
 
 /// Reads logs and (after success) outputs of a finished try.
@@ -364,6 +387,13 @@ fn read_back(
     stdout: &mut File,
     stderr: &mut File,
 ) -> Outcome {
+    let exit = match (&launch.jail.cgroup, exit) {
+        (Some(cgroup), exit) if exit != Exit::Code(0) => match kernel_oom(launch, cgroup) {
+            Some(oom) => Exit::OutOfMemory(oom),
+            None => exit,
+        },
+        (_, exit) => exit,
+    };
     let out = tail(stdout, RESULT_LIMIT.max(launch.log_tail as u64)).unwrap_or_default();
     let err = tail(stderr, launch.log_tail as u64).unwrap_or_default();
     let outputs = (exit == Exit::Code(0)).then(|| {
@@ -379,9 +409,28 @@ fn read_back(
     }
 }
 
+/// An out-of-memory kill the kernel made in the try's cgroup, recorded in
+/// the try's `oom` file as a sampled kill is.
+fn kernel_oom(launch: &Launch, cgroup: &TryCgroup) -> Option<Oom> {
+    if !cgroup.oom_killed() {
+        return None;
+    }
+    let limit = launch.jail.limits.and_then(|l| l.memory).unwrap_or(0);
+    let oom = Oom {
+        used: cgroup.peak_memory().unwrap_or(limit).max(limit),
+        limit,
+    };
+    let record = serde_json::to_vec(&oom).expect("oom serializes");
+    if let Err(e) = fs::write(launch.dir.join(OOM_FILE), record) {
+        tracing::warn!(dir = %launch.dir.display(), error = %e, "could not record an out-of-memory kill");
+    }
+    Some(oom)
+}
+
 fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
     let dir = &launch.dir;
-    fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let work = work_dir(dir);
+    fs::create_dir_all(&work).map_err(|e| format!("could not create {}: {e}", work.display()))?;
     if !launch.collect.parameters.is_empty() {
         let at = output_parameter_path(dir, "");
         fs::create_dir_all(&at).map_err(|e| format!("could not create {}: {e}", at.display()))?;
@@ -403,29 +452,30 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
         fs::write(Launch::script_path(dir), source)
             .map_err(|e| format!("could not write the script: {e}"))?;
     }
-    let mut env = launch.env.clone();
-    for secret in &launch.secrets {
-        match fs::read_to_string(&secret.file) {
-            Ok(value) => env.push((secret.var.clone(), value)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(format!(
-                    "secret {} is not in the local secret store (expected a file at {})",
-                    secret.label,
-                    secret.file.display()
-                ));
-            }
-            Err(e) => return Err(format!("could not read secret {}: {e}", secret.label)),
+    let jail = &launch.jail;
+    let mut owned = vec![dir.as_path(), work.as_path()];
+    let (parameters, artifacts) = (output_parameter_path(dir, ""), output_artifact_path(dir, ""));
+    for at in [&parameters, &artifacts] {
+        if at.is_dir() {
+            owned.extend([at.as_path(), at.parent().expect("outputs/…")]);
         }
     }
+    sandbox::hand_over(jail.owner, &owned)
+        .map_err(|e| format!("could not hand the work directory to the step's user: {e}"))?;
+    if let (Some(cgroup), Some(limits)) = (&jail.cgroup, jail.limits) {
+        cgroup
+            .create(limits)
+            .map_err(|e| format!("could not create the step's cgroup: {e}"))?;
+    }
     let cwd = match &launch.working_dir {
-        Some(wd) if !wd.is_dir() => {
+        Some(wd) if jail.sandbox.is_none() && !wd.is_dir() => {
             return Err(format!(
                 "working directory {} does not exist on this host (the local engine runs steps on the host, not in their image)",
                 wd.display()
             ));
         }
         Some(wd) => wd,
-        None => dir,
+        None => &work,
     };
     let log = |name: &str| {
         OpenOptions::new()
@@ -446,11 +496,26 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
         .arg("-c")
         .arg(WRAPPER)
         .arg("couler-step")
-        .arg(dir.join(EXIT_FILE))
-        .args(&launch.argv)
+        .arg(dir.join(EXIT_FILE));
+    let binds = match &jail.sandbox {
+        Some(sandbox) => sandbox
+            .wrap(&mut command, &work, cwd, &launch.argv)
+            .map_err(|e| format!("could not prepare the step's sandbox: {e}"))?,
+        None => {
+            command.args(&launch.argv);
+            Vec::new()
+        }
+    };
+    let confinement = Confinement {
+        owner: jail.owner,
+        cgroup: jail.cgroup.as_ref(),
+    };
+    sandbox::prepare(&mut command, &confinement, binds)
+        .map_err(|e| format!("could not confine the step: {e}"))?;
+    command
         .env_clear()
-        .envs(env)
-        .current_dir(cwd)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(if jail.sandbox.is_some() { dir } else { cwd })
         // A group of its own (not a session: std can then still use
         // posix_spawn), so that stopping the step stops its children.
         .process_group(0)

@@ -12,8 +12,9 @@
 
 use super::driver::{Phase, Run};
 use super::map;
+use super::cgroup::{self, Limits};
 use super::process::{
-    self, Collect, Earlier, Exit, Launch, OnDisk, Outcome, SecretEnv, Stop, TryMeta,
+    self, Collect, Earlier, Exit, Jail, Launch, OnDisk, Outcome, Stop, TryMeta,
 };
 use super::template::{Scope, input_artifact_path};
 use crate::failure::{FailureKind, classify};
@@ -21,6 +22,7 @@ use crate::{StepPhase, StepState, Update};
 use couler_ir::refs::{Ref, sole_reference};
 use couler_ir::{Retry, RetryOn, Step, StepKind};
 use couler_optimizer::StepOutputs;
+use secrecy::ExposeSecret;
 use serde_json::Value;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
@@ -429,22 +431,60 @@ impl Instance {
         self.report_running(meta, &dir, Some("re-attached after a restart".into()))
             .await;
         let ir = self.ir();
+        let jail = Jail {
+            cgroup: self.cgroup(&dir),
+            limits: Some(self.limits(&meta)),
+            ..Jail::default()
+        };
         let launch = Launch {
             dir: dir.clone(),
             argv: Vec::new(),
             script: None,
             env: Vec::new(),
-            secrets: Vec::new(),
             working_dir: None,
             inputs: Vec::new(),
             collect: collect_spec(ir),
             meta,
             cas: self.run.engine.cas.clone(),
             log_tail: self.run.engine.config.log_tail_bytes,
+            jail,
         };
         let timeout = ir.timeout.map(|t| t.as_std());
         let (outcome, stop) = earlier.wait(launch, &self.phase.cancel, timeout).await;
         Try { outcome, stop, dir }
+    }
+
+    /// The cgroup of the try in `dir`, where the kernel limits tries.
+    fn cgroup(&self, dir: &Path) -> Option<cgroup::TryCgroup> {
+        let cgroups = self.run.engine.cgroups.as_ref()?;
+        Some(cgroups.for_try(&cgroup::name_for(dir)))
+    }
+
+    /// The kernel limits of a try: its memory limit (or the platform's
+    /// default), the pids cap and its CPU request.
+    fn limits(&self, meta: &TryMeta) -> Limits {
+        let settings = &self.run.engine.config.sandbox;
+        let cpu = self.ir().resources.as_ref().and_then(|r| r.cpu);
+        Limits {
+            memory: meta.memory_limit.or(settings.default_memory),
+            pids: settings.max_pids,
+            cpu_millis: cpu.map(|c| c.millis()),
+        }
+    }
+
+    /// What confines a new try in `dir`: sandbox, owner and cgroup.
+    fn jail(&self, dir: &Path, meta: &TryMeta) -> Result<Jail, String> {
+        let sandbox = self.run.engine.sandbox.clone()?;
+        let owner = match &sandbox {
+            Some(sandbox) => sandbox.owner(&self.run.spec.tenant)?,
+            None => None,
+        };
+        Ok(Jail {
+            sandbox,
+            owner,
+            cgroup: self.cgroup(dir),
+            limits: Some(self.limits(meta)),
+        })
     }
 
     async fn report_running(&self, meta: TryMeta, dir: &Path, message: Option<String>) {
@@ -563,23 +603,33 @@ impl Instance {
             None => return Err("the step has no container, script or job".into()),
         };
         let engine = &self.run.engine;
+        let jail = self.jail(dir, &meta)?;
         let mut env = engine.base_env.clone();
+        if jail.sandbox.is_some() {
+            // The host's home and temporary directories are not in the sandbox.
+            env.retain(|(k, _)| k != "HOME" && k != "TMPDIR");
+            env.push(("HOME".into(), "/tmp".into()));
+        }
         env.push(("COULER_RUN".into(), self.run.spec.run.clone()));
         env.push(("COULER_STEP".into(), self.name.clone()));
         env.extend(extra);
-        let mut secrets = Vec::new();
         for var in step.env() {
             match (&var.value, &var.secret) {
                 (Some(value), _) => env.push((var.name.clone(), value.clone())),
-                (None, Some(secret)) => secrets.push(SecretEnv {
-                    var: var.name.clone(),
-                    file: engine
-                        .secrets_dir
-                        .join(&self.run.spec.tenant)
-                        .join(&secret.name)
-                        .join(&secret.key),
-                    label: format!("{}/{}", secret.name, secret.key),
-                }),
+                (None, Some(secret)) => {
+                    let value = self
+                        .run
+                        .spec
+                        .secrets
+                        .get(&secret.name, &secret.key)
+                        .ok_or_else(|| {
+                            format!(
+                                "secret {}/{} (env {}) was not handed to the run: the tenant has no such secret or key",
+                                secret.name, secret.key, var.name
+                            )
+                        })?;
+                    env.push((var.name.clone(), value.expose_secret().to_owned()));
+                }
                 (None, None) => {}
             }
         }
@@ -588,13 +638,13 @@ impl Instance {
             argv,
             script,
             env,
-            secrets,
             working_dir: working_dir.map(PathBuf::from),
             inputs,
             collect: collect_spec(ir),
             meta,
             cas: engine.cas.clone(),
             log_tail: engine.config.log_tail_bytes,
+            jail,
         })
     }
 }

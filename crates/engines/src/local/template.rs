@@ -26,16 +26,22 @@ pub(super) struct Scope<'a> {
 }
 
 /// Where a try keeps its files, relative to the try directory.
+/// The part of a try directory its step sees (and writes): the rest holds
+/// the engine's records of the try.
+pub(super) fn work_dir(dir: &Path) -> std::path::PathBuf {
+    dir.join("work")
+}
+
 pub(super) fn input_artifact_path(dir: &Path, name: &str) -> std::path::PathBuf {
-    dir.join("inputs").join(name)
+    work_dir(dir).join("inputs").join(name)
 }
 
 pub(super) fn output_parameter_path(dir: &Path, name: &str) -> std::path::PathBuf {
-    dir.join("outputs").join("parameters").join(name)
+    work_dir(dir).join("outputs").join("parameters").join(name)
 }
 
 pub(super) fn output_artifact_path(dir: &Path, name: &str) -> std::path::PathBuf {
-    dir.join("outputs").join("artifacts").join(name)
+    work_dir(dir).join("outputs").join("artifacts").join(name)
 }
 
 impl Scope<'_> {
@@ -275,7 +281,7 @@ mod tests {
         assert_eq!(
             s.render("{{outputs.parameters.x.path}} {{inputs.artifacts.d.path}}")
                 .unwrap(),
-            "/w/outputs/parameters/x /w/inputs/d"
+            "/w/work/outputs/parameters/x /w/work/inputs/d"
         );
         let err = s.render("{{steps.b.outputs.result}}").unwrap_err();
         assert!(err.contains("step `b` has not finished"), "{err}");

@@ -34,18 +34,21 @@ pub struct Harness {
 impl Harness {
     pub fn run_spec(&self, case: &str) -> RunSpec {
         static NEXT: AtomicU32 = AtomicU32::new(0);
-        RunSpec {
-            tenant: self.tenant.clone(),
-            run: format!("run_{case}_{}", NEXT.fetch_add(1, Ordering::Relaxed)),
-            attempt: 1,
-            stage: None,
-        }
+        RunSpec::new(
+            self.tenant.clone(),
+            format!("run_{case}_{}", NEXT.fetch_add(1, Ordering::Relaxed)),
+            1,
+        )
     }
 
     /// A fresh directory for one case's marker files.
     pub fn scratch(&self, case: &str) -> Scratch {
+        use std::os::unix::fs::PermissionsExt;
         let dir = self.scratch_root.join(self.run_spec(case).run);
         std::fs::create_dir_all(&dir).expect("scratch directory");
+        // Steps may run as another (unprivileged) user than the test.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777))
+            .expect("scratch directory mode");
         Scratch(dir)
     }
 }
@@ -261,6 +264,21 @@ pub async fn eventually(what: &str, condition: impl Fn() -> bool) {
     }
 }
 
+/// Whether a live process runs exactly `argv` (found by its command line,
+/// as steps may run in a pid namespace of their own).
+pub fn running(argv: &[&str]) -> bool {
+    let wanted: Vec<u8> = argv.iter().flat_map(|a| [a.as_bytes(), b"\0"].concat()).collect();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == wanted)
+                && process_alive(pid)
+        })
+}
+
 /// Whether a process exists and is not a zombie.
 pub fn process_alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -471,15 +489,18 @@ pub async fn cancel_stops_a_running_step(h: &Harness) {
 pub async fn timeout_kills_the_process_group(h: &Harness) {
     let s = h.scratch("timeout");
     let engine = (h.engine)();
+    // A duration no other process sleeps, to find the child by.
+    let nap = format!("60.{}{}", std::process::id(), h.run_spec("timeout").run.len());
     let plan = plan(&s.yaml(
-        r#"
+        &r#"
 apiVersion: couler.dev/v1alpha1
 name: too-slow
 steps:
   - name: slow
     timeout: 1s
-    container: {image: alpine, command: [sh, -c, "sleep 60 & echo $! > @S@/child.pid; wait"]}
-"#,
+    container: {image: alpine, command: [sh, -c, "sleep @NAP@ & echo started > @S@/child.pid; wait"]}
+"#
+        .replace("@NAP@", &nap),
     ));
     let r = run(&*engine, &h.run_spec("timeout"), plan, vec![]).await;
     assert_eq!(r.outcome, RunOutcome::Failed);
@@ -492,12 +513,8 @@ steps:
             .contains("timed out"),
         "{slow:?}"
     );
-    let pid: i32 = std::fs::read_to_string(s.path("child.pid"))
-        .expect("the step wrote its child's pid")
-        .trim()
-        .parse()
-        .unwrap();
-    eventually("the background child to die", || !process_alive(pid)).await;
+    assert!(s.path("child.pid").exists(), "the step started its child");
+    eventually("the background child to die", || !running(&["sleep", &nap])).await;
 }
 
 pub async fn transient_failures_are_retried(h: &Harness) {

@@ -99,7 +99,8 @@ impl Earlier {
                 .unwrap_or_default();
             tokio::time::Instant::now() + t.saturating_sub(ran)
         });
-        let memory_limit = launch.meta.memory_limit;
+        // With a cgroup the kernel holds the limit; only sample without one.
+        let memory_limit = launch.meta.memory_limit.filter(|_| !launch.jail.enforces_memory());
         let launch = Arc::new(launch);
         // The earlier driver may have recorded a kill or a stop that it
         // did not get to finish.
@@ -208,6 +209,9 @@ async fn finish_from_files(launch: Arc<Launch>, started: SystemTime, code: i32) 
             && let Some(oom) = read_oom_file(&launch.dir)
         {
             outcome.exit = Exit::OutOfMemory(oom);
+        }
+        if let Some(cgroup) = &launch.jail.cgroup {
+            cgroup.remove();
         }
         outcome
     };

@@ -1,0 +1,322 @@
+//! Kernel resource limits for step tries: one cgroup per try, under a
+//! `couler-steps` group of the engine's own cgroup, with the try's memory
+//! limit, a pids limit and its CPU quota. Version 2 (the unified
+//! hierarchy) and version 1 (one hierarchy per controller, as on the build
+//! machines) are both read; on v1 each controller gets its own directory.
+//!
+//! A try joins its cgroups before it executes anything (the spawning fork
+//! writes `0` to each `cgroup.procs`), so nothing it starts is ever
+//! outside them. The kernel then enforces the limits: over its memory the
+//! try's largest process is killed (counted as `oom_kill`, which is how an
+//! out-of-memory end is told from any other), over its pids `fork` fails.
+//! Where no cgroup can be made (no controllers, no permission) the engine
+//! says so once and limits stay advisory (`memory` sampling).
+//!
+//! A try's cgroup is named from its directory, so a driver that re-attaches
+//! after a restart finds it again; it is removed once the try is read back.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+/// The group every try's cgroup is made in, per controller directory.
+const PARENT: &str = "couler-steps";
+/// v1 controllers used, each a hierarchy of its own.
+const V1_CONTROLLERS: [&str; 3] = ["memory", "pids", "cpu"];
+const CFS_PERIOD_US: u64 = 100_000;
+
+/// Where try cgroups are made on this machine.
+#[derive(Debug, Clone)]
+pub(super) enum Cgroups {
+    /// One directory in the unified hierarchy.
+    V2(PathBuf),
+    /// A directory in each of the memory, pids and cpu hierarchies.
+    V1 {
+        memory: PathBuf,
+        pids: PathBuf,
+        cpu: PathBuf,
+    },
+}
+
+/// The limits of one try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Limits {
+    pub memory: Option<u64>,
+    pub pids: u32,
+    /// Millicores; none: not limited.
+    pub cpu_millis: Option<u64>,
+}
+
+/// One try's cgroup (a directory per hierarchy).
+#[derive(Debug, Clone)]
+pub(super) struct TryCgroup {
+    version: Version,
+    dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    V1,
+    V2,
+}
+
+impl Cgroups {
+    /// Finds this process's cgroups and makes the `couler-steps` parent in
+    /// each, checking that limits can be written there. `Err` says why
+    /// limits cannot be enforced.
+    pub(super) fn detect() -> Result<Cgroups, String> {
+        let own = fs::read_to_string("/proc/self/cgroup")
+            .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
+        let root = Path::new("/sys/fs/cgroup");
+        let cgroups = if root.join("cgroup.controllers").exists() {
+            let path = own_path(&own, "").ok_or("no unified cgroup in /proc/self/cgroup")?;
+            let base = root.join(path.trim_start_matches('/'));
+            Cgroups::V2(v2_parent(&base)?)
+        } else {
+            let dir = |controller: &str| -> Result<PathBuf, String> {
+                let mount = root.join(controller);
+                let path = own_path(&own, controller)
+                    .ok_or_else(|| format!("no {controller} cgroup in /proc/self/cgroup"))?;
+                let parent = mount.join(path.trim_start_matches('/')).join(PARENT);
+                make_dir(&parent)?;
+                Ok(parent)
+            };
+            Cgroups::V1 {
+                memory: dir(V1_CONTROLLERS[0])?,
+                pids: dir(V1_CONTROLLERS[1])?,
+                cpu: dir(V1_CONTROLLERS[2])?,
+            }
+        };
+        // Prove it once: a cgroup with every limit set, then removed.
+        let probe = cgroups.for_try(&format!("probe-{}", std::process::id()));
+        let limits = Limits {
+            memory: Some(64 << 20),
+            pids: 16,
+            cpu_millis: Some(500),
+        };
+        let made = probe.create(limits);
+        probe.remove();
+        made.map_err(|e| format!("cannot set limits in a step cgroup: {e}"))?;
+        Ok(cgroups)
+    }
+
+    /// The cgroup of the try whose directory hashes to `name`.
+    pub(super) fn for_try(&self, name: &str) -> TryCgroup {
+        match self {
+            Cgroups::V2(parent) => TryCgroup {
+                version: Version::V2,
+                dirs: vec![parent.join(name)],
+            },
+            Cgroups::V1 { memory, pids, cpu } => TryCgroup {
+                version: Version::V1,
+                dirs: [memory, pids, cpu].iter().map(|p| p.join(name)).collect(),
+            },
+        }
+    }
+
+    pub(super) fn describe(&self) -> &'static str {
+        match self {
+            Cgroups::V2(_) => "cgroup v2",
+            Cgroups::V1 { .. } => "cgroup v1",
+        }
+    }
+}
+
+/// A try's cgroup name: from its directory, so a re-attach finds it.
+pub(super) fn name_for(dir: &Path) -> String {
+    let hash = blake3::hash(dir.as_os_str().as_encoded_bytes());
+    format!("try-{}", &hash.to_hex()[..20])
+}
+
+impl TryCgroup {
+    /// Makes the directories and writes the limits.
+    pub(super) fn create(&self, limits: Limits) -> io::Result<()> {
+        for dir in &self.dirs {
+            match fs::create_dir(dir) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            }
+        }
+        match self.version {
+            Version::V2 => {
+                let dir = &self.dirs[0];
+                let memory = limits.memory.map_or("max".into(), |m| m.to_string());
+                write(dir, "memory.max", &memory)?;
+                // Swap would let a step go past its memory unnoticed.
+                write_if_present(dir, "memory.swap.max", "0")?;
+                write(dir, "pids.max", &limits.pids.to_string())?;
+                let cpu = match limits.cpu_millis {
+                    Some(m) => format!("{} {CFS_PERIOD_US}", quota_us(m)),
+                    None => format!("max {CFS_PERIOD_US}"),
+                };
+                write(dir, "cpu.max", &cpu)
+            }
+            Version::V1 => {
+                let (memory, pids, cpu) = (&self.dirs[0], &self.dirs[1], &self.dirs[2]);
+                let bytes = limits.memory.map_or("-1".into(), |m| m.to_string());
+                write(memory, "memory.limit_in_bytes", &bytes)?;
+                write_if_present(memory, "memory.memsw.limit_in_bytes", &bytes)?;
+                write(pids, "pids.max", &limits.pids.to_string())?;
+                write(cpu, "cpu.cfs_period_us", &CFS_PERIOD_US.to_string())?;
+                let quota = limits.cpu_millis.map_or("-1".into(), |m| quota_us(m).to_string());
+                write(cpu, "cpu.cfs_quota_us", &quota)
+            }
+        }
+    }
+
+    /// `cgroup.procs` of each directory, opened for the spawning fork to
+    /// write `0` (itself) into.
+    pub(super) fn procs(&self) -> io::Result<Vec<OwnedFd>> {
+        self.dirs
+            .iter()
+            .map(|d| Ok(OpenOptions::new().write(true).open(d.join("cgroup.procs"))?.into()))
+            .collect()
+    }
+
+    /// Whether the kernel killed a process of the try for its memory.
+    pub(super) fn oom_killed(&self) -> bool {
+        let (dir, file) = match self.version {
+            Version::V2 => (&self.dirs[0], "memory.events"),
+            Version::V1 => (&self.dirs[0], "memory.oom_control"),
+        };
+        let text = fs::read_to_string(dir.join(file)).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| l.strip_prefix("oom_kill "))
+            .any(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0))
+    }
+
+    /// The most memory the try used, in bytes, where the kernel keeps it.
+    pub(super) fn peak_memory(&self) -> Option<u64> {
+        let file = match self.version {
+            Version::V2 => "memory.peak",
+            Version::V1 => "memory.max_usage_in_bytes",
+        };
+        fs::read_to_string(self.dirs[0].join(file))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Kills whatever is left in the cgroups and removes them. Best effort:
+    /// a cgroup whose last process is still exiting is retried briefly.
+    pub(super) fn remove(&self) {
+        for dir in &self.dirs {
+            for _ in 0..50 {
+                if let Ok(procs) = fs::read_to_string(dir.join("cgroup.procs")) {
+                    for pid in procs.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
+                        // SAFETY: plain syscall on a pid the cgroup lists.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                    }
+                }
+                match fs::remove_dir(dir) {
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => break,
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
+                    Ok(()) => break,
+                }
+            }
+        }
+    }
+}
+
+fn quota_us(millis: u64) -> u64 {
+    // At least 1 ms per period: the kernel refuses less.
+    (millis * CFS_PERIOD_US / 1000).max(1000)
+}
+
+/// The path of this process's cgroup in the hierarchy holding `controller`
+/// (`""`: the unified one), from `/proc/self/cgroup`.
+fn own_path(proc_cgroup: &str, controller: &str) -> Option<String> {
+    proc_cgroup.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let hit = if controller.is_empty() {
+            controllers.is_empty()
+        } else {
+            controllers.split(',').any(|c| c == controller)
+        };
+        hit.then(|| path.to_owned())
+    })
+}
+
+/// v2: steps go in `<own>/couler-steps`. The unified hierarchy lets a
+/// cgroup either hold processes or hand controllers to children, so when
+/// this process's own cgroup cannot delegate yet, the process moves to a
+/// leaf `<own>/couler-engine` first and enables the controllers.
+fn v2_parent(base: &Path) -> Result<PathBuf, String> {
+    let wanted = ["memory", "pids", "cpu"];
+    let enabled = fs::read_to_string(base.join("cgroup.subtree_control")).unwrap_or_default();
+    if !wanted.iter().all(|c| enabled.split_whitespace().any(|e| e == *c)) {
+        let available = fs::read_to_string(base.join("cgroup.controllers"))
+            .map_err(|e| format!("cannot read {}: {e}", base.display()))?;
+        if let Some(missing) = wanted
+            .iter()
+            .find(|c| !available.split_whitespace().any(|a| a == **c))
+        {
+            return Err(format!("the {missing} controller is not available here"));
+        }
+        let leaf = base.join("couler-engine");
+        make_dir(&leaf)?;
+        write(&leaf, "cgroup.procs", &std::process::id().to_string())
+            .map_err(|e| format!("cannot move the engine into {}: {e}", leaf.display()))?;
+        write(&base.to_path_buf(), "cgroup.subtree_control", "+memory +pids +cpu")
+            .map_err(|e| format!("cannot delegate controllers in {}: {e}", base.display()))?;
+    }
+    let parent = base.join(PARENT);
+    make_dir(&parent)?;
+    write(&parent, "cgroup.subtree_control", "+memory +pids +cpu")
+        .map_err(|e| format!("cannot delegate controllers in {}: {e}", parent.display()))?;
+    Ok(parent)
+}
+
+fn make_dir(dir: &Path) -> Result<(), String> {
+    match fs::create_dir(dir) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+            Err(format!("cannot create {}: {e}", dir.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn write(dir: &PathBuf, file: &str, value: &str) -> io::Result<()> {
+    let mut f = OpenOptions::new().write(true).open(dir.join(file))?;
+    f.write_all(value.as_bytes())
+}
+
+fn write_if_present(dir: &PathBuf, file: &str, value: &str) -> io::Result<()> {
+    match File::options().write(true).open(dir.join(file)) {
+        Ok(mut f) => f.write_all(value.as_bytes()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_cgroups_are_found_per_hierarchy() {
+        let text = "12:pids:/user.slice\n4:memory:/process_api/abc\n2:cpu,cpuacct:/x\n0::/init.scope\n";
+        assert_eq!(own_path(text, "memory").as_deref(), Some("/process_api/abc"));
+        assert_eq!(own_path(text, "cpu").as_deref(), Some("/x"));
+        assert_eq!(own_path(text, "").as_deref(), Some("/init.scope"));
+        assert_eq!(own_path(text, "blkio"), None);
+    }
+
+    #[test]
+    fn cpu_quotas_follow_millicores() {
+        assert_eq!(quota_us(500), 50_000);
+        assert_eq!(quota_us(2000), 200_000);
+        assert_eq!(quota_us(1), 1000);
+    }
+
+    #[test]
+    fn a_try_keeps_its_cgroup_name() {
+        let a = name_for(Path::new("/data/runs/r/1/s/1"));
+        assert_eq!(a, name_for(Path::new("/data/runs/r/1/s/1")));
+        assert_ne!(a, name_for(Path::new("/data/runs/r/1/s/2")));
+        assert!(a.starts_with("try-") && a.len() == 24);
+    }
+}

@@ -1,0 +1,411 @@
+//! The sandbox each step try runs in, with Debian's `bubblewrap` (`bwrap`,
+//! the sandbox Flatpak is built on): see `docs/design/local-sandbox.md` for
+//! why this and not another.
+//!
+//! A try gets new user, mount, pid, ipc, uts and network namespaces. It sees
+//! the host's system directories read only (`/usr` and the `/bin`, `/lib…`
+//! links or directories, `/etc`, `/opt`), a private `/tmp`, its own `/proc`
+//! and a minimal `/dev`, its work directory (at the same path as on the
+//! host, so `{{…path}}` references hold) and the host paths the platform
+//! lists in `local.mounts`; nothing else of the data directory: not other
+//! runs, not the artifact store, not the try's own control files. Its
+//! network is a loopback of its own. Nested user namespaces are refused.
+//!
+//! Running as root, the engine gives each tenant a uid and gid of its own
+//! from `uid_base` (kept in `<data dir>/uids.json`), and the try's wrapper
+//! and sandbox run as that uid: never root outside the sandbox, and one
+//! tenant's files are not another's. Not running as root, every tenant's
+//! steps run as the engine's own (unprivileged) uid, and the namespaces
+//! alone keep them apart; the engine says so at start.
+//!
+//! Host paths reach bubblewrap as descriptors the engine opened
+//! (`--bind-fd`), so a tenant's uid needs no access to the directories
+//! above them (a data directory of mode 0700 is fine). The fork that
+//! starts a try joins the try's cgroups, places those descriptors and
+//! drops to the tenant's uid before it executes anything.
+
+use super::cgroup::TryCgroup;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+/// How steps of the local engine are isolated (`[local]` settings).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// `bubblewrap` (default): every try in a sandbox of its own. `off`:
+    /// steps run as plain host processes, for a single-tenant machine that
+    /// cannot run bubblewrap; never for several tenants.
+    pub isolation: Isolation,
+    /// The `bwrap` program (default: found on `PATH`).
+    pub bwrap: PathBuf,
+    /// Host paths steps may see (datasets, tool installations), read only
+    /// unless `writable`.
+    pub mounts: Vec<HostMount>,
+    /// The first uid (and gid) given to tenants when the engine runs as
+    /// root; tenant n gets `uid_base + n`.
+    pub uid_base: u32,
+    /// Processes (threads) one try may have at once.
+    pub max_pids: u32,
+    /// The memory limit of a step that requests none, in bytes (none: no
+    /// limit). A step that fills memory then ends only itself.
+    pub default_memory: Option<u64>,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            isolation: Isolation::Bubblewrap,
+            bwrap: PathBuf::from("bwrap"),
+            mounts: Vec::new(),
+            uid_base: 1_500_000,
+            max_pids: 1024,
+            default_memory: Some(4 << 30),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    Bubblewrap,
+    Off,
+}
+
+/// A host path visible in every step's sandbox, at the same path.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostMount {
+    pub path: PathBuf,
+    #[serde(default)]
+    pub writable: bool,
+}
+
+/// A working bubblewrap set-up.
+#[derive(Debug)]
+pub(super) struct Sandbox {
+    bwrap: PathBuf,
+    /// The arguments that show the host's system directories.
+    system: Vec<OsString>,
+    mounts: Vec<HostMount>,
+    /// Tenant uids, when the engine runs as root.
+    uids: Option<Uids>,
+}
+
+/// What one try runs as and in.
+pub(super) struct Confinement<'a> {
+    /// The tenant's uid and gid (running as root) for the wrapper and
+    /// sandbox; none: the engine's own.
+    pub owner: Option<(u32, u32)>,
+    pub cgroup: Option<&'a TryCgroup>,
+}
+
+/// System directories shown read only when present: a directory is bound,
+/// a link (merged `/usr`) is recreated.
+const SYSTEM: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+/// Descriptors handed to bubblewrap are placed from this number up.
+const FIRST_FD: RawFd = 64;
+
+impl Sandbox {
+    /// Checks that bubblewrap runs here (one sandboxed `true`); `Err` says
+    /// why not.
+    pub(super) fn detect(config: &SandboxConfig, data_dir: &Path) -> Result<Sandbox, String> {
+        let bwrap = find_program(&config.bwrap).ok_or_else(|| {
+            format!(
+                "bubblewrap ({}) is not installed; install it (Debian: apt-get install bubblewrap) or set local.isolation = \"off\" on a single-tenant machine",
+                config.bwrap.display()
+            )
+        })?;
+        let mut system = Vec::new();
+        for dir in SYSTEM {
+            let path = Path::new(dir);
+            match fs::symlink_metadata(path) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let target = fs::read_link(path).map_err(|e| e.to_string())?;
+                    system.extend(["--symlink".into(), target.into(), path.into()]);
+                }
+                Ok(m) if m.is_dir() => {
+                    system.extend(["--ro-bind".into(), path.into(), path.into()]);
+                }
+                _ => {}
+            }
+        }
+        for mount in &config.mounts {
+            if !mount.path.is_absolute() || !mount.path.exists() {
+                return Err(format!(
+                    "local.mounts: {} is not an existing absolute path",
+                    mount.path.display()
+                ));
+            }
+        }
+        // SAFETY: plain syscall.
+        let root = unsafe { libc::geteuid() } == 0;
+        let sandbox = Sandbox {
+            bwrap,
+            system,
+            mounts: config.mounts.clone(),
+            uids: root.then(|| Uids::new(data_dir.join("uids.json"), config.uid_base)),
+        };
+        let mut probe = Command::new(&sandbox.bwrap);
+        probe.args(sandbox.args(Path::new("/"), &[]));
+        probe.arg("--").arg("true");
+        match probe.output() {
+            Ok(out) if out.status.success() => Ok(sandbox),
+            Ok(out) => Err(format!(
+                "bubblewrap cannot make a sandbox here ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+            Err(e) => Err(format!("cannot run {}: {e}", sandbox.bwrap.display())),
+        }
+    }
+
+    /// Whether tenants get uids of their own.
+    pub(super) fn per_tenant_uids(&self) -> bool {
+        self.uids.is_some()
+    }
+
+    /// The uid and gid of `tenant`'s steps (running as root).
+    pub(super) fn owner(&self, tenant: &str) -> Result<Option<(u32, u32)>, String> {
+        match &self.uids {
+            Some(uids) => uids
+                .of(tenant)
+                .map(|id| Some((id, id)))
+                .map_err(|e| format!("cannot give tenant {tenant} a uid: {e}")),
+            None => Ok(None),
+        }
+    }
+
+    /// bubblewrap's arguments up to the program: namespaces, the system,
+    /// `/proc`, `/dev`, `/tmp`, then each bound descriptor at its path.
+    fn args(&self, cwd: &Path, binds: &[(RawFd, &Path, bool)]) -> Vec<OsString> {
+        let mut args: Vec<OsString> = [
+            "--unshare-user",
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-uts",
+            "--unshare-net",
+            "--unshare-cgroup-try",
+            "--disable-userns",
+            "--hostname",
+            "couler-step",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        args.extend(self.system.iter().cloned());
+        for arg in ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"] {
+            args.push(arg.into());
+        }
+        for (fd, path, writable) in binds {
+            let flag = if *writable { "--bind-fd" } else { "--ro-bind-fd" };
+            args.extend([flag.into(), fd.to_string().into(), path.into()]);
+        }
+        if !self.shows(cwd, binds) {
+            // A `workingDir` the sandbox has not: made, empty, in its root.
+            args.extend(["--dir".into(), cwd.into()]);
+        }
+        args.extend(["--chdir".into(), cwd.into()]);
+        args
+    }
+
+    /// Whether `path` lies in what the sandbox shows of the host.
+    fn shows(&self, path: &Path, binds: &[(RawFd, &Path, bool)]) -> bool {
+        let system = SYSTEM.iter().map(Path::new);
+        path == Path::new("/")
+            || path.starts_with("/tmp")
+            || system.chain(binds.iter().map(|b| b.1)).any(|p| path.starts_with(p))
+    }
+
+    /// Wraps `program` (the step's argv) into `command` (the exit-recording
+    /// wrapper), binding `work` writable and the platform's mounts.
+    pub(super) fn wrap(
+        &self,
+        command: &mut Command,
+        work: &Path,
+        cwd: &Path,
+        program: &[String],
+    ) -> io::Result<Vec<OwnedFd>> {
+        let mut opened = vec![(open_path(work)?, work, true)];
+        for mount in &self.mounts {
+            opened.push((open_path(&mount.path)?, &mount.path, mount.writable));
+        }
+        let binds: Vec<(RawFd, &Path, bool)> = opened
+            .iter()
+            .enumerate()
+            .map(|(i, (_, path, writable))| (FIRST_FD + i as RawFd, *path, *writable))
+            .collect();
+        command.arg(&self.bwrap).args(self.args(cwd, &binds));
+        command.arg("--").args(program);
+        Ok(opened.into_iter().map(|(fd, _, _)| fd).collect())
+    }
+}
+
+/// Sets up the fork that starts a try: joins its cgroups, places the
+/// descriptors bubblewrap binds at [`FIRST_FD`]…, then drops to the owner.
+pub(super) fn prepare(
+    command: &mut Command,
+    confinement: &Confinement<'_>,
+    binds: Vec<OwnedFd>,
+) -> io::Result<()> {
+    let procs = match confinement.cgroup {
+        Some(cgroup) => cgroup.procs()?,
+        None => Vec::new(),
+    };
+    if procs.is_empty() && binds.is_empty() && confinement.owner.is_none() {
+        return Ok(());
+    }
+    let owner = confinement.owner;
+    // Sources may sit where targets go: move them above every target first.
+    let top = FIRST_FD + binds.len() as RawFd;
+    // SAFETY: the closure runs in the forked child before exec and only
+    // makes async-signal-safe system calls on descriptors it owns.
+    unsafe {
+        command.pre_exec(move || {
+            for fd in &procs {
+                if libc::write(fd.as_raw_fd(), b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            let mut moved = Vec::with_capacity(binds.len());
+            for fd in &binds {
+                let high = libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, top);
+                if high < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                moved.push(high);
+            }
+            for (i, high) in moved.iter().enumerate() {
+                // dup2 leaves the new descriptor open across exec.
+                if libc::dup2(*high, FIRST_FD + i as RawFd) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            if let Some((uid, gid)) = owner {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(uid) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    Ok(())
+}
+
+/// Gives `owner` the try directory and what the step writes in.
+pub(super) fn hand_over(owner: Option<(u32, u32)>, dirs: &[&Path]) -> io::Result<()> {
+    let Some((uid, gid)) = owner else {
+        return Ok(());
+    };
+    for dir in dirs {
+        std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
+    }
+    Ok(())
+}
+
+fn open_path(path: &Path) -> io::Result<OwnedFd> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    Ok(file.into())
+}
+
+fn find_program(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return program.is_file().then(|| program.to_owned());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
+
+/// Tenant uids, allocated once and kept on disk under a lock, so that every
+/// engine on the machine gives a tenant the same uid.
+#[derive(Debug)]
+struct Uids {
+    file: PathBuf,
+    base: u32,
+    known: Mutex<BTreeMap<String, u32>>,
+}
+
+impl Uids {
+    fn new(file: PathBuf, base: u32) -> Uids {
+        Uids {
+            file,
+            base,
+            known: Mutex::default(),
+        }
+    }
+
+    fn of(&self, tenant: &str) -> io::Result<u32> {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(uid) = known.get(tenant) {
+            return Ok(*uid);
+        }
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.file.with_extension("lock"))?;
+        // SAFETY: flock on a descriptor we own; released when it closes.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut table: BTreeMap<String, u32> = match fs::read(&self.file) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(io::Error::other)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => return Err(e),
+        };
+        let uid = match table.get(tenant) {
+            Some(uid) => *uid,
+            None => {
+                let next = table.values().max().map_or(self.base, |m| m + 1);
+                table.insert(tenant.to_owned(), next);
+                let tmp = self.file.with_extension("tmp");
+                fs::write(&tmp, serde_json::to_vec_pretty(&table).map_err(io::Error::other)?)?;
+                fs::rename(&tmp, &self.file)?;
+                next
+            }
+        };
+        *known = table;
+        Ok(uid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenants_keep_distinct_uids_across_engines() {
+        let dir = std::env::temp_dir().join(format!("couler-uids-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("uids.json");
+        let a = Uids::new(file.clone(), 1000);
+        assert_eq!(a.of("tnt_a").unwrap(), 1000);
+        assert_eq!(a.of("tnt_b").unwrap(), 1001);
+        assert_eq!(a.of("tnt_a").unwrap(), 1000);
+        // Another engine on the same data directory agrees and goes on.
+        let b = Uids::new(file, 1000);
+        assert_eq!(b.of("tnt_b").unwrap(), 1001);
+        assert_eq!(b.of("tnt_c").unwrap(), 1002);
+        assert_eq!(a.of("tnt_c").unwrap(), 1002);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

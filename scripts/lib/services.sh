@@ -67,11 +67,21 @@ ensure_services() {
   ensure_redis
 }
 
-# What tests run besides the services: busybox (compiled step wrappers
+# The local engine runs every step in a bubblewrap sandbox; host networking
+# for steps (local.sandbox.network = "host") also needs iproute2 and nftables.
+ensure_sandbox() {
+  command -v bwrap >/dev/null || apt_install bubblewrap
+  command -v ip >/dev/null || apt_install iproute2
+  command -v nft >/dev/null || apt_install nftables
+}
+
+# What tests run besides the services: the local engine's sandbox tools,
+# busybox (compiled step wrappers
 # must work under its sh as well as dash), unshare (the fake kubelet
 # gives each pod a private /tmp) and an S3-compatible server (the cache
 # asks object stores whether a hit's artifacts are still there).
 ensure_test_tools() {
+  ensure_sandbox
   command -v busybox >/dev/null || apt_install busybox
   command -v unshare >/dev/null || apt_install util-linux
   "$(dirname "${BASH_SOURCE[0]}")/../s3-server" --setup

@@ -84,6 +84,12 @@ pub struct Couler {
     pub platform: String,
 }
 
+/// A service's standard output, kept in the data directory for
+/// [`Couler::service_logs`].
+fn log_file(data_dir: &tempdir::Dir, name: &str) -> std::fs::File {
+    std::fs::File::create(data_dir.path().join(format!("{name}.log"))).unwrap()
+}
+
 /// Lets steps (another uid than the test's) write in `dir`.
 fn open_to_all(dir: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
@@ -114,6 +120,11 @@ pub mod tempdir {
 impl Couler {
     /// Starts `couler-api` on a fresh database.
     pub fn start() -> Couler {
+        Couler::start_with(&[])
+    }
+
+    /// [`Couler::start`] with more environment for `couler-api`.
+    pub fn start_with(env: &[(&str, &str)]) -> Couler {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let database = format!("couler_test_{}", tempdir::uuid_like());
         let data_dir = tempdir::Dir::new("e2e");
@@ -132,7 +143,8 @@ impl Couler {
                 .env("COULER__AUTH__JWT__HS256_SECRET", SECRET)
                 .env("COULER__REDIS__KEY_PREFIX", &prefix)
                 .env("COULER__TELEMETRY__LOG_FILTER", "warn")
-                .stdout(Stdio::null())
+                .envs(env.iter().copied())
+                .stdout(log_file(&data_dir, "api"))
                 .spawn()
                 .expect("couler-api starts"),
         );
@@ -189,7 +201,7 @@ impl Couler {
             .env("COULER__DATABASE__MAX_CONNECTIONS", "6")
             .env("COULER__REDIS__KEY_PREFIX", &self.redis_prefix)
             .env("COULER__TELEMETRY__LOG_FILTER", "warn")
-            .stdout(Stdio::null());
+            .stdout(log_file(&self.data_dir, &format!("scheduler-{id}")));
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -302,6 +314,17 @@ impl Couler {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Everything the services wrote to their standard output so far.
+    pub fn service_logs(&self) -> String {
+        let mut logs = String::new();
+        for entry in std::fs::read_dir(self.data_dir.path()).unwrap().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "log") {
+                logs.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+            }
+        }
+        logs
     }
 
     pub fn database_url(&self) -> String {

@@ -76,11 +76,13 @@ mod cgroup;
 mod driver;
 mod map;
 mod memory;
+mod network;
 mod process;
 mod sandbox;
 mod step;
 mod template;
 
+pub use network::Network;
 pub use sandbox::{HostMount, Isolation, SandboxConfig};
 
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
@@ -429,25 +431,29 @@ fn isolation(
             );
             Ok(None)
         }
-        Isolation::Bubblewrap => match sandbox::Sandbox::detect(&config.sandbox, &config.data_dir)
-        {
-            Ok(sandbox) => {
-                if !sandbox.per_tenant_uids() {
-                    tracing::info!(
-                        "local engine: not running as root, so every tenant's steps run as this user; namespaces alone keep them apart"
-                    );
+        Isolation::Bubblewrap => {
+            match sandbox::Sandbox::detect(&config.sandbox, &config.data_dir) {
+                Ok(sandbox) => {
+                    if !sandbox.per_tenant_uids() {
+                        tracing::info!(
+                            "local engine: not running as root, so every tenant's steps run as this user; namespaces alone keep them apart"
+                        );
+                    }
+                    Ok(Some(Arc::new(sandbox)))
                 }
-                Ok(Some(Arc::new(sandbox)))
+                Err(why) => {
+                    tracing::error!(reason = %why, "local engine: no sandbox, so no step will start");
+                    Err(format!("the local engine cannot sandbox steps: {why}"))
+                }
             }
-            Err(why) => {
-                tracing::error!(reason = %why, "local engine: no sandbox, so no step will start");
-                Err(format!("the local engine cannot sandbox steps: {why}"))
-            }
-        },
+        }
     };
     let cgroups = match cgroup::Cgroups::detect() {
         Ok(cgroups) => {
-            tracing::debug!(kind = cgroups.describe(), "local engine: step limits enforced by the kernel");
+            tracing::debug!(
+                kind = cgroups.describe(),
+                "local engine: step limits enforced by the kernel"
+            );
             Some(cgroups)
         }
         Err(why) => {

@@ -6,10 +6,10 @@ mod local_setup;
 
 use contract::{Harness, Report, run};
 use couler_engines::{EngineError, RunOutcome, RunSpec, SecretValues, StepPhase};
-use secrecy::SecretString;
-use std::collections::BTreeMap;
 use couler_optimizer::{Facts, Pipeline, Plan};
 use local_setup::*;
+use secrecy::SecretString;
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

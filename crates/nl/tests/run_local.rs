@@ -48,14 +48,18 @@ async fn generated_workflows_run_on_the_local_engine() {
     // Steps see the dataset and the Python installation, read only, as a
     // platform lists them in `local.mounts`; nothing else of the host's.
     let system = python.base.starts_with("/usr");
-    config.sandbox.mounts = [Some(data), Some(python.venv), (!system).then_some(python.base)]
-        .into_iter()
-        .flatten()
-        .map(|path| HostMount {
-            path,
-            writable: false,
-        })
-        .collect();
+    config.sandbox.mounts = [
+        Some(data),
+        Some(python.venv),
+        (!system).then_some(python.base),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|path| HostMount {
+        path,
+        writable: false,
+    })
+    .collect();
     let engine = LocalEngine::new(config);
 
     three_models_in_parallel(&engine, &csv).await;
@@ -341,8 +345,9 @@ fn put_steps_python_first_on_path() -> Python {
         bin.display()
     );
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(&path)))
-        .expect("PATH entries join");
+    let path =
+        std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(&path)))
+            .expect("PATH entries join");
     // SAFETY: this binary's only test, before any engine or step starts;
     // no other thread reads the environment yet.
     unsafe { std::env::set_var("PATH", path) };

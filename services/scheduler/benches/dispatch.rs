@@ -164,14 +164,23 @@ async fn main() {
         ..SandboxConfig::default()
     };
     let bare = measure(&store, tenant, &root.join("bare"), off).await;
-    let boxed = measure(&store, tenant, &root.join("sandboxed"), SandboxConfig::default()).await;
+    let boxed = measure(
+        &store,
+        tenant,
+        &root.join("sandboxed"),
+        SandboxConfig::default(),
+    )
+    .await;
     let _ = std::fs::remove_dir_all(&root);
     println!("local engine working directory: {}", root.display());
     println!(
         "(c) fork/exec of `true` (floor)        : {:>8.3} ms",
         floor.as_secs_f64() * 1000.0
     );
-    for (name, f) in [("steps as plain processes", &bare), ("steps sandboxed", &boxed)] {
+    for (name, f) in [
+        ("steps as plain processes", &bare),
+        ("steps sandboxed", &boxed),
+    ] {
         println!("-- {name}");
         f.print(floor);
     }
@@ -294,29 +303,30 @@ impl Figures {
             fan_status,
         } = self;
         let (dispatch, ten_run_wall) = (*dispatch, *ten_run_wall);
-        let (chain_wall, chain_sum, fan_wall, fan_sum) = (*chain_wall, *chain_sum, *fan_wall, *fan_sum);
-    let verdict = |ok: bool| if ok { "target met" } else { "TARGET MISSED" };
-    let chain_overhead = (chain_wall - chain_sum) / *chain_steps as f64;
-    // Steps overlap in a fan-out, so their own times can exceed the wall
-    // time; wall time per step bounds the overhead from above.
-    let fan_overhead = fan_wall / *fan_steps as f64;
-    println!(
-        "(a) dispatch, 1-step no-op runs        : {dispatch:>8.1} runs/s   (target >= 100: {})",
-        verdict(dispatch >= 100.0)
-    );
-    println!(
-        "(b) 1,000-step chain  [{chain_status}]   : wall {chain_wall:>8.1} ms, steps' own {chain_sum:>6.1} ms, overhead {chain_overhead:.3} ms/step ({:.1}x the floor)  (target <= 1 ms: {})",
-        chain_overhead / (floor.as_secs_f64() * 1000.0),
-        verdict(chain_overhead <= 1.0)
-    );
-    println!(
-        "(b) 1,000-step fan-out [{fan_status}]  : wall {fan_wall:>8.1} ms, steps' own {fan_sum:>6.1} ms, wall per step {fan_overhead:.3} ms (an upper bound on overhead)  (target <= 1 ms: {})",
-        verdict(fan_overhead <= 1.0)
-    );
-    println!(
-        "ten sequential steps [{ten_status}]      : {:.1} ms queued→done, {ten_run_wall:.1} ms running  (target < 500 ms: {})",
-        ten_wall.as_secs_f64() * 1000.0,
-        verdict(*ten_wall < Duration::from_millis(500))
-    );
+        let (chain_wall, chain_sum, fan_wall, fan_sum) =
+            (*chain_wall, *chain_sum, *fan_wall, *fan_sum);
+        let verdict = |ok: bool| if ok { "target met" } else { "TARGET MISSED" };
+        let chain_overhead = (chain_wall - chain_sum) / *chain_steps as f64;
+        // Steps overlap in a fan-out, so their own times can exceed the wall
+        // time; wall time per step bounds the overhead from above.
+        let fan_overhead = fan_wall / *fan_steps as f64;
+        println!(
+            "(a) dispatch, 1-step no-op runs        : {dispatch:>8.1} runs/s   (target >= 100: {})",
+            verdict(dispatch >= 100.0)
+        );
+        println!(
+            "(b) 1,000-step chain  [{chain_status}]   : wall {chain_wall:>8.1} ms, steps' own {chain_sum:>6.1} ms, overhead {chain_overhead:.3} ms/step ({:.1}x the floor)  (target <= 1 ms: {})",
+            chain_overhead / (floor.as_secs_f64() * 1000.0),
+            verdict(chain_overhead <= 1.0)
+        );
+        println!(
+            "(b) 1,000-step fan-out [{fan_status}]  : wall {fan_wall:>8.1} ms, steps' own {fan_sum:>6.1} ms, wall per step {fan_overhead:.3} ms (an upper bound on overhead)  (target <= 1 ms: {})",
+            verdict(fan_overhead <= 1.0)
+        );
+        println!(
+            "ten sequential steps [{ten_status}]      : {:.1} ms queued→done, {ten_run_wall:.1} ms running  (target < 500 ms: {})",
+            ten_wall.as_secs_f64() * 1000.0,
+            verdict(*ten_wall < Duration::from_millis(500))
+        );
     }
 }

@@ -159,7 +159,9 @@ impl TryCgroup {
                 write_if_present(memory, "memory.memsw.limit_in_bytes", &bytes)?;
                 write(pids, "pids.max", &limits.pids.to_string())?;
                 write(cpu, "cpu.cfs_period_us", &CFS_PERIOD_US.to_string())?;
-                let quota = limits.cpu_millis.map_or("-1".into(), |m| quota_us(m).to_string());
+                let quota = limits
+                    .cpu_millis
+                    .map_or("-1".into(), |m| quota_us(m).to_string());
                 write(cpu, "cpu.cfs_quota_us", &quota)
             }
         }
@@ -170,7 +172,12 @@ impl TryCgroup {
     pub(super) fn procs(&self) -> io::Result<Vec<OwnedFd>> {
         self.dirs
             .iter()
-            .map(|d| Ok(OpenOptions::new().write(true).open(d.join("cgroup.procs"))?.into()))
+            .map(|d| {
+                Ok(OpenOptions::new()
+                    .write(true)
+                    .open(d.join("cgroup.procs"))?
+                    .into())
+            })
             .collect()
     }
 
@@ -247,7 +254,10 @@ fn own_path(proc_cgroup: &str, controller: &str) -> Option<String> {
 fn v2_parent(base: &Path) -> Result<PathBuf, String> {
     let wanted = ["memory", "pids", "cpu"];
     let enabled = fs::read_to_string(base.join("cgroup.subtree_control")).unwrap_or_default();
-    if !wanted.iter().all(|c| enabled.split_whitespace().any(|e| e == *c)) {
+    if !wanted
+        .iter()
+        .all(|c| enabled.split_whitespace().any(|e| e == *c))
+    {
         let available = fs::read_to_string(base.join("cgroup.controllers"))
             .map_err(|e| format!("cannot read {}: {e}", base.display()))?;
         if let Some(missing) = wanted
@@ -260,8 +270,12 @@ fn v2_parent(base: &Path) -> Result<PathBuf, String> {
         make_dir(&leaf)?;
         write(&leaf, "cgroup.procs", &std::process::id().to_string())
             .map_err(|e| format!("cannot move the engine into {}: {e}", leaf.display()))?;
-        write(&base.to_path_buf(), "cgroup.subtree_control", "+memory +pids +cpu")
-            .map_err(|e| format!("cannot delegate controllers in {}: {e}", base.display()))?;
+        write(
+            &base.to_path_buf(),
+            "cgroup.subtree_control",
+            "+memory +pids +cpu",
+        )
+        .map_err(|e| format!("cannot delegate controllers in {}: {e}", base.display()))?;
     }
     let parent = base.join(PARENT);
     make_dir(&parent)?;
@@ -298,8 +312,12 @@ mod tests {
 
     #[test]
     fn own_cgroups_are_found_per_hierarchy() {
-        let text = "12:pids:/user.slice\n4:memory:/process_api/abc\n2:cpu,cpuacct:/x\n0::/init.scope\n";
-        assert_eq!(own_path(text, "memory").as_deref(), Some("/process_api/abc"));
+        let text =
+            "12:pids:/user.slice\n4:memory:/process_api/abc\n2:cpu,cpuacct:/x\n0::/init.scope\n";
+        assert_eq!(
+            own_path(text, "memory").as_deref(),
+            Some("/process_api/abc")
+        );
         assert_eq!(own_path(text, "cpu").as_deref(), Some("/x"));
         assert_eq!(own_path(text, "").as_deref(), Some("/init.scope"));
         assert_eq!(own_path(text, "blkio"), None);

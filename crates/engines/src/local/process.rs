@@ -245,7 +245,10 @@ pub(super) fn launch(launch: Launch) -> Child {
     let group = Arc::new(Group::default());
     let (tx, rx) = oneshot::channel();
     let shared = group.clone();
-    let sampled = launch.meta.memory_limit.filter(|_| !launch.jail.enforces_memory());
+    let sampled = launch
+        .meta
+        .memory_limit
+        .filter(|_| !launch.jail.enforces_memory());
     let (dir, memory_limit) = (launch.dir.clone(), sampled);
     let task = tokio::task::spawn_blocking(move || execute(launch, tx, &shared));
     Child {
@@ -454,7 +457,10 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
     }
     let jail = &launch.jail;
     let mut owned = vec![dir.as_path(), work.as_path()];
-    let (parameters, artifacts) = (output_parameter_path(dir, ""), output_artifact_path(dir, ""));
+    let (parameters, artifacts) = (
+        output_parameter_path(dir, ""),
+        output_artifact_path(dir, ""),
+    );
     for at in [&parameters, &artifacts] {
         if at.is_dir() {
             owned.extend([at.as_path(), at.parent().expect("outputs/…")]);
@@ -497,9 +503,13 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
         .arg(WRAPPER)
         .arg("couler-step")
         .arg(dir.join(EXIT_FILE));
+    let network = match &jail.sandbox {
+        Some(sandbox) => sandbox.network(jail.owner)?,
+        None => None,
+    };
     let binds = match &jail.sandbox {
         Some(sandbox) => sandbox
-            .wrap(&mut command, &work, cwd, &launch.argv)
+            .wrap(&mut command, &work, cwd, &launch.argv, network.is_some())
             .map_err(|e| format!("could not prepare the step's sandbox: {e}"))?,
         None => {
             command.args(&launch.argv);
@@ -510,7 +520,7 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
         owner: jail.owner,
         cgroup: jail.cgroup.as_ref(),
     };
-    sandbox::prepare(&mut command, &confinement, binds)
+    sandbox::prepare(&mut command, &confinement, binds, network)
         .map_err(|e| format!("could not confine the step: {e}"))?;
     command
         .env_clear()

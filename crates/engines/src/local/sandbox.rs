@@ -25,6 +25,7 @@
 //! drops to the tenant's uid before it executes anything.
 
 use super::cgroup::TryCgroup;
+use super::network::{HostNetwork, Network};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -45,6 +46,9 @@ pub struct SandboxConfig {
     /// steps run as plain host processes, for a single-tenant machine that
     /// cannot run bubblewrap; never for several tenants.
     pub isolation: Isolation,
+    /// `none` (default): a loopback of its own. `host`: out through the
+    /// machine (NAT), never to it; needs root (see `network`).
+    pub network: Network,
     /// The `bwrap` program (default: found on `PATH`).
     pub bwrap: PathBuf,
     /// Host paths steps may see (datasets, tool installations), read only
@@ -64,6 +68,7 @@ impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
             isolation: Isolation::Bubblewrap,
+            network: Network::None,
             bwrap: PathBuf::from("bwrap"),
             mounts: Vec::new(),
             uid_base: 1_500_000,
@@ -98,6 +103,11 @@ pub(super) struct Sandbox {
     mounts: Vec<HostMount>,
     /// Tenant uids, when the engine runs as root.
     uids: Option<Uids>,
+    /// With `network = "host"`.
+    host_network: Option<HostNetwork>,
+    /// A resolver configuration to show as `/etc/resolv.conf` with host
+    /// networking, where the host's names a resolver on its own loopback.
+    resolv_conf: Option<PathBuf>,
 }
 
 /// What one try runs as and in.
@@ -107,6 +117,10 @@ pub(super) struct Confinement<'a> {
     pub owner: Option<(u32, u32)>,
     pub cgroup: Option<&'a TryCgroup>,
 }
+
+/// systemd-resolved's list of real upstream servers: the host's own
+/// `/etc/resolv.conf` then names 127.0.0.53, which steps cannot reach.
+const UPSTREAM_RESOLV_CONF: &str = "/run/systemd/resolve/resolv.conf";
 
 /// System directories shown read only when present: a directory is bound,
 /// a link (merged `/usr`) is recreated.
@@ -150,14 +164,21 @@ impl Sandbox {
         }
         // SAFETY: plain syscall.
         let root = unsafe { libc::geteuid() } == 0;
+        let host_network = match config.network {
+            Network::None => None,
+            Network::Host => Some(HostNetwork::set_up()?),
+        };
+        let upstream = Path::new(UPSTREAM_RESOLV_CONF);
         let sandbox = Sandbox {
             bwrap,
             system,
             mounts: config.mounts.clone(),
             uids: root.then(|| Uids::new(data_dir.join("uids.json"), config.uid_base)),
+            resolv_conf: (host_network.is_some() && upstream.exists()).then(|| upstream.to_owned()),
+            host_network,
         };
         let mut probe = Command::new(&sandbox.bwrap);
-        probe.args(sandbox.args(Path::new("/"), &[]));
+        probe.args(sandbox.args(Path::new("/"), &[], false));
         probe.arg("--").arg("true");
         match probe.output() {
             Ok(out) if out.status.success() => Ok(sandbox),
@@ -186,15 +207,25 @@ impl Sandbox {
         }
     }
 
+    /// The network namespace a try of the tenant running as `owner` joins
+    /// (host networking); none: bubblewrap makes a new one.
+    pub(super) fn network(&self, owner: Option<(u32, u32)>) -> Result<Option<OwnedFd>, String> {
+        let (Some(network), Some(uids)) = (&self.host_network, &self.uids) else {
+            return Ok(None);
+        };
+        let (uid, _) = owner.ok_or("host networking needs a tenant uid")?;
+        network.namespace(uid, uid - uids.base).map(Some)
+    }
+
     /// bubblewrap's arguments up to the program: namespaces, the system,
     /// `/proc`, `/dev`, `/tmp`, then each bound descriptor at its path.
-    fn args(&self, cwd: &Path, binds: &[(RawFd, &Path, bool)]) -> Vec<OsString> {
+    /// `joined`: the try joins a network namespace before bubblewrap starts.
+    fn args(&self, cwd: &Path, binds: &[(RawFd, &Path, bool)], joined: bool) -> Vec<OsString> {
         let mut args: Vec<OsString> = [
             "--unshare-user",
             "--unshare-ipc",
             "--unshare-pid",
             "--unshare-uts",
-            "--unshare-net",
             "--unshare-cgroup-try",
             "--disable-userns",
             "--hostname",
@@ -203,12 +234,22 @@ impl Sandbox {
         .iter()
         .map(OsString::from)
         .collect();
+        if !joined {
+            args.push("--unshare-net".into());
+        }
         args.extend(self.system.iter().cloned());
+        if let (true, Some(conf)) = (joined, &self.resolv_conf) {
+            args.extend(["--ro-bind".into(), conf.into(), "/etc/resolv.conf".into()]);
+        }
         for arg in ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"] {
             args.push(arg.into());
         }
         for (fd, path, writable) in binds {
-            let flag = if *writable { "--bind-fd" } else { "--ro-bind-fd" };
+            let flag = if *writable {
+                "--bind-fd"
+            } else {
+                "--ro-bind-fd"
+            };
             args.extend([flag.into(), fd.to_string().into(), path.into()]);
         }
         if !self.shows(cwd, binds) {
@@ -224,7 +265,9 @@ impl Sandbox {
         let system = SYSTEM.iter().map(Path::new);
         path == Path::new("/")
             || path.starts_with("/tmp")
-            || system.chain(binds.iter().map(|b| b.1)).any(|p| path.starts_with(p))
+            || system
+                .chain(binds.iter().map(|b| b.1))
+                .any(|p| path.starts_with(p))
     }
 
     /// Wraps `program` (the step's argv) into `command` (the exit-recording
@@ -235,6 +278,7 @@ impl Sandbox {
         work: &Path,
         cwd: &Path,
         program: &[String],
+        joined: bool,
     ) -> io::Result<Vec<OwnedFd>> {
         let mut opened = vec![(open_path(work)?, work, true)];
         for mount in &self.mounts {
@@ -245,24 +289,28 @@ impl Sandbox {
             .enumerate()
             .map(|(i, (_, path, writable))| (FIRST_FD + i as RawFd, *path, *writable))
             .collect();
-        command.arg(&self.bwrap).args(self.args(cwd, &binds));
+        command
+            .arg(&self.bwrap)
+            .args(self.args(cwd, &binds, joined));
         command.arg("--").args(program);
         Ok(opened.into_iter().map(|(fd, _, _)| fd).collect())
     }
 }
 
-/// Sets up the fork that starts a try: joins its cgroups, places the
-/// descriptors bubblewrap binds at [`FIRST_FD`]…, then drops to the owner.
+/// Sets up the fork that starts a try: joins its cgroups and network
+/// namespace, places the descriptors bubblewrap binds at [`FIRST_FD`]…, then
+/// drops to the owner.
 pub(super) fn prepare(
     command: &mut Command,
     confinement: &Confinement<'_>,
     binds: Vec<OwnedFd>,
+    network: Option<OwnedFd>,
 ) -> io::Result<()> {
     let procs = match confinement.cgroup {
         Some(cgroup) => cgroup.procs()?,
         None => Vec::new(),
     };
-    if procs.is_empty() && binds.is_empty() && confinement.owner.is_none() {
+    if procs.is_empty() && binds.is_empty() && confinement.owner.is_none() && network.is_none() {
         return Ok(());
     }
     let owner = confinement.owner;
@@ -276,6 +324,11 @@ pub(super) fn prepare(
                 if libc::write(fd.as_raw_fd(), b"0".as_ptr().cast(), 1) != 1 {
                     return Err(io::Error::last_os_error());
                 }
+            }
+            if let Some(fd) = &network
+                && libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) != 0
+            {
+                return Err(io::Error::last_os_error());
             }
             let mut moved = Vec::with_capacity(binds.len());
             for fd in &binds {
@@ -340,7 +393,7 @@ fn find_program(program: &Path) -> Option<PathBuf> {
 #[derive(Debug)]
 struct Uids {
     file: PathBuf,
-    base: u32,
+    pub base: u32,
     known: Mutex<BTreeMap<String, u32>>,
 }
 
@@ -378,7 +431,10 @@ impl Uids {
                 let next = table.values().max().map_or(self.base, |m| m + 1);
                 table.insert(tenant.to_owned(), next);
                 let tmp = self.file.with_extension("tmp");
-                fs::write(&tmp, serde_json::to_vec_pretty(&table).map_err(io::Error::other)?)?;
+                fs::write(
+                    &tmp,
+                    serde_json::to_vec_pretty(&table).map_err(io::Error::other)?,
+                )?;
                 fs::rename(&tmp, &self.file)?;
                 next
             }

@@ -10,12 +10,10 @@
 //! and a restart continues from it; it also carries over to later `while`
 //! iterations, which run the same code on like inputs.
 
+use super::cgroup::{self, Limits};
 use super::driver::{Phase, Run};
 use super::map;
-use super::cgroup::{self, Limits};
-use super::process::{
-    self, Collect, Earlier, Exit, Jail, Launch, OnDisk, Outcome, Stop, TryMeta,
-};
+use super::process::{self, Collect, Earlier, Exit, Jail, Launch, OnDisk, Outcome, Stop, TryMeta};
 use super::template::{Scope, input_artifact_path};
 use crate::failure::{FailureKind, classify};
 use crate::{StepPhase, StepState, Update};

@@ -267,7 +267,10 @@ pub async fn eventually(what: &str, condition: impl Fn() -> bool) {
 /// Whether a live process runs exactly `argv` (found by its command line,
 /// as steps may run in a pid namespace of their own).
 pub fn running(argv: &[&str]) -> bool {
-    let wanted: Vec<u8> = argv.iter().flat_map(|a| [a.as_bytes(), b"\0"].concat()).collect();
+    let wanted: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -490,7 +493,11 @@ pub async fn timeout_kills_the_process_group(h: &Harness) {
     let s = h.scratch("timeout");
     let engine = (h.engine)();
     // A duration no other process sleeps, to find the child by.
-    let nap = format!("60.{}{}", std::process::id(), h.run_spec("timeout").run.len());
+    let nap = format!(
+        "60.{}{}",
+        std::process::id(),
+        h.run_spec("timeout").run.len()
+    );
     let plan = plan(&s.yaml(
         &r#"
 apiVersion: couler.dev/v1alpha1

@@ -6,8 +6,8 @@ use crate::contract::Harness;
 pub use crate::contract::TempDir;
 use couler_engines::EngineAdapter;
 use couler_engines::local::{HostMount, LocalConfig, LocalEngine};
-use std::os::unix::fs::PermissionsExt;
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 

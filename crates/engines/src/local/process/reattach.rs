@@ -100,7 +100,10 @@ impl Earlier {
             tokio::time::Instant::now() + t.saturating_sub(ran)
         });
         // With a cgroup the kernel holds the limit; only sample without one.
-        let memory_limit = launch.meta.memory_limit.filter(|_| !launch.jail.enforces_memory());
+        let memory_limit = launch
+            .meta
+            .memory_limit
+            .filter(|_| !launch.jail.enforces_memory());
         let launch = Arc::new(launch);
         // The earlier driver may have recorded a kill or a stop that it
         // did not get to finish.

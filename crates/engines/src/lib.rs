@@ -47,6 +47,38 @@ pub struct RunSpec {
     /// (never serialized): engines deliver them to those steps only.
     #[serde(skip)]
     pub secrets: SecretValues,
+    /// The network the tenant's steps get where the engine decides it (the
+    /// local engine); none: the engine's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<Network>,
+}
+
+/// What network a tenant's steps have on the local engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Network {
+    /// Only a loopback of its own.
+    #[default]
+    None,
+    /// Outbound through the machine (NAT), never to the machine itself.
+    Host,
+}
+
+impl Network {
+    pub fn parse(s: &str) -> Option<Network> {
+        match s {
+            "none" => Some(Network::None),
+            "host" => Some(Network::Host),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Network::None => "none",
+            Network::Host => "host",
+        }
+    }
 }
 
 impl RunSpec {
@@ -58,6 +90,7 @@ impl RunSpec {
             attempt,
             stage: None,
             secrets: SecretValues::default(),
+            network: None,
         }
     }
 

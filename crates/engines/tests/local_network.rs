@@ -6,13 +6,12 @@
 //! and passes trivially otherwise.
 
 #[macro_use]
-#[allow(unused_macros)]
+#[allow(dead_code, unused_macros)]
 mod contract;
 mod local_setup;
 
 use contract::{plan, run};
-use couler_engines::RunOutcome;
-use couler_engines::local::Network;
+use couler_engines::{Network, RunOutcome, RunSpec};
 use local_setup::*;
 use std::net::TcpListener;
 use std::process::{Child, Command};
@@ -197,5 +196,20 @@ async fn host_networking_reaches_other_machines_but_not_this_one() {
     for step in ["peer", "loopback", "own-address"] {
         assert_eq!(r.result(step), "closed", "{step} with no network");
     }
+    // A tenant a platform admin gave host networking, on the same engine.
+    let spec = RunSpec {
+        network: Some(Network::Host),
+        ..h.run_spec("tenant-host")
+    };
+    let r = run(&*engine, &spec, plan(&workflow(&checks)), vec![]).await;
+    assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
+    assert_eq!(
+        [
+            r.result("peer"),
+            r.result("loopback"),
+            r.result("own-address")
+        ],
+        ["open", "closed", "closed"]
+    );
     drop(listener);
 }

@@ -21,7 +21,7 @@
 //! reachable from steps: put such services behind a firewall that refuses
 //! the host, or keep `network = "none"`. IPv6 is not routed for steps.
 
-use serde::Deserialize;
+pub use crate::Network;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;
@@ -30,17 +30,6 @@ use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-
-/// What network a sandboxed step has.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Network {
-    /// Only a loopback of its own.
-    #[default]
-    None,
-    /// Outbound through the machine, never to the machine (see module docs).
-    Host,
-}
 
 const TABLE: &str = "couler_steps";
 const PREFIX: &str = "csb";

@@ -128,6 +128,8 @@ pub(super) struct Jail {
     pub owner: Option<(u32, u32)>,
     pub cgroup: Option<TryCgroup>,
     pub limits: Option<Limits>,
+    /// The tenant's network, where it differs from the platform's default.
+    pub network: Option<crate::Network>,
 }
 
 impl Jail {
@@ -504,7 +506,7 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
         .arg("couler-step")
         .arg(dir.join(EXIT_FILE));
     let network = match &jail.sandbox {
-        Some(sandbox) => sandbox.network(jail.owner)?,
+        Some(sandbox) => sandbox.network(jail.network, jail.owner)?,
         None => None,
     };
     let binds = match &jail.sandbox {

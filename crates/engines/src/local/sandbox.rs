@@ -103,8 +103,11 @@ pub(super) struct Sandbox {
     mounts: Vec<HostMount>,
     /// Tenant uids, when the engine runs as root.
     uids: Option<Uids>,
-    /// With `network = "host"`.
-    host_network: Option<HostNetwork>,
+    /// The platform's default network for steps.
+    network: Network,
+    /// Host networking, set up when first needed (at start when it is the
+    /// default); `Err` says why it cannot be offered.
+    host_network: std::sync::OnceLock<Result<HostNetwork, String>>,
     /// A resolver configuration to show as `/etc/resolv.conf` with host
     /// networking, where the host's names a resolver on its own loopback.
     resolv_conf: Option<PathBuf>,
@@ -164,17 +167,18 @@ impl Sandbox {
         }
         // SAFETY: plain syscall.
         let root = unsafe { libc::geteuid() } == 0;
-        let host_network = match config.network {
-            Network::None => None,
-            Network::Host => Some(HostNetwork::set_up()?),
-        };
+        let host_network = std::sync::OnceLock::new();
+        if config.network == Network::Host {
+            let _ = host_network.set(Ok(HostNetwork::set_up()?));
+        }
         let upstream = Path::new(UPSTREAM_RESOLV_CONF);
         let sandbox = Sandbox {
             bwrap,
             system,
             mounts: config.mounts.clone(),
             uids: root.then(|| Uids::new(data_dir.join("uids.json"), config.uid_base)),
-            resolv_conf: (host_network.is_some() && upstream.exists()).then(|| upstream.to_owned()),
+            resolv_conf: upstream.exists().then(|| upstream.to_owned()),
+            network: config.network,
             host_network,
         };
         let mut probe = Command::new(&sandbox.bwrap);
@@ -208,13 +212,25 @@ impl Sandbox {
     }
 
     /// The network namespace a try of the tenant running as `owner` joins
-    /// (host networking); none: bubblewrap makes a new one.
-    pub(super) fn network(&self, owner: Option<(u32, u32)>) -> Result<Option<OwnedFd>, String> {
-        let (Some(network), Some(uids)) = (&self.host_network, &self.uids) else {
+    /// with `network` (the tenant's, else the platform's default); none:
+    /// bubblewrap makes a new one with only a loopback.
+    pub(super) fn network(
+        &self,
+        network: Option<Network>,
+        owner: Option<(u32, u32)>,
+    ) -> Result<Option<OwnedFd>, String> {
+        if network.unwrap_or(self.network) == Network::None {
             return Ok(None);
+        }
+        let host = self
+            .host_network
+            .get_or_init(HostNetwork::set_up)
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let (Some(uids), Some((uid, _))) = (&self.uids, owner) else {
+            return Err("host networking needs tenant uids (the engine running as root)".into());
         };
-        let (uid, _) = owner.ok_or("host networking needs a tenant uid")?;
-        network.namespace(uid, uid - uids.base).map(Some)
+        host.namespace(uid, uid - uids.base).map(Some)
     }
 
     /// bubblewrap's arguments up to the program: namespaces, the system,

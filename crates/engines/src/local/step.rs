@@ -482,6 +482,7 @@ impl Instance {
             owner,
             cgroup: self.cgroup(dir),
             limits: Some(self.limits(meta)),
+            network: self.run.spec.network,
         })
     }
 

@@ -9,12 +9,7 @@ fn output_is_deterministic_and_labels_are_sanitized() {
             assert_eq!(first, kfp(&plan).unwrap(), "{name}");
         }
     }
-    let spec = RunSpec {
-        tenant: "tnt_Ünïcode/x".into(),
-        run: "-run:42-".into(),
-        attempt: 3,
-        stage: Some("part 1".into()),
-    };
+    let spec = RunSpec::new("tnt_Ünïcode/x", "-run:42-", 3).stage("part 1");
     let m = compile("kfp", &feature("depends-groups"), &spec).unwrap();
     let (_, platform) = docs(&m);
     let meta = &k8s(&platform, "prep")["podMetadata"];

@@ -12,6 +12,7 @@ mod nl;
 mod plan;
 mod progress;
 mod runs;
+mod secrets;
 mod sse;
 mod submit;
 mod up;
@@ -111,6 +112,12 @@ enum Command {
         #[command(subcommand)]
         command: cache::Command,
     },
+    /// The tenant's secrets for steps: set (values from standard input or
+    /// files), list, delete, audit.
+    Secrets {
+        #[command(subcommand)]
+        command: secrets::Command,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -129,6 +136,7 @@ impl Command {
             Command::NlEval(args) => args.output,
             Command::Runs { command } => command.output(),
             Command::Cache { command } => command.output(),
+            Command::Secrets { command } => command.output(),
             _ => Output::Text,
         }
     }
@@ -186,6 +194,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             remote(
                 &cli.server,
                 |c| async move { cache::run(&c, command).await },
+            )
+        }
+        Command::Secrets { command } => {
+            remote(
+                &cli.server,
+                |c| async move { secrets::run(&c, command).await },
             )
         }
     }

@@ -66,6 +66,11 @@ async fn run(args: Up) -> anyhow::Result<ExitCode> {
 
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating {}", args.data_dir.display()))?;
+    if !api.secrets.is_configured() {
+        let secrets = dev_secrets_key(&args.data_dir)?;
+        api.secrets = secrets.clone();
+        scheduler.secrets = secrets;
+    }
     let store = couler_store::Store::connect(&api.database.store_config())
         .await
         .context("opening the database (is Postgres running? `scripts/dev` starts it)")?;
@@ -143,6 +148,26 @@ async fn dev_key(
     Ok(made.api_key)
 }
 
+/// A platform key for tenant secrets when none is configured: made once and
+/// kept in the data directory (only its owner may read it), so secrets
+/// written in one session open in the next.
+fn dev_secrets_key(data_dir: &Path) -> anyhow::Result<couler_secrets::SecretsConfig> {
+    let file = data_dir.join("secrets.key");
+    let key = match std::fs::read_to_string(&file) {
+        Ok(key) => SecretString::from(key.trim().to_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = couler_secrets::generate_key();
+            write_private(&file, key.expose_secret())?;
+            key
+        }
+        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    };
+    Ok(couler_secrets::SecretsConfig {
+        keys: [("dev".to_owned(), key)].into_iter().collect(),
+        active_key: Some("dev".into()),
+    })
+}
+
 fn write_private(file: &Path, secret: &str) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
@@ -172,4 +197,30 @@ async fn redis_reachable(url: &str) -> bool {
         tokio::time::timeout(Duration::from_secs(1), ping).await,
         Ok(Some(_))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_dev_secrets_key_is_made_once_and_private() {
+        let dir = std::env::temp_dir().join(format!("couler-up-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let first = dev_secrets_key(&dir).unwrap();
+        let file = dir.join("secrets.key");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let keyring = couler_secrets::Keyring::from_config(&first)
+            .unwrap()
+            .unwrap();
+        assert_eq!(keyring.active_id(), "dev");
+        let again = dev_secrets_key(&dir).unwrap();
+        assert_eq!(
+            again.keys["dev"].expose_secret(),
+            first.keys["dev"].expose_secret()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -50,6 +50,10 @@ pub enum Code {
     TooManySteps,
     /// The workflow has no steps.
     EmptyWorkflow,
+    /// An environment variable reads a secret the tenant does not have.
+    UnknownSecret,
+    /// An environment variable reads a key its secret does not hold.
+    UnknownSecretKey,
 }
 
 impl Code {
@@ -76,6 +80,8 @@ impl Code {
             Code::WhenNotUpstream => "when_not_upstream",
             Code::TooManySteps => "too_many_steps",
             Code::EmptyWorkflow => "empty_workflow",
+            Code::UnknownSecret => "unknown_secret",
+            Code::UnknownSecretKey => "unknown_secret_key",
         }
     }
 }

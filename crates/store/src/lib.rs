@@ -16,6 +16,7 @@ pub mod page;
 pub mod principals;
 pub mod runs;
 pub mod scheduling;
+pub mod secrets;
 pub mod status;
 pub mod step_library;
 pub mod tenants;

@@ -268,7 +268,8 @@ pub async fn delete(tx: &mut Tx, tenant: TenantId, id: WorkflowId) -> Result<boo
 
 /// What a run of a stored workflow needs, in one round trip: the workflow
 /// (by id or name), the version (latest when `None`), its declared
-/// parameters and its hash. `None` when either is missing.
+/// parameters, its hash and the secrets its steps read. `None` when either
+/// is missing.
 pub async fn for_run(
     tx: &mut Tx,
     tenant: TenantId,
@@ -284,7 +285,20 @@ pub async fn for_run(
     sqlx::query_as!(
         RunTarget,
         r#"SELECT w.id AS "workflow_id: WorkflowId", w.name, v.version,
-                  coalesce(v.ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", v.ir_hash
+                  coalesce(v.ir->'parameters', '[]'::jsonb) AS "parameters!: Json<serde_json::Value>", v.ir_hash,
+                  -- Only a document that reads a secret pays for the walk.
+                  CASE WHEN v.ir @? 'lax $.steps[*].*.env[*].secret' OR v.ir @? 'lax $.onExit[*].*.env[*].secret'
+                  THEN coalesce((SELECT jsonb_agg(jsonb_build_object(
+                                   'list', l.list, 'step', s.n - 1, 'step_name', s.step->>'name',
+                                   'kind', k.kind, 'env', e.n - 1,
+                                   'name', e.var->'secret'->>'name', 'key', e.var->'secret'->>'key')
+                               ORDER BY l.ord, s.n, k.ord, e.n)
+                        FROM (VALUES (1, 'steps'), (2, 'onExit')) AS l(ord, list)
+                        CROSS JOIN LATERAL jsonb_array_elements(coalesce(v.ir->l.list, '[]')) WITH ORDINALITY AS s(step, n)
+                        CROSS JOIN LATERAL (VALUES (1, 'container'), (2, 'script'), (3, 'job')) AS k(ord, kind)
+                        CROSS JOIN LATERAL jsonb_array_elements(coalesce(s.step->k.kind->'env', '[]')) WITH ORDINALITY AS e(var, n)
+                        WHERE e.var ? 'secret'), '[]')
+                  ELSE '[]'::jsonb END AS "secrets!: Json<Vec<SecretUse>>"
            FROM workflows w
            JOIN workflow_versions v
              ON v.tenant_id = w.tenant_id AND v.workflow_id = w.id AND v.version = coalesce($4, w.latest_version)
@@ -305,4 +319,22 @@ pub struct RunTarget {
     pub version: i32,
     pub parameters: Json<serde_json::Value>,
     pub ir_hash: String,
+    /// Every secret the version's steps read, in document order.
+    pub secrets: Json<Vec<SecretUse>>,
+}
+
+/// A step's environment variable that reads a secret, and where.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct SecretUse {
+    /// `steps` or `onExit`.
+    pub list: String,
+    /// Index of the step in `list`.
+    pub step: usize,
+    pub step_name: String,
+    /// `container`, `script` or `job`.
+    pub kind: String,
+    /// Index of the variable in the step's `env`.
+    pub env: usize,
+    pub name: String,
+    pub key: String,
 }

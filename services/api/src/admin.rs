@@ -57,6 +57,18 @@ pub async fn bootstrap_tenant(
     })
 }
 
+/// Re-wraps every data key not under the active platform key (see
+/// [`couler_store::secrets::rewrap_all`]).
+pub async fn rewrap_secrets(
+    config: &Config,
+    batch: i64,
+) -> anyhow::Result<couler_store::secrets::Rewrapped> {
+    let keyring = couler_secrets::Keyring::from_config(&config.secrets)?
+        .context("no secrets.keys configured: nothing to re-wrap with")?;
+    let store = Store::connect(&config.database.store_config()).await?;
+    Ok(couler_store::secrets::rewrap_all(&store, &keyring, batch).await?)
+}
+
 /// Signs a token with the configured HS256 secret.
 pub fn mint_token(
     config: &Config,

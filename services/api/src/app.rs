@@ -37,6 +37,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(crate::generations::router())
         .merge(crate::step_library::router())
         .merge(crate::llm_usage::router())
+        .merge(crate::secrets::router())
 }
 
 /// The OpenAPI document the code describes.

@@ -51,6 +51,119 @@ pub struct Workflow {
     pub name: String,
     pub ir_hash: String,
     pub declared: Vec<Parameter>,
+    /// The secrets its steps read; the tenant must have each, with the key.
+    pub secrets: Vec<SecretUse>,
+}
+
+/// A step's read of a secret key, and where to point a problem with it.
+#[derive(Debug, Clone)]
+pub struct SecretUse {
+    pub step: String,
+    pub name: String,
+    pub key: String,
+    /// JSON pointer in the request (inline IR) or in the stored version.
+    pub path: String,
+    /// Whether `path` is in the request; otherwise the problem points at
+    /// `/workflow` and names `path` in its message.
+    pub in_request: bool,
+}
+
+impl SecretUse {
+    /// Every secret an inline workflow's steps read (its pointers under `/ir`).
+    pub fn of_inline(workflow: &couler_ir::Workflow) -> Vec<SecretUse> {
+        use couler_ir::StepKind;
+        let mut uses = Vec::new();
+        for (list, steps) in [("steps", &workflow.steps), ("onExit", &workflow.on_exit)] {
+            for (i, step) in steps.iter().enumerate() {
+                let kind = match step.kind() {
+                    Some(StepKind::Container(_)) => "container",
+                    Some(StepKind::Script(_)) => "script",
+                    Some(StepKind::Job(_)) => "job",
+                    None => continue,
+                };
+                for (j, var) in step.env().iter().enumerate() {
+                    if let Some(secret) = &var.secret {
+                        uses.push(SecretUse {
+                            step: step.name.clone(),
+                            name: secret.name.clone(),
+                            key: secret.key.clone(),
+                            path: format!("/ir/{list}/{i}/{kind}/env/{j}/secret"),
+                            in_request: true,
+                        });
+                    }
+                }
+            }
+        }
+        uses
+    }
+
+    fn of_stored(found: couler_store::workflows::SecretUse) -> SecretUse {
+        SecretUse {
+            path: format!(
+                "/{}/{}/{}/env/{}/secret",
+                found.list, found.step, found.kind, found.env
+            ),
+            step: found.step_name,
+            name: found.name,
+            key: found.key,
+            in_request: false,
+        }
+    }
+
+    /// The problem when the tenant lacks this secret (`keys: None`) or key.
+    fn problem(&self, keys: Option<&Vec<String>>) -> couler_ir::Problem {
+        let (code, mut message, at) = match keys {
+            None => (
+                couler_ir::Code::UnknownSecret,
+                format!(
+                    "step {:?} reads secret {:?}, which the tenant does not have",
+                    self.step, self.name
+                ),
+                "/name",
+            ),
+            Some(keys) => (
+                couler_ir::Code::UnknownSecretKey,
+                format!(
+                    "step {:?} reads key {:?} of secret {:?}, which has no such key (its keys: {})",
+                    self.step,
+                    self.key,
+                    self.name,
+                    keys.join(", ")
+                ),
+                "/key",
+            ),
+        };
+        let path = if self.in_request {
+            format!("{}{at}", self.path)
+        } else {
+            message.push_str(&format!(" (at {}{at} in the stored version)", self.path));
+            "/workflow".to_owned()
+        };
+        couler_ir::Problem {
+            path,
+            code,
+            message,
+        }
+    }
+}
+
+/// Refuses a workflow reading a secret or key the tenant does not have,
+/// naming every such read at once.
+fn check_secrets(workflow: &Workflow, have: &BTreeMap<String, Vec<String>>) -> ApiResult<()> {
+    let problems: Vec<couler_ir::Problem> = workflow
+        .secrets
+        .iter()
+        .filter_map(|u| match have.get(&u.name) {
+            None => Some(u.problem(None)),
+            Some(keys) if !keys.contains(&u.key) => Some(u.problem(Some(keys))),
+            Some(_) => None,
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Invalid(couler_ir::Problems(problems)))
+    }
 }
 
 impl CreateRun {
@@ -182,11 +295,10 @@ async fn create_group(
     let mut tx = store.tenant(tenant).await?;
     // The stored workflows this group names (usually one), looked up once each.
     let mut stored: Vec<(StoredRef, Option<Workflow>)> = Vec::new();
-    let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(creates.len());
-    let mut runs = Vec::with_capacity(creates.len());
+    let mut chosen: Vec<ApiResult<Chosen>> = Vec::with_capacity(creates.len());
     for create in creates {
-        let workflow = match &create.target {
-            Target::Inline(workflow) => Ok(workflow),
+        chosen.push(match &create.target {
+            Target::Inline(_) => Ok(Chosen::Inline),
             Target::Stored { reference, version } => {
                 let key = (reference.as_str(), *version);
                 let at = match stored.iter().position(|(k, _)| *k == key) {
@@ -198,12 +310,35 @@ async fn create_group(
                     }
                 };
                 match &stored[at].1 {
-                    Some(workflow) => Ok(workflow),
+                    Some(_) => Ok(Chosen::Stored(at)),
                     None => Err(missing(&mut tx, tenant, reference, *version).await),
                 }
             }
-        };
-        match workflow.and_then(|w| create.new_run(w)) {
+        });
+    }
+    // The secrets the group's workflows read, looked up in one query, and
+    // only when any reads one.
+    let mut names: Vec<String> = creates
+        .iter()
+        .zip(&chosen)
+        .filter_map(|(c, w)| w.as_ref().ok().map(|w| workflow_of(&stored, c, w)))
+        .flat_map(|w| w.secrets.iter().map(|u| u.name.clone()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let have = if names.is_empty() {
+        BTreeMap::new()
+    } else {
+        couler_store::secrets::keys_of(&mut tx, tenant, &names).await?
+    };
+    let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(creates.len());
+    let mut runs = Vec::with_capacity(creates.len());
+    for (create, chosen) in creates.iter().zip(chosen) {
+        let workflow = chosen.map(|w| workflow_of(&stored, create, &w));
+        match workflow.and_then(|w| {
+            check_secrets(w, &have)?;
+            create.new_run(w)
+        }) {
             Ok(run) => {
                 runs.push(run);
                 outcomes.push(None);
@@ -223,6 +358,24 @@ async fn create_group(
         .into_iter()
         .map(|o| o.unwrap_or_else(|| Ok(created.next().expect("one outcome per run"))))
         .collect())
+}
+
+/// Where a create's workflow is: its own inline one, or `stored[i]`.
+enum Chosen {
+    Inline,
+    Stored(usize),
+}
+
+fn workflow_of<'a>(
+    stored: &'a [(StoredRef, Option<Workflow>)],
+    create: &'a CreateRun,
+    chosen: &Chosen,
+) -> &'a Workflow {
+    match (chosen, &create.target) {
+        (Chosen::Stored(at), _) => stored[*at].1.as_ref().expect("chosen when found"),
+        (Chosen::Inline, Target::Inline(workflow)) => workflow,
+        (Chosen::Inline, Target::Stored { .. }) => unreachable!("chosen from the target"),
+    }
 }
 
 async fn lookup(
@@ -246,6 +399,12 @@ async fn lookup(
         name: target.name,
         ir_hash: target.ir_hash,
         declared,
+        secrets: target
+            .secrets
+            .0
+            .into_iter()
+            .map(SecretUse::of_stored)
+            .collect(),
     }))
 }
 

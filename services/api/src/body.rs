@@ -109,6 +109,24 @@ impl<T: DeserializeOwned> Body<T> {
     }
 }
 
+impl<T: DeserializeOwned> Body<T> {
+    /// [`parse`](Self::parse) for bodies that hold secret values: a problem
+    /// keeps its code and pointer, but not serde's message, which may quote
+    /// the value it could not read.
+    pub fn parse_quiet(self) -> ApiResult<T> {
+        self.parse().map_err(|e| match e {
+            ApiError::BadRequest { code, path, .. } if code != "invalid_text" => {
+                ApiError::BadRequest {
+                    code,
+                    message: "the body does not have the documented shape here (details are withheld, as they could quote a secret value)".into(),
+                    path,
+                }
+            }
+            other => other,
+        })
+    }
+}
+
 /// `T` straight from JSON text: a syntax error says where in the text, a
 /// shape error at the pointer of what is wrong.
 fn from_json<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {

@@ -22,6 +22,9 @@ pub struct Config {
     /// from the offline planner.
     pub llm: Option<couler_nl::LlmConfig>,
     pub generate: GenerateSettings,
+    /// Platform keys for tenant secrets; none: `/v1/secrets` writes answer
+    /// 503 `secrets_not_configured`.
+    pub secrets: couler_secrets::SecretsConfig,
 }
 
 /// Natural-language generation (`/v1/generations`).
@@ -120,6 +123,7 @@ const SECTIONS: &[&str] = &[
     "cache",
     "llm",
     "generate",
+    "secrets",
 ];
 
 impl Config {

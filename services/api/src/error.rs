@@ -56,6 +56,9 @@ pub enum ApiError {
     /// 503: a dependency is down.
     #[error("{0}")]
     Unavailable(String),
+    /// 503: the platform has not set up what this needs.
+    #[error("{message}")]
+    NotConfigured { code: &'static str, message: String },
     /// 500: logged with its cause chain; the client sees only the request id.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -160,7 +163,9 @@ impl ApiError {
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable(_) | ApiError::NotConfigured { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -170,7 +175,8 @@ impl ApiError {
             ApiError::Unauthenticated { code, .. }
             | ApiError::BadRequest { code, .. }
             | ApiError::Conflict { code, .. }
-            | ApiError::TooManyRequests { code, .. } => code,
+            | ApiError::TooManyRequests { code, .. }
+            | ApiError::NotConfigured { code, .. } => code,
             ApiError::Forbidden(_) => "forbidden",
             ApiError::NotFound { .. } => "not_found",
             ApiError::Invalid(_) => "validation_failed",

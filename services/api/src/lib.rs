@@ -20,6 +20,7 @@ pub mod plans;
 pub mod quota;
 pub mod ratelimit;
 pub mod runs;
+pub mod secrets;
 pub mod state;
 pub mod step_library;
 pub mod tenants;

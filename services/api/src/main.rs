@@ -26,6 +26,14 @@ enum Command {
     Openapi,
     /// Create a tenant if needed and print a new admin API key for it.
     Bootstrap { tenant: String },
+    /// Re-wrap every secret's data key under `secrets.active_key`, in
+    /// batches, while the service runs; then the old keys may be removed
+    /// from the configuration.
+    RewrapSecrets {
+        /// Secrets per transaction.
+        #[arg(long, default_value_t = 500)]
+        batch: i64,
+    },
     /// Print a JWT signed with the configured HS256 secret.
     MintToken {
         #[arg(long)]
@@ -67,6 +75,20 @@ async fn main() -> anyhow::Result<()> {
             let done = couler_api::admin::bootstrap_tenant(&store, &tenant, &["admin"]).await?;
             println!("tenant  {} ({})", done.tenant.name, done.tenant.id);
             println!("api key {}", done.api_key);
+        }
+        Command::RewrapSecrets { batch } => {
+            let config = load()?;
+            let done = couler_api::admin::rewrap_secrets(&config, batch).await?;
+            println!(
+                "re-wrapped {} secret(s) under key {:?} in {} batch(es)",
+                done.rewrapped,
+                config
+                    .secrets
+                    .active_key
+                    .as_deref()
+                    .unwrap_or("(the only key)"),
+                done.batches
+            );
         }
         Command::Serve => {
             let config = load()?;

@@ -24,6 +24,7 @@ use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
         (name = "cache", description = "The shared cache index: explain, statistics, invalidation"),
         (name = "plans", description = "What the optimizer does with a workflow, and why"),
         (name = "generations", description = "Natural language → workflow drafts, user feedback, the tenant's step library and LLM token usage"),
+        (name = "secrets", description = "The tenant's secrets for steps (`env[].secret`): write-only values, encrypted at rest, audited"),
         (name = "health", description = "Liveness, readiness, metrics"),
     ),
     components(schemas(crate::error::Problem, crate::error::ProblemItem))

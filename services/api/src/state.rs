@@ -33,6 +33,8 @@ pub struct Inner {
     pub metrics: PrometheusHandle,
     /// Natural-language generation (offline planner when no LLM is set).
     pub generator: Arc<couler_nl::generate::Generator>,
+    /// Platform keys for tenant secrets; `None` when none are configured.
+    pub keyring: Option<Arc<couler_secrets::Keyring>>,
     pub shutdown: CancellationToken,
 }
 
@@ -47,6 +49,12 @@ impl AppState {
     /// Connects to Postgres (creating and migrating the database) and Redis
     /// (in the background), and loads the auth keys.
     pub async fn build(config: Config, shutdown: CancellationToken) -> anyhow::Result<AppState> {
+        let keyring = couler_secrets::Keyring::from_config(&config.secrets)
+            .context("reading the [secrets] keys")?
+            .map(Arc::new);
+        if keyring.is_none() {
+            tracing::warn!("no secrets.keys configured: tenant secrets cannot be written");
+        }
         let store = Store::connect(&config.database.store_config())
             .await
             .context("opening the database")?;
@@ -87,6 +95,7 @@ impl AppState {
             batcher,
             metrics: couler_telemetry::metrics(),
             generator,
+            keyring,
             shutdown,
         })))
     }

@@ -30,6 +30,9 @@ pub struct Config {
     /// A Kubeflow Pipelines API server for the `kfp` tenants' runs; none:
     /// not offered.
     pub kfp: Option<KfpEngineConfig>,
+    /// Platform keys that open tenant secrets for delivery to steps (the
+    /// same `[secrets]` section as the API's).
+    pub secrets: couler_secrets::SecretsConfig,
 }
 
 /// An engine that runs as custom resources on a Kubernetes cluster.
@@ -266,6 +269,7 @@ const SECTIONS: &[&str] = &[
     "argo",
     "tekton",
     "kfp",
+    "secrets",
 ];
 
 impl Config {

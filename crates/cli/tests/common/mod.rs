@@ -41,6 +41,7 @@ impl TestApi {
         config.database.max_connections = 4;
         config.auth.jwt.hs256_secret = Some(SecretString::from(SECRET));
         config.redis.key_prefix = format!("couler-test-{}", uuid::Uuid::new_v4().simple());
+        config.secrets.keys = [("test".to_owned(), couler_secrets::generate_key())].into();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let shutdown = CancellationToken::new();

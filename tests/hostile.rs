@@ -28,20 +28,6 @@ fn admin(tenant: &str) -> String {
     token(json!({"sub": format!("admin@{tenant}"), "tenant": tenant, "roles": ["admin"]}))
 }
 
-fn put_secret(couler: &Couler, tenant: &str, name: &str, key: &str, value: &str) {
-    let (status, body) = couler.call(
-        Method::PUT,
-        &format!("/v1/secrets/{name}"),
-        &admin(tenant),
-        Some(json!({"data": {key: value}})),
-    );
-    assert!(status == 200 || status == 201, "{status} {body}");
-    assert!(
-        !body.to_string().contains(value),
-        "the value came back: {body}"
-    );
-}
-
 fn sha256(text: &str) -> String {
     let out = Command::new("sh")
         .args(["-c", "printf %s \"$0\" | sha256sum | cut -d' ' -f1", text])
@@ -55,7 +41,7 @@ fn sha256(text: &str) -> String {
 fn start_tenant_a(couler: &Couler, scratch: &Path) -> TenantA {
     let (tenant, token) = couler.tenant("alice");
     let secret = format!("{MARK}{}", tempdir::uuid_like());
-    put_secret(couler, &tenant, "hub", "token", &secret);
+    couler.put_secret(&tenant, "hub", json!({ "token": secret }));
     let release = scratch.join("release");
     let yaml = format!(
         "apiVersion: couler.dev/v1alpha1

@@ -9,6 +9,12 @@ use std::time::{Duration, Instant};
 
 pub const PG: &str = "postgres://postgres@127.0.0.1:5432";
 pub const SECRET: &str = "e2e-secret-that-is-long-enough-for-hs256";
+/// The platform key tenant secrets are sealed with, for the API and every
+/// scheduler (base64 of 32 bytes).
+const SECRETS_KEY: (&str, &str) = (
+    "COULER__SECRETS__KEYS__E2E",
+    "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+);
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -143,6 +149,7 @@ impl Couler {
                 .env("COULER__AUTH__JWT__HS256_SECRET", SECRET)
                 .env("COULER__REDIS__KEY_PREFIX", &prefix)
                 .env("COULER__TELEMETRY__LOG_FILTER", "warn")
+                .env(SECRETS_KEY.0, SECRETS_KEY.1)
                 .envs(env.iter().copied())
                 .stdout(log_file(&data_dir, "api"))
                 .spawn()
@@ -198,6 +205,7 @@ impl Couler {
             .env("COULER__SCHEDULER__POLL_MS", "200")
             .env("COULER__LOCAL__DATA_DIR", self.data_dir.path())
             .env("COULER__LOCAL__SANDBOX__MOUNTS", mounts)
+            .env(SECRETS_KEY.0, SECRETS_KEY.1)
             .env("COULER__DATABASE__MAX_CONNECTIONS", "6")
             .env("COULER__REDIS__KEY_PREFIX", &self.redis_prefix)
             .env("COULER__TELEMETRY__LOG_FILTER", "warn")
@@ -251,6 +259,19 @@ impl Couler {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Stores a tenant secret through the API, as the tenant's admin would.
+    pub fn put_secret(&self, tenant: &str, name: &str, data: Value) {
+        let admin =
+            token(json!({"sub": format!("admin@{tenant}"), "tenant": tenant, "roles": ["admin"]}));
+        let (status, body) = self.call(
+            reqwest::Method::PUT,
+            &format!("/v1/secrets/{name}"),
+            &admin,
+            Some(json!({ "data": data })),
+        );
+        assert!(status == 200 || status == 201, "{status} {body}");
     }
 
     /// Creates a tenant and returns an editor token for it.

@@ -212,6 +212,9 @@ pub struct Driving {
     pub cache_ttl_secs: Option<i32>,
     /// The tenant's limits of one sub-workflow.
     pub split_budget: SplitBudget,
+    /// The network the tenant's steps get on the local engine, where a
+    /// platform admin set one.
+    pub step_network: Option<String>,
     pub cancel_requested: bool,
     pub trace_context: std::collections::BTreeMap<String, String>,
     pub steps: Vec<StepRecord>,
@@ -236,7 +239,7 @@ pub async fn load(
                   r.message, r.idempotency_key, r.created_by, r.created_at, r.updated_at, r.queued_at, r.started_at,
                   r.finished_at, r.cancel_requested_at,
                   coalesce(r.inline_ir, v.ir) AS "ir!: Json<serde_json::Value>",
-                  r.plan AS "plan: Json<serde_json::Value>", r.engine_ref, t.engine, t.share_cache, t.cache_ttl_secs,
+                  r.plan AS "plan: Json<serde_json::Value>", r.engine_ref, t.engine, t.share_cache, t.cache_ttl_secs, t.step_network,
                   t.split_budget AS "split_budget: Json<SplitBudget>",
                   r.trace_context AS "trace_context: Json<std::collections::BTreeMap<String, String>>"
            FROM runs r
@@ -304,6 +307,7 @@ pub async fn load(
         share_cache: r.share_cache,
         cache_ttl_secs: r.cache_ttl_secs,
         split_budget: r.split_budget.0,
+        step_network: r.step_network,
         cancel_requested,
         trace_context: r.trace_context.0,
         steps,

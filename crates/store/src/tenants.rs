@@ -18,6 +18,9 @@ pub struct Tenant {
     /// Image patterns the tenant's generated steps may use, on top of the
     /// platform's; empty: no limit beyond the platform's.
     pub allowed_images: Vec<String>,
+    /// The network its steps get on the local engine, where a platform
+    /// admin set one (`none` or `host`); none: the platform's default.
+    pub step_network: Option<String>,
     pub quotas: Quotas,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -82,6 +85,7 @@ struct Row {
     cache_ttl_secs: Option<i32>,
     split_budget: Json<SplitBudget>,
     allowed_images: Vec<String>,
+    step_network: Option<String>,
     max_concurrent_runs: i32,
     max_queued_runs: i32,
     requests_per_second: i32,
@@ -100,6 +104,7 @@ impl From<Row> for Tenant {
             cache_ttl_secs: r.cache_ttl_secs,
             split_budget: r.split_budget.0,
             allowed_images: r.allowed_images,
+            step_network: r.step_network,
             quotas: Quotas {
                 max_concurrent_runs: r.max_concurrent_runs,
                 max_queued_runs: r.max_queued_runs,
@@ -119,7 +124,7 @@ pub async fn create(tx: &mut Tx, new: &NewTenant) -> Result<Tenant, sqlx::Error>
                                max_concurrent_runs, max_queued_runs, requests_per_second)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         TenantId::new() as TenantId,
         new.name,
         new.display_name,
@@ -138,7 +143,7 @@ pub async fn get(tx: &mut Tx, id: TenantId) -> Result<Option<Tenant>, sqlx::Erro
     sqlx::query_as!(
         Row,
         r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                  allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+                  allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE id = $1"#,
         id as TenantId,
     )
@@ -151,7 +156,7 @@ pub async fn get_by_name(tx: &mut Tx, name: &str) -> Result<Option<Tenant>, sqlx
     sqlx::query_as!(
         Row,
         r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                  allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+                  allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE name = $1"#,
         name,
     )
@@ -165,7 +170,7 @@ pub async fn list(tx: &mut Tx) -> Result<Vec<Tenant>, sqlx::Error> {
     sqlx::query_as!(
         Row,
         r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                  allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+                  allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants ORDER BY name"#,
     )
     .fetch_all(&mut **tx)
@@ -190,7 +195,7 @@ pub async fn update_settings(
                updated_at = now()
            WHERE id = $1
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         settings.display_name,
         settings.engine,
@@ -198,6 +203,28 @@ pub async fn update_settings(
         settings.cache_ttl_secs,
         settings.split_budget.map(Json) as Option<Json<SplitBudget>>,
         settings.allowed_images.as_deref(),
+    )
+    .fetch_optional(&mut **tx)
+    .await
+    .map(|r| r.map(Tenant::from))
+}
+
+/// Sets (or, with `None`, clears) the network a tenant's steps get on the
+/// local engine. Platform transactions only: tenant-scoped ones may not
+/// update the column (migration 0012).
+pub async fn set_step_network(
+    tx: &mut Tx,
+    id: TenantId,
+    network: Option<&str>,
+) -> Result<Option<Tenant>, sqlx::Error> {
+    sqlx::query_as!(
+        Row,
+        r#"UPDATE tenants SET step_network = $2, updated_at = now()
+           WHERE id = $1
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
+                     allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+        id as TenantId,
+        network,
     )
     .fetch_optional(&mut **tx)
     .await
@@ -215,7 +242,7 @@ pub async fn set_quotas(
                max_concurrent_runs = $2, max_queued_runs = $3, requests_per_second = $4, updated_at = now()
            WHERE id = $1
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     allowed_images, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         q.max_concurrent_runs,
         q.max_queued_runs,

@@ -37,9 +37,30 @@ pub struct TenantView {
     /// `*` matches any run of characters; a pattern without `*` is a
     /// prefix. Empty: no limit beyond the platform's.
     pub allowed_images: Vec<String>,
+    /// The network the tenant's steps get on the local engine, where a
+    /// platform admin set one; null: the platform's `local.sandbox.network`.
+    pub step_network: Option<StepNetwork>,
     pub quotas: QuotasView,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// A network for a tenant's steps on the local engine: `none` (a loopback
+/// of their own) or `host` (out through the machine, never to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StepNetwork {
+    None,
+    Host,
+}
+
+/// What `PATCH` may set the tenant's step network to; `default` clears it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StepNetworkSetting {
+    None,
+    Host,
+    Default,
 }
 
 /// Limits of one sub-workflow. An absent field keeps the engine's default
@@ -112,6 +133,11 @@ impl From<Tenant> for TenantView {
             cache_ttl_secs: t.cache_ttl_secs,
             split_budget: t.split_budget.into(),
             allowed_images: t.allowed_images,
+            step_network: match t.step_network.as_deref() {
+                Some("host") => Some(StepNetwork::Host),
+                Some(_) => Some(StepNetwork::None),
+                None => None,
+            },
             quotas: t.quotas.into(),
             created_at: t.created_at,
             updated_at: t.updated_at,
@@ -147,6 +173,9 @@ pub struct UpdateTenant {
     /// on top of the platform's (`[]` lifts the tenant's limit). At most
     /// 100 patterns of 1-255 characters, without whitespace.
     pub allowed_images: Option<Vec<String>>,
+    /// The network the tenant's steps get on the local engine (`default`:
+    /// the platform's). Platform admins only.
+    pub step_network: Option<StepNetworkSetting>,
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -312,6 +341,11 @@ async fn update_tenant(
     principal.for_tenant(id, Role::Admin)?;
     let req = req.parse()?;
     check_engine(req.engine.as_deref())?;
+    if req.step_network.is_some() && !principal.platform_admin {
+        return Err(ApiError::Forbidden(
+            "step_network: only platform admins choose what network a tenant's steps get".into(),
+        ));
+    }
     if let Some(ttl) = req.cache_ttl_secs {
         let max = state.config.cache.max_ttl_secs;
         if ttl < 1 || ttl as u64 > max {
@@ -358,9 +392,19 @@ async fn update_tenant(
     } else {
         state.store.tenant(id).await?
     };
-    let tenant = tenants::update_settings(&mut tx, id, &settings)
+    let mut tenant = tenants::update_settings(&mut tx, id, &settings)
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?;
+    if let Some(network) = req.step_network {
+        let value = match network {
+            StepNetworkSetting::None => Some("none"),
+            StepNetworkSetting::Host => Some("host"),
+            StepNetworkSetting::Default => None,
+        };
+        tenant = tenants::set_step_network(&mut tx, id, value)
+            .await?
+            .ok_or_else(|| ApiError::not_found("tenant"))?;
+    }
     tx.commit().await?;
     state.auth.forget_tenant(id);
     Ok(Json(tenant.into()))

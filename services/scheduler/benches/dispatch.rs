@@ -240,6 +240,7 @@ async fn measure(
         engines,
         None,
         None,
+        None,
         config,
         shutdown.clone(),
     ));

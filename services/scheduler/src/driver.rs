@@ -47,11 +47,15 @@ async fn drive_run(
         return Ok(());
     };
     continue_trace(&driving);
-    let spec = RunSpec::new(
+    let mut spec = RunSpec::new(
         tenant.to_string(),
         run.to_string(),
         driving.run.attempt.max(1) as u32,
     );
+    spec.network = driving
+        .step_network
+        .as_deref()
+        .and_then(couler_engines::Network::parse);
     let Some(engine) = ctx.engines.get(&driving.engine) else {
         let message = format!(
             "the {:?} engine is not available on this scheduler",
@@ -137,6 +141,10 @@ async fn drive_run(
         },
         _ => return Ok(()),
     };
+    match crate::secrets::for_run(ctx, tenant, &plan.workflow).await? {
+        Ok(values) => spec.secrets = values,
+        Err(message) => return fail(ctx, tenant, run, RunStatus::Running, &message).await,
+    }
     if plan.is_staged() {
         return crate::stages::drive(ctx, &driving, engine, spec, plan, claims, control).await;
     }

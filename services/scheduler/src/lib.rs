@@ -10,6 +10,7 @@ mod driver;
 pub mod engines;
 mod lease;
 mod queue;
+mod secrets;
 mod stages;
 
 use config::Config;
@@ -30,6 +31,9 @@ pub struct Context {
     pub held: lease::Held,
     /// The shared cache index; `None` runs without caching.
     pub cache: Option<couler_cache::CacheIndex>,
+    /// Opens tenant secrets for the steps that read them; `None`: runs that
+    /// read secrets fail, saying so.
+    pub keyring: Option<couler_secrets::Keyring>,
 }
 
 /// Runs the scheduler until `shutdown` fires, then stops claiming, hands
@@ -39,6 +43,7 @@ pub async fn run(
     engines: Engines,
     cache: Option<couler_cache::CacheIndex>,
     llm: Option<couler_nl::llm::LlmClient>,
+    keyring: Option<couler_secrets::Keyring>,
     config: config::SchedulerConfig,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
@@ -50,6 +55,7 @@ pub async fn run(
         config,
         held: lease::Held::default(),
         cache,
+        keyring,
     });
     tracing::info!(owner = %ctx.owner, engines = ?ctx.engines.names(), "scheduler started");
     let heartbeat = tokio::spawn(lease::heartbeat(ctx.clone(), shutdown.clone()));
@@ -84,8 +90,18 @@ pub async fn serve(config: Config, shutdown: CancellationToken) -> anyhow::Resul
         shutdown.child_token(),
     );
     let cache = couler_cache::CacheIndex::new(redis, config.cache_config());
+    let keyring = couler_secrets::Keyring::from_config(&config.secrets)?;
     let llm = config.llm.map(couler_nl::llm::LlmClient::new).transpose()?;
-    run(store, engines, Some(cache), llm, config.scheduler, shutdown).await
+    run(
+        store,
+        engines,
+        Some(cache),
+        llm,
+        keyring,
+        config.scheduler,
+        shutdown,
+    )
+    .await
 }
 
 async fn metrics_server(

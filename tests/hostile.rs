@@ -54,9 +54,9 @@ steps:
     outputs: {{artifacts: [{{name: m, path: /tmp/m}}]}}
   - name: hold
     cache: {{policy: off}}
-    env: [{{name: TOKEN, secret: {{name: hub, key: token}}}}]
     container:
       image: alpine
+      env: [{{name: TOKEN, secret: {{name: hub, key: token}}}}]
       command: [sh, -c, 'while [ ! -e {release} ]; do sleep 0.1; done; printf %s \"$TOKEN\" | sha256sum | cut -d\" \" -f1']
 ",
         release = release.display()
@@ -80,8 +80,9 @@ steps:
 /// artifact its `model` step stored.
 fn a_paths(couler: &Couler, a: &TenantA) -> (PathBuf, PathBuf, i32) {
     let run = couler.run(&a.token, &a.run);
-    let hold = step(&run, "hold");
-    let try_dir = PathBuf::from(hold["engine_ref"].as_str().expect("a try directory"));
+    // The local engine's layout: runs/<run>/<attempt>/<step>/<try>.
+    let try_dir = couler.data_dir.path().join(format!("runs/{}/1/hold/1", a.run));
+    assert!(try_dir.join("state.json").exists(), "{}", try_dir.display());
     let model = step(&run, "model");
     let artifact = model["outputs"]["artifacts"]["m"]["location"]
         .as_str()
@@ -127,13 +128,16 @@ fn hostile_steps_of_one_tenant_are_contained() {
     steps += &probe(
         "secrets",
         &format!(
-            "ls {data}/secrets 2>/dev/null; find / -xdev \\( -path /usr -o -path /proc -o -path /sys \\) -prune -o -type f -print 2>/dev/null | xargs grep -l {MARK} 2>/dev/null | wc -l; cat /proc/*/environ 2>/dev/null | grep -c {MARK}"
+            "ls {data}/secrets 2>/dev/null; find / \\( -path /usr -o -path /opt -o -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -print 2>/dev/null | xargs grep -l {MARK} 2>/dev/null | wc -l; cat /proc/*/environ 2>/dev/null | grep -c {MARK}; true"
         ),
     );
+    // The data directory's path exists in B's sandbox only as the skeleton
+    // holding B's own work directory: nothing of A's run is in it.
     steps += &probe(
         "files",
         &format!(
-            "for f in {try_dir}/work {try_dir}/state.json {artifact} {data}; do if cat $f >/dev/null 2>&1 || ls $f >/dev/null 2>&1; then echo reached $f; fi; done; echo done",
+            "ls -R {data} 2>/dev/null | grep -c {a_run}; for f in {try_dir}/work {try_dir}/state.json {artifact}; do if cat $f >/dev/null 2>&1 || ls $f >/dev/null 2>&1; then echo reached $f; fi; done; echo done",
+            a_run = a.run,
             try_dir = a_try.display(),
             artifact = a_artifact.display()
         ),
@@ -151,8 +155,7 @@ fn hostile_steps_of_one_tenant_are_contained() {
     steps += &probe(
         "writes",
         &format!(
-            "for d in / /usr /etc /opt {data} {scratch}; do touch $d/hostile-b 2>/dev/null && echo wrote $d; done; touch /tmp/hostile-b && echo tmp-ok",
-            scratch = scratch.path().display()
+            "for d in / /usr /etc /opt; do touch $d/hostile-b 2>/dev/null && echo wrote $d; done; touch /tmp/hostile-b && echo tmp-ok"
         ),
     );
     let yaml = format!("apiVersion: couler.dev/v1alpha1\nname: probe\nsteps:\n{steps}");
@@ -170,7 +173,7 @@ fn hostile_steps_of_one_tenant_are_contained() {
     // holding A's value.
     assert_eq!(result("secrets"), "0\n0", "{run:#}");
     // A's try, its records, its artifact and the data directory: not there.
-    assert_eq!(result("files"), "done", "{run:#}");
+    assert_eq!(result("files"), "0\ndone", "{run:#}");
     // Only its own processes (the shell, ls, grep and the sandbox's init),
     // and A's step cannot be signalled.
     let (count, kill) = result("processes")

@@ -269,9 +269,12 @@ impl Sandbox {
             args.extend([flag.into(), fd.to_string().into(), path.into()]);
         }
         if !self.shows(cwd, binds) {
-            // A `workingDir` the sandbox has not: made, empty, in its root.
-            args.extend(["--dir".into(), cwd.into()]);
+            // A `workingDir` the sandbox has not: an empty one of its own.
+            args.extend(["--tmpfs".into(), cwd.into()]);
         }
+        // The sandbox's root (the skeleton holding the mount points) is
+        // not for steps to write in either.
+        args.extend(["--remount-ro".into(), "/".into()]);
         args.extend(["--chdir".into(), cwd.into()]);
         args
     }

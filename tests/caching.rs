@@ -521,9 +521,7 @@ fn private_steps_and_changed_inputs_are_not_reused() {
     let (ta, a) = couler.tenant("alice");
     let (tb, b) = couler.tenant("bob");
     for t in [&ta, &tb] {
-        let dir = couler.data_dir.path().join("secrets").join(t).join("hub");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("token"), "s3cr3t").unwrap();
+        couler.secret(t, "hub", &[("token", "s3cr3t")]);
     }
     // A step with a secret in its env is keyed inside its tenant only.
     let secret = pipeline("env: [{name: TOKEN, secret: {name: hub, key: token}}]", "1");

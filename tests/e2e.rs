@@ -13,16 +13,8 @@ fn the_examples_run_to_completion() {
     let couler = Couler::start();
     let _scheduler = couler.scheduler("e2e-examples");
     let (tenant, token) = couler.tenant("acme");
-    // The market-trend example reads a secret; an operator puts it in the
-    // local engine's secret store.
-    let secret = couler
-        .data_dir
-        .path()
-        .join("secrets")
-        .join(&tenant)
-        .join("market-data");
-    std::fs::create_dir_all(&secret).unwrap();
-    std::fs::write(secret.join("api-key"), "not-a-real-key").unwrap();
+    // The market-trend example reads a secret: the tenant has one.
+    couler.secret(&tenant, "market-data", &[("api-key", "not-a-real-key")]);
 
     let diamond = couler.submit(&token, &example("diamond.yaml"), json!({"message": "ping"}));
     let coin = couler.submit(&token, &example("coin-flip.yaml"), json!({}));

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 pub const PG: &str = "postgres://postgres@127.0.0.1:5432";
 pub const SECRET: &str = "e2e-secret-that-is-long-enough-for-hs256";
+/// The platform key tenant secrets are sealed with (32 bytes, base64).
+pub const SECRETS_KEY: &str = "Y291bGVyLWUyZS1wbGF0Zm9ybS1rZXktMzItYnl0ZSE=";
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -118,6 +120,7 @@ impl Couler {
                 // Tests run side by side: keep each service's pool small.
                 .env("COULER__DATABASE__MAX_CONNECTIONS", "6")
                 .env("COULER__AUTH__JWT__HS256_SECRET", SECRET)
+                .env("COULER__SECRETS__KEYS__E2E", SECRETS_KEY)
                 .env("COULER__REDIS__KEY_PREFIX", &prefix)
                 .env("COULER__TELEMETRY__LOG_FILTER", "warn")
                 .stdout(Stdio::null())
@@ -160,6 +163,7 @@ impl Couler {
             .env("COULER__SCHEDULER__HEARTBEAT_MS", "300")
             .env("COULER__SCHEDULER__POLL_MS", "200")
             .env("COULER__LOCAL__DATA_DIR", self.data_dir.path())
+            .env("COULER__SECRETS__KEYS__E2E", SECRETS_KEY)
             .env("COULER__DATABASE__MAX_CONNECTIONS", "6")
             .env("COULER__REDIS__KEY_PREFIX", &self.redis_prefix)
             .env("COULER__TELEMETRY__LOG_FILTER", "warn")
@@ -235,6 +239,30 @@ impl Couler {
         let id = t["id"].as_str().unwrap().to_owned();
         let token = token(json!({"sub": format!("e2e@{name}"), "tenant": id, "roles": ["editor"]}));
         (id, token)
+    }
+
+    /// Gives `tenant` the secret `name` holding `data` (key → value),
+    /// written through the API as the tenant's admin. The local engine still
+    /// reads secrets from files in its data directory, so they are written
+    /// there too until the scheduler delivers the API's secrets to steps.
+    pub fn secret(&self, tenant: &str, name: &str, data: &[(&str, &str)]) {
+        let admin = token(json!({"sub": "e2e-admin", "tenant": tenant, "roles": ["admin"]}));
+        let values: serde_json::Map<String, Value> = data
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        let (status, body) = self.call(
+            reqwest::Method::PUT,
+            &format!("/v1/secrets/{name}"),
+            &admin,
+            Some(json!({ "data": values })),
+        );
+        assert_eq!(status, 200, "{body}");
+        let dir = self.data_dir.path().join("secrets").join(tenant).join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (k, v) in data {
+            std::fs::write(dir.join(k), v).unwrap();
+        }
     }
 
     /// Submits a workflow document (YAML text) as an inline run.

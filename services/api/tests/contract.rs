@@ -10,11 +10,7 @@ use std::path::Path;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_api_answers_as_its_openapi_document_says() {
-    // With a secrets key, so that generated secrets are written.
-    let api = TestApi::start_with(|c| {
-        c.secrets.keys = [("contract".to_owned(), couler_secrets::generate_key())].into();
-    })
-    .await;
+    let api = TestApi::start().await;
     let quotas =
         json!({"max_concurrent_runs": 10, "max_queued_runs": 100000, "requests_per_second": 10000});
     let tenant = api

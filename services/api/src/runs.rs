@@ -299,7 +299,7 @@ async fn create_run(
         Chosen::Stored { reference, version } => Target::Stored { reference, version },
         Chosen::Inline(workflow) => Target::Inline(batch::Workflow {
             ir_hash: couler_ir::hash::workflow_digest(&workflow).to_hex(),
-            secrets: batch::SecretUse::of_inline(&workflow),
+            secrets: crate::run_secrets::SecretUse::of_inline(&workflow),
             source: Source::Inline(
                 serde_json::to_value(&*workflow)
                     .map_err(anyhow::Error::from)?

@@ -81,7 +81,10 @@ steps:
 fn a_paths(couler: &Couler, a: &TenantA) -> (PathBuf, PathBuf, i32) {
     let run = couler.run(&a.token, &a.run);
     // The local engine's layout: runs/<run>/<attempt>/<step>/<try>.
-    let try_dir = couler.data_dir.path().join(format!("runs/{}/1/hold/1", a.run));
+    let try_dir = couler
+        .data_dir
+        .path()
+        .join(format!("runs/{}/1/hold/1", a.run));
     assert!(try_dir.join("state.json").exists(), "{}", try_dir.display());
     let model = step(&run, "model");
     let artifact = model["outputs"]["artifacts"]["m"]["location"]

@@ -177,6 +177,10 @@ fn read_values(
         }
     }
     if let Some(k) = key.filter(|_| !key_from_file) {
+        use std::io::IsTerminal;
+        if std::io::stdin().is_terminal() {
+            eprintln!("reading the value of {k:?} from standard input (end with Ctrl-D)");
+        }
         let mut value = String::new();
         stdin
             .read_to_string(&mut value)

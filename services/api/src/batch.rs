@@ -8,6 +8,7 @@
 //! one run at a time so one bad request cannot fail its neighbours.
 
 use crate::error::{ApiError, ApiResult};
+use crate::run_secrets::{SecretUse, check_secrets};
 use crate::runs::resolve_parameters;
 use couler_ir::Parameter;
 use couler_ir::scalar::ParamValue;
@@ -53,117 +54,6 @@ pub struct Workflow {
     pub declared: Vec<Parameter>,
     /// The secrets its steps read; the tenant must have each, with the key.
     pub secrets: Vec<SecretUse>,
-}
-
-/// A step's read of a secret key, and where to point a problem with it.
-#[derive(Debug, Clone)]
-pub struct SecretUse {
-    pub step: String,
-    pub name: String,
-    pub key: String,
-    /// JSON pointer in the request (inline IR) or in the stored version.
-    pub path: String,
-    /// Whether `path` is in the request; otherwise the problem points at
-    /// `/workflow` and names `path` in its message.
-    pub in_request: bool,
-}
-
-impl SecretUse {
-    /// Every secret an inline workflow's steps read (its pointers under `/ir`).
-    pub fn of_inline(workflow: &couler_ir::Workflow) -> Vec<SecretUse> {
-        use couler_ir::StepKind;
-        let mut uses = Vec::new();
-        for (list, steps) in [("steps", &workflow.steps), ("onExit", &workflow.on_exit)] {
-            for (i, step) in steps.iter().enumerate() {
-                let kind = match step.kind() {
-                    Some(StepKind::Container(_)) => "container",
-                    Some(StepKind::Script(_)) => "script",
-                    Some(StepKind::Job(_)) => "job",
-                    None => continue,
-                };
-                for (j, var) in step.env().iter().enumerate() {
-                    if let Some(secret) = &var.secret {
-                        uses.push(SecretUse {
-                            step: step.name.clone(),
-                            name: secret.name.clone(),
-                            key: secret.key.clone(),
-                            path: format!("/ir/{list}/{i}/{kind}/env/{j}/secret"),
-                            in_request: true,
-                        });
-                    }
-                }
-            }
-        }
-        uses
-    }
-
-    fn of_stored(found: couler_store::workflows::SecretUse) -> SecretUse {
-        SecretUse {
-            path: format!(
-                "/{}/{}/{}/env/{}/secret",
-                found.list, found.step, found.kind, found.env
-            ),
-            step: found.step_name,
-            name: found.name,
-            key: found.key,
-            in_request: false,
-        }
-    }
-
-    /// The problem when the tenant lacks this secret (`keys: None`) or key.
-    fn problem(&self, keys: Option<&Vec<String>>) -> couler_ir::Problem {
-        let (code, mut message, at) = match keys {
-            None => (
-                couler_ir::Code::UnknownSecret,
-                format!(
-                    "step {:?} reads secret {:?}, which the tenant does not have",
-                    self.step, self.name
-                ),
-                "/name",
-            ),
-            Some(keys) => (
-                couler_ir::Code::UnknownSecretKey,
-                format!(
-                    "step {:?} reads key {:?} of secret {:?}, which has no such key (its keys: {})",
-                    self.step,
-                    self.key,
-                    self.name,
-                    keys.join(", ")
-                ),
-                "/key",
-            ),
-        };
-        let path = if self.in_request {
-            format!("{}{at}", self.path)
-        } else {
-            message.push_str(&format!(" (at {}{at} in the stored version)", self.path));
-            "/workflow".to_owned()
-        };
-        couler_ir::Problem {
-            path,
-            code,
-            message,
-        }
-    }
-}
-
-/// Refuses a workflow reading a secret or key the tenant does not have,
-/// naming every such read at once.
-fn check_secrets(workflow: &Workflow, have: &BTreeMap<String, Vec<String>>) -> ApiResult<()> {
-    let problems: Vec<couler_ir::Problem> = workflow
-        .secrets
-        .iter()
-        .filter_map(|u| match have.get(&u.name) {
-            None => Some(u.problem(None)),
-            Some(keys) if !keys.contains(&u.key) => Some(u.problem(Some(keys))),
-            Some(_) => None,
-        })
-        .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::Invalid(couler_ir::Problems(problems)))
-    }
 }
 
 impl CreateRun {

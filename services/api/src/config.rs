@@ -185,6 +185,32 @@ mod tests {
     }
 
     #[test]
+    fn secrets_keys_load_from_file_and_environment() {
+        figment::Jail::expect_with(|jail| {
+            let (k1, k2) = (
+                couler_secrets::generate_key(),
+                couler_secrets::generate_key(),
+            );
+            jail.create_file(
+                "couler.toml",
+                &format!("[secrets]\nkeys = {{ k1 = \"{}\" }}\n", k1.expose_secret()),
+            )?;
+            jail.set_env("COULER__SECRETS__KEYS__K2", k2.expose_secret());
+            jail.set_env("COULER__SECRETS__ACTIVE_KEY", "k2");
+            let config = Config::load(Some(Path::new("couler.toml"))).expect("config loads");
+            let keyring = couler_secrets::Keyring::from_config(&config.secrets)
+                .expect("valid keys")
+                .expect("keys configured");
+            assert_eq!(keyring.active_id(), "k2");
+            assert!(keyring.has_key("k1"));
+            let printed = format!("{config:?}");
+            assert!(!printed.contains(k1.expose_secret()), "{printed}");
+            assert!(!printed.contains(k2.expose_secret()), "{printed}");
+            Ok(())
+        });
+    }
+
+    #[test]
     fn unknown_keys_are_errors() {
         figment::Jail::expect_with(|jail| {
             jail.create_file("couler.toml", "[http]\nadress = \"0.0.0.0:9000\"\n")?;

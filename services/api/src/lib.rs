@@ -19,6 +19,7 @@ pub mod openapi;
 pub mod plans;
 pub mod quota;
 pub mod ratelimit;
+pub mod run_secrets;
 pub mod runs;
 pub mod secrets;
 pub mod state;

@@ -240,7 +240,11 @@ fn check_labels(labels: &BTreeMap<String, String>) -> ApiResult<()> {
 /// Create a run and queue it.
 ///
 /// With an `Idempotency-Key` header, repeating the same request returns the
-/// same run (200); the same key with a different body is a 409.
+/// same run (200); the same key with a different body is a 409. A workflow
+/// whose steps read a secret (`env[].secret`) the tenant does not have, or
+/// a key the secret does not hold, is refused: 422 with an `unknown_secret`
+/// or `unknown_secret_key` problem per read, naming the step (at the
+/// reference in `ir`, or at `/workflow` for a stored workflow).
 #[utoipa::path(post, path = "/v1/runs", tag = "runs", request_body = CreateRun,
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,255}$", description = "Makes retried creates return the same run (1 to 255 visible ASCII characters)")),
     responses((status = 201, body = RunView), (status = 200, body = RunView, description = "An earlier request with the same Idempotency-Key"),
@@ -295,7 +299,7 @@ async fn create_run(
         Chosen::Stored { reference, version } => Target::Stored { reference, version },
         Chosen::Inline(workflow) => Target::Inline(batch::Workflow {
             ir_hash: couler_ir::hash::workflow_digest(&workflow).to_hex(),
-            secrets: batch::SecretUse::of_inline(&workflow),
+            secrets: crate::run_secrets::SecretUse::of_inline(&workflow),
             source: Source::Inline(
                 serde_json::to_value(&*workflow)
                     .map_err(anyhow::Error::from)?

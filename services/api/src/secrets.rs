@@ -16,19 +16,15 @@ use couler_secrets::SecretData;
 use couler_store::secrets::{self as store, AuditEntry, SecretMeta, SecretStoreError};
 use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::{RefOr, Schema};
-use utoipa::{IntoParams, PartialSchema, ToSchema};
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// Most keys one secret holds.
 pub const MAX_KEYS: usize = 64;
 /// Most bytes of one secret: its keys and values together.
 pub const MAX_BYTES: usize = 64 * 1024;
-/// A DNS-1123 subdomain (a Kubernetes Secret's name), at most 253 characters.
-pub const NAME_PATTERN: &str =
-    "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$";
 /// A Kubernetes Secret's key, at most 253 characters.
 pub const KEY_PATTERN: &str = "^[-._a-zA-Z0-9]{1,253}$";
 
@@ -126,29 +122,6 @@ fn data_schema() -> impl Into<RefOr<Schema>> {
         ))
 }
 
-/// A secret's name in a URL path.
-pub struct SecretName;
-
-impl PartialSchema for SecretName {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some(NAME_PATTERN))
-            .min_length(Some(1))
-            .max_length(Some(253))
-            .description(Some(
-                "A DNS-1123 subdomain, as Kubernetes Secret names are.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for SecretName {
-    fn name() -> Cow<'static, str> {
-        "SecretName".into()
-    }
-}
-
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
@@ -160,7 +133,7 @@ pub struct AuditQuery {
     )]
     pub name: Option<String>,
     /// From a previous page's `next_cursor`.
-    #[param(pattern = "^[0-9]{1,18}$")]
+    #[param(pattern = "^[1-9][0-9]{0,17}$")]
     pub cursor: Option<String>,
     /// Page size, 1 to 200 (default 50).
     #[param(minimum = 1, maximum = 200)]
@@ -238,7 +211,7 @@ fn crypto_failed(e: SecretStoreError) -> ApiError {
 /// Create or replace a secret (admins): its value becomes a new version and
 /// the old value is gone. The value is never returned.
 #[utoipa::path(put, path = "/v1/secrets/{name}", tag = "secrets", request_body = PutSecret,
-    params(("name" = SecretName, Path, description = "The secret's name")),
+    params(("name" = String, Path, pattern = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$", max_length = 253, description = "The secret's name: a DNS-1123 subdomain, as Kubernetes Secret names are")),
     responses((status = 200, body = SecretView),
               (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json"),
               (status = 503, body = crate::error::Problem, content_type = "application/problem+json",
@@ -298,7 +271,7 @@ async fn list_secrets(
 /// Read a secret's name, keys and version, never its value (editors and
 /// admins).
 #[utoipa::path(get, path = "/v1/secrets/{name}", tag = "secrets",
-    params(("name" = SecretName, Path, description = "The secret's name")),
+    params(("name" = String, Path, pattern = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$", max_length = 253, description = "The secret's name: a DNS-1123 subdomain, as Kubernetes Secret names are")),
     responses((status = 200, body = SecretView), (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 #[tracing::instrument(skip_all, fields(secret = %name))]
 async fn get_secret(
@@ -319,7 +292,7 @@ async fn get_secret(
 /// Delete a secret (admins); its value is gone. Runs that reference it are
 /// refused from now on.
 #[utoipa::path(delete, path = "/v1/secrets/{name}", tag = "secrets",
-    params(("name" = SecretName, Path, description = "The secret's name")),
+    params(("name" = String, Path, pattern = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$", max_length = 253, description = "The secret's name: a DNS-1123 subdomain, as Kubernetes Secret names are")),
     responses((status = 200, body = SecretView, description = "The secret as it was"),
               (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
 #[tracing::instrument(skip_all, fields(secret = %name))]

@@ -7,10 +7,20 @@ use couler_store::{RunStatus, TenantId};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-/// An editor of a new tenant that stores the market-trend example.
+/// An editor of a new tenant that stores the market-trend example (and
+/// has the secret it reads).
 async fn market_trend_editor(api: &TestApi) -> String {
     let tenant = api.tenant("acme").await;
     let editor = user(&tenant, "editor");
+    let (status, body) = api
+        .call(
+            Method::PUT,
+            "/v1/secrets/market-data",
+            &user(&tenant, "admin"),
+            Some(json!({"data": {"api-key": "k"}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     create_workflow(
         api,
         &editor,

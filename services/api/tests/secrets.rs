@@ -219,7 +219,7 @@ async fn bad_requests_are_problems_at_their_place() {
 
 #[tokio::test]
 async fn without_keys_writes_are_refused_and_the_service_runs() {
-    let api = TestApi::start().await;
+    let api = TestApi::start_with(|c| c.secrets = SecretsConfig::default()).await;
     let tenant = api.tenant("acme").await;
     let admin = user(&tenant, "admin");
     let (status, body) = put(&api, &admin, "db", json!({"k": "v"})).await;

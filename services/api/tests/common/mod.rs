@@ -29,6 +29,7 @@ pub fn config(database: &str) -> Config {
     config.database.max_connections = 4;
     config.auth.jwt.hs256_secret = Some(SecretString::from(SECRET));
     config.redis.key_prefix = format!("couler-test-{}", uuid::Uuid::new_v4().simple());
+    config.secrets.keys = [("test".to_owned(), couler_secrets::generate_key())].into();
     config
 }
 

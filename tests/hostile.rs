@@ -157,9 +157,7 @@ fn hostile_steps_of_one_tenant_are_contained() {
     );
     steps += &probe(
         "writes",
-        &format!(
-            "for d in / /usr /etc /opt; do touch $d/hostile-b 2>/dev/null && echo wrote $d; done; touch /tmp/hostile-b && echo tmp-ok"
-        ),
+        "for d in / /usr /etc /opt; do touch $d/hostile-b 2>/dev/null && echo wrote $d; done; touch /tmp/hostile-b && echo tmp-ok",
     );
     let yaml = format!("apiVersion: couler.dev/v1alpha1\nname: probe\nsteps:\n{steps}");
     let probes = couler.submit(&b, &yaml, json!({}));

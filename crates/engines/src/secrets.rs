@@ -36,9 +36,7 @@ impl SecretValues {
 
 impl std::fmt::Debug for SecretValues {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map()
-            .entries(self.names().map(|(n, keys)| (n, keys)))
-            .finish()
+        f.debug_map().entries(self.names()).finish()
     }
 }
 

@@ -270,12 +270,8 @@ fn v2_parent(base: &Path) -> Result<PathBuf, String> {
         make_dir(&leaf)?;
         write(&leaf, "cgroup.procs", &std::process::id().to_string())
             .map_err(|e| format!("cannot move the engine into {}: {e}", leaf.display()))?;
-        write(
-            &base.to_path_buf(),
-            "cgroup.subtree_control",
-            "+memory +pids +cpu",
-        )
-        .map_err(|e| format!("cannot delegate controllers in {}: {e}", base.display()))?;
+        write(base, "cgroup.subtree_control", "+memory +pids +cpu")
+            .map_err(|e| format!("cannot delegate controllers in {}: {e}", base.display()))?;
     }
     let parent = base.join(PARENT);
     make_dir(&parent)?;
@@ -293,12 +289,12 @@ fn make_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
-fn write(dir: &PathBuf, file: &str, value: &str) -> io::Result<()> {
+fn write(dir: &Path, file: &str, value: &str) -> io::Result<()> {
     let mut f = OpenOptions::new().write(true).open(dir.join(file))?;
     f.write_all(value.as_bytes())
 }
 
-fn write_if_present(dir: &PathBuf, file: &str, value: &str) -> io::Result<()> {
+fn write_if_present(dir: &Path, file: &str, value: &str) -> io::Result<()> {
     match File::options().write(true).open(dir.join(file)) {
         Ok(mut f) => f.write_all(value.as_bytes()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),

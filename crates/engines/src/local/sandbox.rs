@@ -363,13 +363,12 @@ pub(super) fn prepare(
                     return Err(io::Error::last_os_error());
                 }
             }
-            if let Some((uid, gid)) = owner {
-                if libc::setgroups(0, std::ptr::null()) != 0
+            if let Some((uid, gid)) = owner
+                && (libc::setgroups(0, std::ptr::null()) != 0
                     || libc::setgid(gid) != 0
-                    || libc::setuid(uid) != 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
+                    || libc::setuid(uid) != 0)
+            {
+                return Err(io::Error::last_os_error());
             }
             Ok(())
         });

@@ -388,7 +388,7 @@ fn execute(launch: Launch, started: oneshot::Sender<i32>, group: &Group) -> Outc
 fn read_back(
     launch: &Launch,
     exit: Exit,
-    metrics: StepMetrics,
+    mut metrics: StepMetrics,
     stdout: &mut File,
     stderr: &mut File,
 ) -> Outcome {
@@ -399,6 +399,16 @@ fn read_back(
         },
         (_, exit) => exit,
     };
+    if let Some(cgroup) = &launch.jail.cgroup {
+        // The step runs below bubblewrap's own processes, so the kernel's
+        // count for the cgroup is its peak; rusage may not reach that deep.
+        let peak_kb = cgroup.peak_memory().unwrap_or(0) / 1024;
+        metrics.max_rss_kb = metrics.max_rss_kb.max(peak_kb);
+    }
+    if matches!(exit, Exit::OutOfMemory(_)) {
+        // Killed, as a sampled kill is: no exit status of its own.
+        metrics.exit_code = None;
+    }
     let out = tail(stdout, RESULT_LIMIT.max(launch.log_tail as u64)).unwrap_or_default();
     let err = tail(stderr, launch.log_tail as u64).unwrap_or_default();
     let outputs = (exit == Exit::Code(0)).then(|| {

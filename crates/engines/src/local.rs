@@ -78,6 +78,7 @@ mod map;
 mod memory;
 mod network;
 mod process;
+mod retry;
 mod sandbox;
 mod step;
 mod template;

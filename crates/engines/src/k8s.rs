@@ -1,5 +1,8 @@
-//! What the Kubernetes-based adapters (Argo, Tekton) share: how to reach
-//! the cluster, and which namespace a tenant's runs go to.
+//! What the Kubernetes-based adapters (Argo, Tekton, KFP) share: how to
+//! reach the cluster, which namespace a tenant's runs go to, and how a
+//! run's tenant secrets become Kubernetes Secrets there ([`secrets`]).
+
+pub mod secrets;
 
 use crate::EngineError;
 use secrecy::{ExposeSecret, SecretString};
@@ -60,6 +63,21 @@ impl KubeConfig {
             config.auth_info.token = Some(token.expose_secret().to_owned().into());
         }
         kube::Client::try_from(config).map_err(|e| unavailable(e.to_string()))
+    }
+}
+
+/// A refusal by the API server is the run's problem; anything else
+/// (5xx, throttling, no connection) is the engine being unavailable.
+pub(crate) fn api_error(engine: &'static str, e: kube::Error) -> EngineError {
+    match e {
+        kube::Error::Api(s) if s.code < 500 && s.code != 429 => EngineError::Other(format!(
+            "the Kubernetes API refused ({} {}): {}",
+            s.code, s.reason, s.message
+        )),
+        other => EngineError::Unavailable {
+            engine,
+            message: other.to_string(),
+        },
     }
 }
 

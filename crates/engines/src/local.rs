@@ -428,7 +428,7 @@ fn isolation(
     let sandbox = match config.sandbox.isolation {
         Isolation::Off => {
             tracing::warn!(
-                "local engine: steps are not sandboxed (local.isolation = \"off\"); they see the machine as the engine does: use this for one tenant only"
+                "local engine: steps are not sandboxed (local.sandbox.isolation = \"off\"); they see the machine as the engine does: use this for one tenant only"
             );
             Ok(None)
         }

@@ -84,12 +84,19 @@ impl Airflow {
         airflow
     }
 
-    fn adapter(&self) -> Arc<dyn EngineAdapter> {
+    /// The BashOperator on this Airflow, its workers' data directory
+    /// (`COULER_AIRFLOW_DATA`) seen from here too.
+    fn config(&self) -> AirflowConfig {
         let mut config =
             AirflowConfig::new(&self.url, &self.dags, "couler", PASSWORD.to_owned().into());
         config.poll_ms = 300;
         config.operator = Operator::Bash;
-        Arc::new(AirflowAdapter::new(config).expect("adapter"))
+        config.data_dir = Some(self.dir.join("data"));
+        config
+    }
+
+    fn adapter(&self) -> Arc<dyn EngineAdapter> {
+        Arc::new(AirflowAdapter::new(self.config()).expect("adapter"))
     }
 }
 
@@ -244,13 +251,11 @@ async fn examples_run_on_a_real_airflow() {
     // The contract, minus what Airflow cannot do: artifacts are files on
     // the worker without digests, exit handlers do not run after a cancel,
     // and `retry.on: transient` retries only OS errors of the BashOperator.
-    let url = airflow.url.clone();
-    let dags = airflow.dags.clone();
+    let config = airflow.config();
     let h = contract::Harness {
         engine: Box::new(move || {
-            let mut config = AirflowConfig::new(&url, &dags, "couler", PASSWORD.to_owned().into());
-            config.poll_ms = 300;
-            Arc::new(AirflowAdapter::new(config).expect("adapter")) as Arc<dyn EngineAdapter>
+            Arc::new(AirflowAdapter::new(config.clone()).expect("adapter"))
+                as Arc<dyn EngineAdapter>
         }),
         scratch_root: airflow.dir.join("scratch"),
         tenant: "tnt_contract".into(),
@@ -268,6 +273,18 @@ async fn examples_run_on_a_real_airflow() {
     contract::reused_steps_are_not_executed(&h).await;
     contract::resume_reattaches_a_running_step(&h).await;
     contract::resume_finishes_a_step_that_ended_unwatched(&h).await;
+    contract::secrets_reach_the_steps_that_read_them(&h).await;
     eprintln!("contract cases done in {:?}", cases.elapsed());
+    // A finished run's secret files are gone from the workers' directory.
+    let left = std::process::Command::new("find")
+        .arg(airflow.dir.join("data"))
+        .args(["-name", ".secrets"])
+        .output()
+        .expect("find runs");
+    assert!(
+        left.stdout.is_empty(),
+        "secret files outlived their run: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
     drop(airflow);
 }

@@ -199,3 +199,100 @@ async fn a_second_adapter_reattaches_to_the_running_workflow() {
     let r1 = finish(&mut one.updates, seen).await;
     assert_eq!(r1.outcome, RunOutcome::Succeeded);
 }
+
+/// The tenant secret's Kubernetes Secret: Couler's, the tenant's, exactly
+/// the current version's keys; and a Secret that is not Couler's is never
+/// overwritten (the run is refused instead).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_are_mirrored_into_couler_managed_kubernetes_secrets() {
+    use base64::Engine as _;
+    use couler_engines::SecretValues;
+    use couler_fakes::kube::Resource;
+    use secrecy::SecretString;
+    use std::collections::BTreeMap;
+
+    let env = Env::start("secrets").await;
+    let h = env.harness();
+    let secrets = Resource::new("", "v1", "secrets");
+    let read = |name: &str| env.cluster.store.get(&secrets, NAMESPACE, name);
+    let decoded = |s: &serde_json::Value, key: &str| {
+        let b64 = s["data"][key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key} in {s:#}"));
+        String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap(),
+        )
+        .unwrap()
+    };
+
+    contract::secrets_reach_the_steps_that_read_them(&h).await;
+    let mirrored = read("couler-secret-hub").expect("the Secret was written");
+    assert_eq!(
+        mirrored["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "couler"
+    );
+    assert_eq!(mirrored["metadata"]["labels"]["couler.dev/tenant"], TENANT);
+    assert_eq!(
+        mirrored["metadata"]["annotations"]["couler.dev/secret"],
+        "hub"
+    );
+    assert_eq!(decoded(&mirrored, "token"), contract::TOKEN);
+    assert_eq!(decoded(&mirrored, "unread"), "never-read");
+
+    // A new version without `unread`: the Secret follows it exactly.
+    let yaml = r#"
+apiVersion: couler.dev/v1alpha1
+name: rotated
+steps:
+  - name: reads
+    container:
+      image: alpine
+      command: [sh, -c, 'echo "$HUB_TOKEN"']
+      env: [{name: HUB_TOKEN, secret: {name: hub, key: token}}]
+"#;
+    let mut spec = h.run_spec("rotated");
+    spec.secrets = SecretValues::new(BTreeMap::from([(
+        "hub".to_owned(),
+        BTreeMap::from([("token".to_owned(), SecretString::from("rotated-value"))]),
+    )]));
+    let r = contract::run(&*env.adapter(), &spec, plan(yaml), vec![]).await;
+    assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
+    assert_eq!(r.result("reads"), "rotated-value");
+    let mirrored = read("couler-secret-hub").unwrap();
+    assert_eq!(decoded(&mirrored, "token"), "rotated-value");
+    assert!(mirrored["data"].get("unread").is_none(), "{mirrored:#}");
+
+    // Someone else's Secret under the name Couler would use.
+    let theirs = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "couler-secret-db"},
+        "data": {"password": "aHVudGVyMg=="},
+    });
+    env.cluster
+        .store
+        .create(&secrets, NAMESPACE, theirs)
+        .unwrap();
+    let mut spec = h.run_spec("not-ours");
+    spec.secrets = SecretValues::new(BTreeMap::from([(
+        "db".to_owned(),
+        BTreeMap::from([("password".to_owned(), SecretString::from("mine"))]),
+    )]));
+    let yaml = yaml
+        .replace("hub", "db")
+        .replace("key: token", "key: password");
+    let refused = env.adapter().start(&spec, plan(&yaml), vec![]).await;
+    let Err(e) = refused else {
+        panic!("a Secret that is not Couler's was taken over")
+    };
+    assert!(
+        e.to_string().contains("not this tenant's Couler secret"),
+        "{e}"
+    );
+    assert_eq!(
+        read("couler-secret-db").unwrap()["data"]["password"],
+        "aHVudGVyMg=="
+    );
+    assert!(env.cluster.store.list(&workflows(), Some(NAMESPACE)).len() == 2);
+}

@@ -77,6 +77,7 @@ contract_cases!(
     reused_steps_are_not_executed,
     resume_reattaches_a_running_step,
     resume_finishes_a_step_that_ended_unwatched,
+    secrets_reach_the_steps_that_read_them,
 );
 
 /// The cases this engine meets, one after another on one cluster.
@@ -91,6 +92,7 @@ async fn the_supported_contract_runs_on_one_engine() {
     contract::reused_steps_are_not_executed(&h).await;
     contract::resume_reattaches_a_running_step(&h).await;
     contract::resume_finishes_a_step_that_ended_unwatched(&h).await;
+    contract::secrets_reach_the_steps_that_read_them(&h).await;
 }
 
 // ---- what Tekton does where the contract asks more --------------------

@@ -352,7 +352,7 @@ impl Cluster {
     /// Serves on a free port of 127.0.0.1; pods' files go under `root`.
     pub async fn start(root: impl Into<PathBuf>) -> std::io::Result<Cluster> {
         let store = Arc::new(Store::default());
-        let kubelet = Kubelet::new(root);
+        let kubelet = Kubelet::in_cluster(root, store.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let app = router(ServerState {

@@ -6,6 +6,7 @@
 //! controller reads a finished pod's outputs from [`Kubelet::tmp`]. The
 //! process runs in its own process group so a kill takes its children too.
 
+use crate::kube::{Resource, Store};
 use std::collections::HashMap;
 use std::io;
 use std::os::unix::process::ExitStatusExt;
@@ -50,15 +51,75 @@ struct Pod {
 pub struct Kubelet {
     root: PathBuf,
     pods: Mutex<HashMap<String, Pod>>,
+    /// The cluster's objects, for the Secrets pods read.
+    store: Option<Arc<Store>>,
 }
 
 impl Kubelet {
-    /// Pods' directories are created under `root`.
+    /// Pods' directories are created under `root`; no cluster, so pods
+    /// cannot read Secrets.
     pub fn new(root: impl Into<PathBuf>) -> Arc<Kubelet> {
         Arc::new(Kubelet {
             root: root.into(),
             pods: Mutex::new(HashMap::new()),
+            store: None,
         })
+    }
+
+    /// The kubelet of a cluster whose objects are in `store`.
+    pub fn in_cluster(root: impl Into<PathBuf>, store: Arc<Store>) -> Arc<Kubelet> {
+        Arc::new(Kubelet {
+            root: root.into(),
+            pods: Mutex::new(HashMap::new()),
+            store: Some(store),
+        })
+    }
+
+    /// The value of `key` of the Secret `name`, as a container's
+    /// `secretKeyRef` reads it; the error is the kubelet's
+    /// `CreateContainerConfigError` message.
+    pub fn secret(&self, namespace: &str, name: &str, key: &str) -> Result<String, String> {
+        use base64::Engine as _;
+        let secrets = Resource::new("", "v1", "secrets");
+        let secret = self
+            .store
+            .as_ref()
+            .and_then(|s| s.get(&secrets, namespace, name))
+            .ok_or_else(|| format!("secret \"{name}\" not found"))?;
+        let missing = || format!("couldn't find key {key} in Secret {namespace}/{name}");
+        if let Some(text) = secret["stringData"][key].as_str() {
+            return Ok(text.to_owned());
+        }
+        let encoded = secret["data"][key].as_str().ok_or_else(missing)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|e| format!("Secret {namespace}/{name}: key {key} is not base64: {e}"))?;
+        String::from_utf8(bytes)
+            .map_err(|_| format!("Secret {namespace}/{name}: key {key} is not UTF-8"))
+    }
+
+    /// The value a container spec's env var takes from elsewhere: the
+    /// Secret key its `valueFrom.secretKeyRef` names; none without
+    /// `valueFrom`.
+    pub fn value_from(
+        &self,
+        namespace: &str,
+        var: &serde_json::Value,
+    ) -> Result<Option<String>, String> {
+        let from = &var["valueFrom"];
+        if from.is_null() {
+            return Ok(None);
+        }
+        let reference = &from["secretKeyRef"];
+        if !reference.is_object() {
+            return Err(format!(
+                "env {}: only valueFrom.secretKeyRef is supported by the fake kubelet",
+                var["name"].as_str().unwrap_or_default()
+            ));
+        }
+        let name = reference["name"].as_str().unwrap_or_default();
+        let key = reference["key"].as_str().unwrap_or_default();
+        self.secret(namespace, name, key).map(Some)
     }
 
     fn dir(&self, namespace: &str, pod: &str) -> PathBuf {

@@ -180,6 +180,38 @@ pub struct AirflowEngineConfig {
     /// `kubernetes-pod` (default) or `bash` (a LocalExecutor).
     #[serde(default)]
     pub operator: AirflowOperator,
+    /// With `bash`: the workers' data directory (their
+    /// `COULER_AIRFLOW_DATA`) as this scheduler sees it, where a run's
+    /// secrets are written while it runs; none: runs reading secrets fail.
+    #[serde(default)]
+    pub data_dir: Option<PathBuf>,
+    /// With `kubernetes-pod`: the cluster and namespace its pods run in,
+    /// where a run's secrets become Kubernetes Secrets; none: runs reading
+    /// secrets fail.
+    #[serde(default)]
+    pub pods: Option<KubeEngineConfig>,
+}
+
+impl AirflowEngineConfig {
+    pub fn adapter(&self) -> couler_engines::airflow::AirflowConfig {
+        use couler_engines::airflow::{AirflowConfig, Operator};
+        let mut config = AirflowConfig::new(
+            self.base_url.clone(),
+            self.dags_folder.clone(),
+            self.username.clone(),
+            self.password.clone(),
+        );
+        config.operator = match self.operator {
+            AirflowOperator::KubernetesPod => Operator::KubernetesPod,
+            AirflowOperator::Bash => Operator::Bash,
+        };
+        config.data_dir = self.data_dir.clone();
+        if let Some(pods) = &self.pods {
+            config.pods_namespace = pods.namespace.clone();
+            config.kube = Some(pods.kube());
+        }
+        config
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -1,8 +1,8 @@
 //! The engines this scheduler can drive, by the name tenants choose.
 
-use crate::config::{AirflowOperator, Config};
+use crate::config::Config;
 use couler_engines::EngineAdapter;
-use couler_engines::airflow::{AirflowAdapter, AirflowConfig, Operator};
+use couler_engines::airflow::AirflowAdapter;
 use couler_engines::argo::ArgoAdapter;
 use couler_engines::kfp::KfpAdapter;
 use couler_engines::local::{LocalConfig, LocalEngine};
@@ -27,17 +27,7 @@ impl Engines {
         local_config.sandbox = local.sandbox.clone();
         let mut engines = Engines::default().with(Arc::new(LocalEngine::new(local_config)));
         if let Some(a) = &config.airflow {
-            let mut airflow = AirflowConfig::new(
-                a.base_url.clone(),
-                a.dags_folder.clone(),
-                a.username.clone(),
-                a.password.clone(),
-            );
-            airflow.operator = match a.operator {
-                AirflowOperator::KubernetesPod => Operator::KubernetesPod,
-                AirflowOperator::Bash => Operator::Bash,
-            };
-            engines = engines.with(Arc::new(AirflowAdapter::new(airflow)?));
+            engines = engines.with(Arc::new(AirflowAdapter::new(a.adapter())?));
         }
         if let Some(argo) = config.argo_adapter() {
             engines = engines.with(Arc::new(ArgoAdapter::new(argo)?));
@@ -94,6 +84,13 @@ namespace = "pipelines-{{tenant}}"
 base_url = "http://ml-pipeline.kubeflow:8888"
 pods = {{ namespace = "kubeflow" }}
 
+[airflow]
+base_url = "http://airflow:8080"
+dags_folder = "/opt/airflow/dags"
+username = "couler"
+password = "airflow-password"
+pods = {{ namespace = "airflow-pods" }}
+
 [cache]
 mounts = [{{ prefix = "minio://mlpipeline", path = "/mnt/mlpipeline" }}]
 
@@ -145,9 +142,20 @@ secret_access_key = "gcs-hmac-secret"
         let kfp = config.kfp.as_ref().unwrap().adapter();
         assert_eq!(kfp.pods_namespace, "kubeflow");
         assert!(kfp.kube.is_some());
+        let airflow = config.airflow.as_ref().unwrap().adapter();
+        assert_eq!(
+            airflow.operator,
+            couler_engines::airflow::Operator::KubernetesPod
+        );
+        assert_eq!(airflow.pods_namespace, "airflow-pods");
+        assert!(airflow.kube.is_some() && airflow.data_dir.is_none());
+        assert!(!format!("{airflow:?}").contains("airflow-password"));
 
         let engines = Engines::from_config(&config).expect("engines");
-        assert_eq!(engines.names(), ["argo", "kfp", "local", "tekton"]);
+        assert_eq!(
+            engines.names(),
+            ["airflow", "argo", "kfp", "local", "tekton"]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,14 +1,15 @@
 //! The tenant secrets a run's steps read, opened for the engine that
-//! delivers them: only the keys the steps name, only when the run is
+//! delivers them: only the secrets the steps name (each with all its keys,
+//! as a Kubernetes Secret mirrors the whole version), only when the run is
 //! driven, and a run reading a secret or key its tenant lacks fails before
-//! any step starts, naming the step and the secret.
+//! any step starts, naming the step and the secret. The local engine gives
+//! each step only the keys it names.
 
 use crate::Context;
 use couler_engines::SecretValues;
 use couler_ir::Workflow;
 use couler_store::TenantId;
-use secrecy::SecretString;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// One step's read of a secret key.
 struct Read<'a> {
@@ -59,34 +60,31 @@ pub(crate) async fn for_run(
         .into_iter()
         .collect();
     let mut tx = ctx.store.tenant(tenant).await?;
-    let mut revealed = couler_store::secrets::reveal(&mut tx, keyring, tenant, &names).await?;
+    let revealed = couler_store::secrets::reveal(&mut tx, keyring, tenant, &names).await?;
     tx.commit().await?;
-    let mut values: BTreeMap<String, BTreeMap<String, SecretString>> = BTreeMap::new();
     let mut problems = Vec::new();
     for read in &reads {
-        let value = revealed
+        let has = revealed
             .secrets
-            .get_mut(read.name)
-            .and_then(|keys| keys.get(read.key).cloned());
-        match value {
-            Some(value) => {
-                values
-                    .entry(read.name.to_owned())
-                    .or_default()
-                    .insert(read.key.to_owned(), value);
-            }
-            None if revealed.missing.contains(read.name) => problems.push(format!(
+            .get(read.name)
+            .is_some_and(|keys| keys.contains_key(read.key));
+        if has {
+            continue;
+        }
+        problems.push(if revealed.missing.contains(read.name) {
+            format!(
                 "step `{}` reads secret `{}`, which the tenant does not have",
                 read.step, read.name
-            )),
-            None => problems.push(format!(
+            )
+        } else {
+            format!(
                 "step `{}` reads key `{}` of secret `{}`, which has no such key",
                 read.step, read.key, read.name
-            )),
-        }
+            )
+        });
     }
     if problems.is_empty() {
-        Ok(Ok(SecretValues::new(values)))
+        Ok(Ok(SecretValues::new(revealed.secrets)))
     } else {
         problems.dedup();
         Ok(Err(problems.join("; ")))

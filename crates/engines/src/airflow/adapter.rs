@@ -31,6 +31,14 @@
 //! - Failed API calls are retried (5 tries, from 200 ms): a SQLite-backed
 //!   Airflow answers 500 while its database is locked.
 //! - `Reuse` steps are not in the DAG and are reported once at start.
+//! - Secrets: with the BashOperator, `start` writes each key a run reads to
+//!   `<data_dir>/<dag_id>/<run_id>/.secrets/<name>/<key>` (0600, in 0700
+//!   directories; the workers read it as `$COULER_RUN_DIR/.secrets/…`) and
+//!   the poller removes them when the run ends. With pods, they are the
+//!   Kubernetes Secrets `couler-secret-<tenant>-<name>` of the pods'
+//!   namespace (see [`crate::k8s::secrets`]), read through the operator's
+//!   `secrets`. Never Airflow Variables or Connections: those are stored in
+//!   Airflow's database and shown to its users.
 //! - Cancel notes the DAG run, then marks it failed; Airflow then fails the
 //!   running tasks and skips the rest, which are reported cancelled, and
 //!   the run finishes `Cancelled`. Exit handlers do not run after a cancel
@@ -38,17 +46,18 @@
 
 use super::api::{Api, Auth, engine_error};
 use super::poll::Poller;
-use super::text::id_part;
+use super::text::{id_part, secret_file};
 use super::{AirflowOptions, ENGINE, Operator, compile_with};
+use crate::k8s::{KubeConfig, secrets};
 use crate::rest::ApiError;
 use crate::track::{UPDATE_BUFFER, compile, join_attempts};
-use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
+use crate::{EngineAdapter, EngineError, RunSpec, SecretValues, Started, StepState};
 use async_trait::async_trait;
 use couler_optimizer::Plan;
 use reqwest::{Method, StatusCode};
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -73,6 +82,16 @@ pub struct AirflowConfig {
     /// How long `start` waits for a new DAG file to be parsed.
     pub parse_timeout_secs: u64,
     pub operator: Operator,
+    /// The workers' data directory (their `COULER_AIRFLOW_DATA`) as this
+    /// host sees it: with the BashOperator, a run's secrets are written
+    /// under it; none: runs that read secrets are refused.
+    pub data_dir: Option<PathBuf>,
+    /// With the KubernetesPodOperator, the cluster its pods run on, where
+    /// a run's secrets become Kubernetes Secrets; none: runs that read
+    /// secrets are refused.
+    pub kube: Option<KubeConfig>,
+    /// The namespace of those pods (the operator's connection's).
+    pub pods_namespace: String,
 }
 
 impl AirflowConfig {
@@ -93,6 +112,9 @@ impl AirflowConfig {
             poll_ms: 500,
             parse_timeout_secs: 120,
             operator: Operator::Bash,
+            data_dir: None,
+            kube: None,
+            pods_namespace: "default".into(),
         }
     }
 
@@ -203,6 +225,56 @@ impl AirflowAdapter {
         })
     }
 
+    /// Puts the run's secrets where its steps read them: files of the run's
+    /// directory with the BashOperator (returned, so the poller removes
+    /// them when the run ends), Kubernetes Secrets with pods.
+    async fn deliver_secrets(
+        &self,
+        run: &RunSpec,
+        dag_id: &str,
+        run_id: &str,
+    ) -> Result<Option<PathBuf>, EngineError> {
+        if run.secrets.is_empty() {
+            return Ok(None);
+        }
+        match self.config.operator {
+            Operator::Bash => {
+                let Some(data) = &self.config.data_dir else {
+                    return Err(EngineError::Other(
+                        "this run's steps read tenant secrets, which the Airflow engine writes into its workers' data directory: configure the engine's `data_dir`".into(),
+                    ));
+                };
+                let dir = data.join(dag_id).join(run_id).join(".secrets");
+                let secrets = run.secrets.clone();
+                let to = dir.clone();
+                tokio::task::spawn_blocking(move || write_secrets(&to, &secrets))
+                    .await
+                    .map_err(|e| EngineError::Other(e.to_string()))?
+                    .map_err(|e| EngineError::Unavailable {
+                        engine: ENGINE,
+                        message: format!(
+                            "cannot write the run's secrets under {}: {e}",
+                            dir.display()
+                        ),
+                    })?;
+                Ok(Some(dir))
+            }
+            Operator::KubernetesPod => {
+                let Some(kube) = &self.config.kube else {
+                    return Err(EngineError::Other(
+                        "this run's steps read tenant secrets, which the Airflow engine delivers to its pods as Kubernetes Secrets: configure the engine's `kube` cluster".into(),
+                    ));
+                };
+                let tenant = &run.tenant;
+                let placement = secrets::Namespace::Shared { tenant };
+                let client = kube.client(ENGINE).await?;
+                let namespace = &self.config.pods_namespace;
+                secrets::sync(client, namespace, placement, tenant, &run.secrets, ENGINE).await?;
+                Ok(None)
+            }
+        }
+    }
+
     /// Triggers the run, or finds it when an earlier start already did.
     async fn trigger(&self, dag_id: &str, run_id: &str, plan: &Plan) -> Result<(), EngineError> {
         let body = json!({
@@ -249,6 +321,7 @@ impl EngineAdapter for AirflowAdapter {
             .ok_or_else(|| EngineError::Other("the compiler produced no DAG file".into()))?;
         let dag_id = file.name.trim_end_matches(".py").to_owned();
         let run_id = dag_run_id(run);
+        let secrets_dir = self.deliver_secrets(run, &dag_id, &run_id).await?;
         self.place_dag(&file.name, &file.content).await?;
         self.await_dag(&dag_id, &file.name).await?;
         self.trigger(&dag_id, &run_id, &plan).await?;
@@ -262,7 +335,8 @@ impl EngineAdapter for AirflowAdapter {
             resume,
             &self.config,
             tx,
-        );
+        )
+        .removing_secrets(secrets_dir);
         tokio::spawn(poller.run());
         Ok(Started {
             engine_ref: format!("{dag_id}/{run_id}"),
@@ -328,6 +402,28 @@ impl EngineAdapter for AirflowAdapter {
         }
         Ok(join_attempts(logs))
     }
+}
+
+/// Writes each secret key to `dir/<secret_file>`, readable by this user
+/// only (directories 0700, files 0600).
+fn write_secrets(dir: &Path, secrets: &SecretValues) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let mut dirs = std::fs::DirBuilder::new();
+    dirs.recursive(true).mode(0o700);
+    for (name, keys) in secrets.iter() {
+        for (key, value) in keys {
+            let path = dir.join(secret_file(name, key));
+            dirs.create(path.parent().unwrap_or(dir))?;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&path)?;
+            std::io::Write::write_all(&mut file, value.expose_secret().as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// The DAG run id of a run attempt (stage): the same on every start.

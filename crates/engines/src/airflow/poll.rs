@@ -13,6 +13,7 @@ use couler_optimizer::{Plan, StepOutputs};
 use reqwest::Method;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -64,6 +65,8 @@ pub(super) struct Poller {
     instance_outputs: HashMap<String, StepOutputs>,
     operator: Operator,
     every: Duration,
+    /// The run's delivered secrets, removed when it ends.
+    secrets_dir: Option<PathBuf>,
 }
 
 impl Poller {
@@ -98,7 +101,14 @@ impl Poller {
             instance_outputs,
             operator: config.operator,
             every: Duration::from_millis(config.poll_ms.max(50)),
+            secrets_dir: None,
         }
+    }
+
+    /// Removes `dir` (the run's delivered secrets) when the run ends.
+    pub(super) fn removing_secrets(mut self, dir: Option<PathBuf>) -> Poller {
+        self.secrets_dir = dir;
+        self
     }
 
     #[tracing::instrument(skip_all, fields(dag_id = %self.dag_id, run_id = %self.run_id))]
@@ -168,6 +178,12 @@ impl Poller {
         }
         if !ended {
             return Ok(None);
+        }
+        if let Some(dir) = &self.secrets_dir
+            && let Err(e) = tokio::fs::remove_dir_all(dir).await
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot remove the run's secrets");
         }
         let (outcome, message) = if cancelled {
             (RunOutcome::Cancelled, Some("cancelled".to_owned()))

@@ -169,7 +169,7 @@ for ((COULER_I = 0; COULER_I < COULER_ARGC; COULER_I++)); do COULER_V="COULER_AR
 mkdir -p "$COULER_STEP_DIR/inputs" "$COULER_STEP_DIR/outputs/parameters" "$COULER_STEP_DIR/outputs/artifacts" || exit 1
 if [ -n "${COULER_SCRIPT+set}" ]; then printf '%s' "$COULER_SCRIPT" > "$COULER_STEP_DIR/script" || exit 1; COULER_ARGV+=("$COULER_STEP_DIR/script"); fi
 couler_in() { rm -rf "$COULER_STEP_DIR/inputs/$1" && cp -R "$2" "$COULER_STEP_DIR/inputs/$1" || { echo "couler: input artifact $1: cannot copy $2" >&2; exit 1; }; }
-couler_secret() { local v; v=$(cat "$COULER_DATA/secrets/$2/$3/$4") || { echo "couler: secret $3/$4 is missing" >&2; exit 1; }; export "$1=$v"; }
+couler_secret() { local v; v=$(cat "$COULER_RUN_DIR/.secrets/$2") || { echo "couler: secret $2 was not delivered" >&2; exit 1; }; export "$1=$v"; }
 couler_b64() { base64 < "$1" | tr -d '\n\r'; }
 couler_run() {
   (cd "${COULER_CWD:-$COULER_STEP_DIR}" && exec "${COULER_ARGV[@]}") > "$COULER_STEP_DIR/stdout"; local rc=$?

@@ -1,9 +1,10 @@
 //! One IR step as Airflow tasks: an optional `when` gate, an optional map
 //! builder, and the operator that runs it.
 
-use super::text::{base64, jinja_literal, jinja_text, path_part, py_list, py_str, sh_word};
+use super::text::{base64, jinja_literal, jinja_text, py_list, py_str, secret_file, sh_word};
 use super::{Ctx, Emitted, Operator, unsupported};
 use crate::EngineError;
+use crate::k8s::secrets::{Namespace, secret_object};
 use couler_ir::refs::{Ref, Segment, segments, sole_reference};
 use couler_ir::{EnvVar, Step};
 use std::fmt::Write;
@@ -418,10 +419,11 @@ fn pod(
     let mut secrets: Vec<String> = Vec::new();
     for var in r.env {
         if let Some(secret) = &var.secret {
+            let tenant = &ctx.run.tenant;
             secrets.push(format!(
                 "Secret(\"env\", {}, {}, {})",
                 py_str(&var.name),
-                py_str(&secret.name),
+                py_str(&secret_object(Namespace::Shared { tenant }, &secret.name)),
                 py_str(&secret.key)
             ));
             continue;
@@ -644,11 +646,9 @@ fn bash(
             Some(secret) => {
                 let _ = writeln!(
                     lines,
-                    "couler_secret {} {} {} {}",
+                    "couler_secret {} {}",
                     var.name,
-                    sh_word(&path_part(&ctx.run.tenant)),
-                    sh_word(&path_part(&secret.name)),
-                    sh_word(&path_part(&secret.key))
+                    sh_word(&secret_file(&secret.name, &secret.key))
                 );
             }
             None => env.push((

@@ -157,6 +157,12 @@ pub fn path_part(s: &str) -> String {
     }
 }
 
+/// Where the BashOperator finds key `key` of secret `name`: this path
+/// under the run's `.secrets` directory, which the adapter writes.
+pub fn secret_file(name: &str, key: &str) -> String {
+    format!("{}/{}", path_part(name), path_part(key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

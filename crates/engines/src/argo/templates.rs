@@ -11,6 +11,7 @@ use super::model::{
 use super::unsupported;
 use super::values::Body;
 use crate::EngineError;
+use crate::k8s::secrets::{Namespace, secret_object};
 use couler_ir::{RetryOn, StepKind};
 use std::time::Duration;
 
@@ -176,7 +177,7 @@ impl<'a> Analysis<'a> {
                         value: None,
                         value_from: Some(EnvVarSource {
                             secret_key_ref: SecretKeySelector {
-                                name: secret.name.clone(),
+                                name: secret_object(Namespace::Own, &secret.name),
                                 key: secret.key.clone(),
                             },
                         }),

@@ -25,6 +25,10 @@
 //!   Kubernetes serves them) when `kube` is configured; artifacts are
 //!   downloaded once through `GET /artifacts/{id}?view=DOWNLOAD` to record
 //!   their BLAKE3 digest and size (directories are not digested).
+//! - Secrets: a step's secret env var reads the Kubernetes Secret
+//!   `couler-secret-<tenant>-<name>` in the pods' namespace (KFP's
+//!   `secretAsEnv`), which `start` writes first from the run's revealed
+//!   secrets (see [`crate::k8s::secrets`]); that needs `kube`.
 //! - Logs: KFP's API has no logs endpoint; with `kube` set, they are the
 //!   pods' logs from the Kubernetes API (every attempt), otherwise `logs`
 //!   fails with [`EngineError::Unsupported`].
@@ -39,7 +43,7 @@
 //!   runs the failed task again in a new pod (the next attempt).
 
 use super::{ENGINE, build_spec};
-use crate::k8s::KubeConfig;
+use crate::k8s::{KubeConfig, secrets};
 use crate::rest::ApiError;
 use crate::track::{UPDATE_BUFFER, compile, instance, join_attempts};
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
@@ -65,8 +69,9 @@ pub struct KfpConfig {
     pub poll_ms: u64,
     /// The experiment runs go to; none: KFP's default experiment.
     pub experiment_id: Option<String>,
-    /// The cluster KFP runs pods on, to read pod logs (and stdout results);
-    /// none: no logs.
+    /// The cluster KFP runs pods on, to read pod logs (and stdout results)
+    /// and to write the tenant secrets runs read; none: no logs, and runs
+    /// that read secrets are refused.
     pub kube: Option<KubeConfig>,
     /// The namespace of the pods (`kubeflow` in single-user mode).
     pub pods_namespace: String,
@@ -99,6 +104,33 @@ impl KfpAdapter {
             config,
             api: Arc::new(api),
         })
+    }
+
+    /// Writes the tenant secrets the run reads into the pods' namespace,
+    /// which needs the `kube` cluster.
+    async fn deliver_secrets(&self, run: &RunSpec) -> Result<(), EngineError> {
+        if run.secrets.is_empty() {
+            return Ok(());
+        }
+        let Some(kube) = &self.config.kube else {
+            return Err(EngineError::Other(
+                "this run's steps read tenant secrets, which the KFP engine delivers as Kubernetes Secrets in the pods' namespace: configure the engine's `kube` cluster".into(),
+            ));
+        };
+        let placement = secrets::Namespace::Shared {
+            tenant: &run.tenant,
+        };
+        let client = kube.client(ENGINE).await?;
+        let namespace = &self.config.pods_namespace;
+        secrets::sync(
+            client,
+            namespace,
+            placement,
+            &run.tenant,
+            &run.secrets,
+            ENGINE,
+        )
+        .await
     }
 
     /// Uploads the package unless this content is already a version;
@@ -223,6 +255,7 @@ impl EngineAdapter for KfpAdapter {
         plan: Arc<Plan>,
         resume: Vec<StepState>,
     ) -> Result<Started, EngineError> {
+        self.deliver_secrets(run).await?;
         let display_name = run_name(run);
         let (plan, transient) = split_transient(plan);
         let run_id = match self.find("runs", "runs", &display_name).await? {

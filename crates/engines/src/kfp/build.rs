@@ -74,7 +74,7 @@ pub fn build<'a>(a: &mut Analysis<'a>, run: &RunSpec) -> Result<Built<'a>, Engin
         };
         let name = b.a.step(i).name.as_str();
         let container = executor::container(b.a, i, &mut io)?;
-        let config = executor::platform(b.a, i, &io, &metadata)?;
+        let config = executor::platform(b.a, i, &io, &metadata, &run.tenant)?;
         b.executors.push(
             name,
             Executor {

@@ -8,9 +8,10 @@ use super::spec::{
     RuntimeValue, SecretAsEnv, SecretKeyToEnv, SecretNameParameter, StepPodMetadata, Toleration,
 };
 use super::unsupported;
+use crate::k8s::secrets::{Namespace, secret_object};
 use crate::yaml::SmallMap;
 use crate::{EngineError, RunSpec};
-use couler_ir::StepKind;
+use couler_ir::{SecretRef, StepKind};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -193,12 +194,30 @@ fn resources(r: &couler_ir::Resources) -> Option<Resources> {
     any.then_some(out)
 }
 
+/// An environment variable from the tenant secret's Kubernetes Secret in
+/// the pods' namespace, which every tenant shares.
+fn secret_as_env(var: &str, secret: &SecretRef, tenant: &str) -> SecretAsEnv {
+    let object = secret_object(Namespace::Shared { tenant }, &secret.name);
+    SecretAsEnv {
+        key_to_env: vec![SecretKeyToEnv {
+            env_var: var.to_owned(),
+            secret_key: secret.key.clone(),
+        }],
+        optional: false,
+        secret_name: object.clone(),
+        secret_name_parameter: SecretNameParameter {
+            runtime_value: RuntimeValue { constant: object },
+        },
+    }
+}
+
 /// The Kubernetes settings of step `i`'s pods.
 pub fn platform<'a>(
     a: &Analysis<'a>,
     i: usize,
     io: &StepIo<'a>,
     run: &Rc<PodMetadata>,
+    tenant: &str,
 ) -> Result<KubernetesExecutorConfig<'a>, EngineError> {
     let step = a.step(i);
     let pod_metadata = StepPodMetadata {
@@ -209,19 +228,7 @@ pub fn platform<'a>(
         .env
         .iter()
         .filter_map(|(name, e)| match e {
-            Env::Secret(s) => Some(SecretAsEnv {
-                key_to_env: vec![SecretKeyToEnv {
-                    env_var: (*name).to_owned(),
-                    secret_key: s.key.clone(),
-                }],
-                optional: false,
-                secret_name: s.name.clone(),
-                secret_name_parameter: SecretNameParameter {
-                    runtime_value: RuntimeValue {
-                        constant: s.name.clone(),
-                    },
-                },
-            }),
+            Env::Secret(s) => Some(secret_as_env(name, s, tenant)),
             _ => None,
         })
         .collect();

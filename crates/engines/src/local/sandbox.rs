@@ -139,7 +139,7 @@ impl Sandbox {
     pub(super) fn detect(config: &SandboxConfig, data_dir: &Path) -> Result<Sandbox, String> {
         let bwrap = find_program(&config.bwrap).ok_or_else(|| {
             format!(
-                "bubblewrap ({}) is not installed; install it (Debian: apt-get install bubblewrap) or set local.isolation = \"off\" on a single-tenant machine",
+                "bubblewrap ({}) is not installed; install it (Debian: apt-get install bubblewrap) or set local.sandbox.isolation = \"off\" on a single-tenant machine",
                 config.bwrap.display()
             )
         })?;

@@ -5,6 +5,7 @@ use super::model::*;
 use super::names::go_duration;
 use super::script::{self, Program, Wrap};
 use super::text::{ARTIFACTS, Output, Problems, Translator};
+use crate::k8s::secrets::{Namespace, secret_object};
 use crate::yaml::SmallMap;
 use couler_ir::refs::{Ref, sole_reference};
 use couler_ir::{Condition, EnvVar, Operator, RetryOn, Step as IrStep};
@@ -253,7 +254,7 @@ fn env(t: &mut Translator<'_, '_>, vars: &[EnvVar]) -> Vec<super::model::EnvVar>
             value: v.value.as_deref().map(|s| t.data(s)),
             value_from: v.secret.as_ref().map(|s| EnvVarSource {
                 secret_key_ref: SecretKeySelector {
-                    name: s.name.clone(),
+                    name: secret_object(Namespace::Own, &s.name),
                     key: s.key.clone(),
                 },
             }),

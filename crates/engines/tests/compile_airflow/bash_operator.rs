@@ -36,7 +36,7 @@ fn bash_operator_keeps_artifacts_on_the_worker() {
     let dag = compile(&example("market-trend"), &BASH);
     has(
         task(&dag, "t_collect_prices"),
-        "couler_secret DATA_API_KEY 'tnt_acme' 'market-data' 'api-key'",
+        "couler_secret DATA_API_KEY 'market-data/api-key'",
     );
     has(
         task(&dag, "t_collect_prices"),

@@ -4,14 +4,17 @@ use super::*;
 
 const RUN_ALL: &str = r#"
 import sys
+from datetime import datetime, timezone
 from airflow.models import DagBag
 from airflow.utils.db import initdb
 
 initdb()
 bag = DagBag(dag_folder=sys.argv[1])
 assert not bag.import_errors, bag.import_errors
+# A fixed date, so each run's id (and directory) is known beforehand.
+WHEN = datetime(2024, 1, 1, tzinfo=timezone.utc)
 for dag_id, dag in sorted(bag.dags.items()):
-    run = dag.test()
+    run = dag.test(run_after=WHEN, logical_date=WHEN)
     states = sorted(
         ti.task_id + ("" if ti.map_index < 0 else "[%d]" % ti.map_index) + "=" + str(ti.state)
         for ti in run.get_task_instances()
@@ -42,14 +45,21 @@ fn bash_dags_run_in_airflow() {
     for name in ["when", "map-from", "exit-handler", "script-outputs"] {
         plans.push((name.into(), feature(name)));
     }
-    for (_, plan) in &plans {
+    for (name, plan) in &plans {
         let m = airflow::compile_with(plan, &run_spec("run_bash"), &BASH).unwrap();
         std::fs::write(dir.join("dags").join(&m.files[0].name), &m.files[0].content).unwrap();
+        // market-trend reads a secret: where the adapter would write it,
+        // under the run's directory (`dag.test` at WHEN names the run).
+        if name == "market-trend" {
+            let dag_id = m.files[0].name.trim_end_matches(".py");
+            let secret = dir
+                .join("data")
+                .join(dag_id)
+                .join("manual__2024-01-01T00:00:00+00:00/.secrets/market-data");
+            std::fs::create_dir_all(&secret).unwrap();
+            std::fs::write(secret.join("api-key"), "s3cr3t").unwrap();
+        }
     }
-    // market-trend reads a secret: the worker keeps it as a file.
-    let secret = dir.join("data/secrets/tnt_acme/market-data");
-    std::fs::create_dir_all(&secret).unwrap();
-    std::fs::write(secret.join("api-key"), "s3cr3t").unwrap();
 
     let out = airflow_python(&dir, RUN_ALL, &[&dir.join("dags").display().to_string()]);
     let runs = runs(&out);

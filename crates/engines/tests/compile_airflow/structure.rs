@@ -134,7 +134,7 @@ fn container_fields_secrets_resources_and_hints() {
     has(t, "env_vars={\"GREETING\": \"hi\"}");
     has(
         t,
-        "secrets=[Secret(\"env\", \"TOKEN\", \"creds\", \"token\")]",
+        "secrets=[Secret(\"env\", \"TOKEN\", \"couler-secret-tnt-acme-creds\", \"token\")]",
     );
     has(
         t,

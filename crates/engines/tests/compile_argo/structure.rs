@@ -82,7 +82,7 @@ fn container_fields_resources_hints_and_secret_references() {
     assert_eq!(env["GREETING"]["value"], "hi");
     assert_eq!(
         env["TOKEN"]["valueFrom"],
-        json!({"secretKeyRef": {"name": "creds", "key": "token"}})
+        json!({"secretKeyRef": {"name": "couler-secret-creds", "key": "token"}})
     );
     assert!(env["TOKEN"].get("value").is_none());
     assert_eq!(
@@ -226,7 +226,7 @@ fn examples_keep_their_shape() {
     assert_eq!(wf.spec()["onExit"], "exit-handler");
     assert_eq!(
         by_name(&wf.template("collect-prices")["container"]["env"])["DATA_API_KEY"]["valueFrom"]["secretKeyRef"],
-        json!({"name": "market-data", "key": "api-key"})
+        json!({"name": "couler-secret-market-data", "key": "api-key"})
     );
     assert!(!m.text().contains("api-key-value"));
     assert_eq!(

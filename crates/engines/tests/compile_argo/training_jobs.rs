@@ -98,7 +98,7 @@ fn training_job_options() {
     let env = by_name(&c["env"]);
     assert_eq!(
         env["WANDB_KEY"]["valueFrom"]["secretKeyRef"]["name"],
-        "wandb"
+        "couler-secret-wandb"
     );
     // Hints go to the job's pods, not to the pod that creates the job.
     assert!(t.get("nodeSelector").is_none());

@@ -29,8 +29,8 @@ fn containers_carry_env_secrets_resources_hints_and_working_dir() {
         json!([{
             "keyToEnv": [{"envVar": "TOKEN", "secretKey": "token"}],
             "optional": false,
-            "secretName": "creds",
-            "secretNameParameter": {"runtimeValue": {"constant": "creds"}}
+            "secretName": "couler-secret-tnt-acme-creds",
+            "secretNameParameter": {"runtimeValue": {"constant": "couler-secret-tnt-acme-creds"}}
         }])
     );
     assert_eq!(k["nodeSelector"], json!({"labels": {"pool": "gpu"}}));

@@ -15,7 +15,7 @@ fn containers_keep_env_secrets_resources_and_hints() {
         step["env"],
         json!([
             {"name": "GREETING", "value": "hi"},
-            {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "token"}}}
+            {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "couler-secret-creds", "key": "token"}}}
         ])
     );
     assert_eq!(

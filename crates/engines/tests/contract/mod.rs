@@ -8,7 +8,9 @@
 //! tests share besides the cases.
 
 mod common;
+mod secrets;
 pub use common::*;
+pub use secrets::*;
 
 use couler_engines::{EngineAdapter, RunOutcome, RunSpec, StepPhase, StepState, Update};
 use couler_optimizer::{Facts, Pipeline, Plan, ReuseStatus, StepOutputs};
@@ -95,6 +97,7 @@ macro_rules! contract_cases {
             reused_steps_are_not_executed,
             resume_reattaches_a_running_step,
             resume_finishes_a_step_that_ended_unwatched,
+            secrets_reach_the_steps_that_read_them,
         );
     };
     ($setup:ident; $($case:ident),* $(,)?) => {
@@ -125,6 +128,7 @@ pub async fn run_all(h: &Harness) {
     reused_steps_are_not_executed(h).await;
     resume_reattaches_a_running_step(h).await;
     resume_finishes_a_step_that_ended_unwatched(h).await;
+    secrets_reach_the_steps_that_read_them(h).await;
 }
 
 pub fn plan(yaml: &str) -> Arc<Plan> {

@@ -242,12 +242,11 @@ fn prepare(
     let mut env = Vec::new();
     for e in spec["env"].as_array().into_iter().flatten() {
         let name = e["name"].as_str().unwrap_or_default().to_owned();
-        if !e["valueFrom"].is_null() {
-            return Err(format!(
-                "env {name}: valueFrom is not supported by the fake controller"
-            ));
-        }
-        env.push((name, text::substitute(&text_of(&e["value"]), scope)?));
+        let value = match run.kubelet.value_from(&run.namespace, e)? {
+            Some(secret) => secret,
+            None => text::substitute(&text_of(&e["value"]), scope)?,
+        };
+        env.push((name, value));
     }
     let working_dir = match spec["workingDir"].as_str() {
         Some(d) => Some(text::substitute(d, scope)?),

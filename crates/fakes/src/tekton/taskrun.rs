@@ -462,7 +462,11 @@ impl Execution {
             let workdir = step["workingDir"].as_str().unwrap_or("/tmp");
             let mut line = format!("mkdir -p {wd} && cd {wd} && exec env", wd = quote(workdir));
             for e in step["env"].as_array().into_iter().flatten() {
-                if let (Some(k), Some(v)) = (e["name"].as_str(), e["value"].as_str()) {
+                let value = match self.kubelet.value_from(&self.namespace, e)? {
+                    Some(secret) => Some(secret),
+                    None => e["value"].as_str().map(str::to_owned),
+                };
+                if let (Some(k), Some(v)) = (e["name"].as_str(), value) {
                     let _ = write!(line, " {}", quote(&format!("{k}={v}")));
                 }
             }

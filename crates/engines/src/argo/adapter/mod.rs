@@ -31,6 +31,9 @@
 //!   are not reported.
 //!   Terminal updates carry the tail of the pod's log.
 //! - Reused steps are not in the Workflow and are reported once at start.
+//! - Secrets: a step's secret env var reads the Kubernetes Secret
+//!   `couler-secret-<name>` of the tenant's namespace, which `start` writes
+//!   first from the run's revealed secrets (see [`crate::k8s::secrets`]).
 //! - Cancel merge-patches `spec.shutdown: Stop`, so exit handlers still run,
 //!   and the annotation `couler-cancelled: "true"`. Argo reports a stopped
 //!   workflow as `Failed`; the compiled `{{workflow.status}}` expression
@@ -44,7 +47,7 @@ mod track;
 use super::ENGINE;
 use super::analysis::{self, Shape};
 use super::values::CANCEL_ANNOTATION;
-use crate::k8s::KubeConfig;
+use crate::k8s::{KubeConfig, secrets};
 use crate::track::{LOG_TAIL_BYTES, UPDATE_BUFFER, compile, join_attempts, reused_state};
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
 use async_trait::async_trait;
@@ -163,16 +166,7 @@ fn workflow_resource() -> ApiResource {
 }
 
 fn api_error(e: kube::Error) -> EngineError {
-    match e {
-        kube::Error::Api(s) if s.code < 500 && s.code != 429 => EngineError::Other(format!(
-            "the Kubernetes API refused ({}): {}",
-            s.code, s.message
-        )),
-        other => EngineError::Unavailable {
-            engine: ENGINE,
-            message: other.to_string(),
-        },
-    }
+    crate::k8s::api_error(ENGINE, e)
 }
 
 #[async_trait]
@@ -206,6 +200,16 @@ impl EngineAdapter for ArgoAdapter {
         manifest["metadata"]["namespace"] = self.config.kube.namespace(&run.tenant).into();
         let object: DynamicObject = serde_json::from_value(manifest)
             .map_err(|e| EngineError::Other(format!("cannot encode the Workflow: {e}")))?;
+        let namespace = self.config.kube.namespace(&run.tenant);
+        secrets::sync(
+            self.client().await?,
+            &namespace,
+            secrets::Namespace::Own,
+            &run.tenant,
+            &run.secrets,
+            ENGINE,
+        )
+        .await?;
         let api = self.workflows(run).await?;
         match api.create(&PostParams::default(), &object).await {
             Ok(_) => tracing::info!(workflow = %name, "submitted the workflow"),

@@ -30,6 +30,9 @@
 //!   error). Artifacts are not reported: they stay in the run's workspace,
 //!   which the Kubernetes API does not expose. Terminal updates carry the
 //!   log's tail.
+//! - Secrets: a step's secret env var reads the Kubernetes Secret
+//!   `couler-secret-<name>` of the tenant's namespace, which `start` writes
+//!   first from the run's revealed secrets (see [`crate::k8s::secrets`]).
 //! - `Reuse` steps are not in the pipeline and are reported once at start.
 //! - Cancel sets `spec.status: CancelledRunFinally`: running TaskRuns are
 //!   cancelled, the rest skipped, and `finally` (exit handlers) still runs.
@@ -37,7 +40,7 @@
 mod track;
 
 use super::{ENGINE, objects};
-use crate::k8s::KubeConfig;
+use crate::k8s::{KubeConfig, secrets};
 use crate::track::{LOG_TAIL_BYTES, UPDATE_BUFFER, compile, instance, join_attempts};
 use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
 use async_trait::async_trait;
@@ -146,20 +149,7 @@ impl Kind {
 }
 
 fn api_error(e: kube::Error) -> EngineError {
-    match e {
-        kube::Error::Api(s) if s.code >= 500 || s.code == 429 => EngineError::Unavailable {
-            engine: ENGINE,
-            message: s.message,
-        },
-        kube::Error::Api(s) => EngineError::Other(format!(
-            "the Kubernetes API refused ({} {}): {}",
-            s.code, s.reason, s.message
-        )),
-        other => EngineError::Unavailable {
-            engine: ENGINE,
-            message: other.to_string(),
-        },
-    }
+    crate::k8s::api_error(ENGINE, e)
 }
 
 /// Creates an object; `false` when it already exists.
@@ -195,6 +185,15 @@ impl EngineAdapter for TektonAdapter {
         })
         .await?;
         let ns = self.config.kube.namespace(&run.tenant);
+        secrets::sync(
+            self.client().await?,
+            &ns,
+            secrets::Namespace::Own,
+            &run.tenant,
+            &run.secrets,
+            ENGINE,
+        )
+        .await?;
         let name = pipeline_run["metadata"]["name"]
             .as_str()
             .unwrap_or_default()

@@ -33,9 +33,8 @@ impl Exec {
             .as_str()
             .and_then(seconds)
             .unwrap_or(3600.0);
-        let deadline = number(
-            &self.platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"][label]["activeDeadlineSeconds"],
-        );
+        let platform =
+            &self.platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"][label];
         let mut attempt = 0;
         loop {
             if self.terminated() && !exit {
@@ -49,7 +48,7 @@ impl Exec {
             });
             let container = &self.spec["deploymentSpec"]["executors"][label]["container"];
             let outcome = self
-                .launch(id, &pod, container, component, &inputs, deadline, exit)
+                .launch(id, &pod, container, platform, component, &inputs, exit)
                 .await;
             match outcome {
                 Ok(outputs) => {
@@ -109,11 +108,12 @@ impl Exec {
         task_id: &str,
         pod: &str,
         container: &Value,
+        platform: &Value,
         component: &Value,
         inputs: &Io,
-        deadline: Option<f64>,
         exit: bool,
     ) -> Result<Io, Failure> {
+        let deadline = number(&platform["activeDeadlineSeconds"]);
         let kubelet = &self.shared.kubelet;
         let error = |e: String| Failure::Error(e);
         kubelet
@@ -177,7 +177,7 @@ impl Exec {
                 argv.push(ctx.fill(arg.as_str().unwrap_or_default()).map_err(error)?);
             }
         }
-        let env = container["env"]
+        let mut env = container["env"]
             .as_array()
             .into_iter()
             .flatten()
@@ -188,6 +188,17 @@ impl Exec {
                 Ok((e["name"].as_str().unwrap_or_default().to_owned(), value))
             })
             .collect::<Result<Vec<_>, Failure>>()?;
+        for from in platform["secretAsEnv"].as_array().into_iter().flatten() {
+            let secret = from["secretName"].as_str().unwrap_or_default();
+            for pair in from["keyToEnv"].as_array().into_iter().flatten() {
+                let key = pair["secretKey"].as_str().unwrap_or_default();
+                let value = kubelet.secret(NAMESPACE, secret, key).map_err(error)?;
+                env.push((
+                    pair["envVar"].as_str().unwrap_or_default().to_owned(),
+                    value,
+                ));
+            }
+        }
         let spec = Container {
             argv,
             env,

@@ -17,7 +17,6 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 /// The group every try's cgroup is made in, per controller directory.
@@ -169,16 +168,9 @@ impl TryCgroup {
 
     /// `cgroup.procs` of each directory, opened for the spawning fork to
     /// write `0` (itself) into.
-    pub(super) fn procs(&self) -> io::Result<Vec<OwnedFd>> {
-        self.dirs
-            .iter()
-            .map(|d| {
-                Ok(OpenOptions::new()
-                    .write(true)
-                    .open(d.join("cgroup.procs"))?
-                    .into())
-            })
-            .collect()
+    /// The files a process writes `0` to to join the try's cgroups.
+    pub(super) fn procs_files(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|d| d.join("cgroup.procs")).collect()
     }
 
     /// Whether the kernel killed a process of the try for its memory.

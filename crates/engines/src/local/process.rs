@@ -509,31 +509,27 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
         f.try_clone()
             .map_err(|e| format!("could not share a log: {e}"))
     };
-    let mut command = Command::new("/bin/sh");
-    command
-        .arg("-c")
-        .arg(WRAPPER)
-        .arg("couler-step")
-        .arg(dir.join(EXIT_FILE));
-    let network = match &jail.sandbox {
-        Some(sandbox) => sandbox.network(jail.network, jail.owner)?,
-        None => None,
-    };
-    let binds = match &jail.sandbox {
-        Some(sandbox) => sandbox
-            .wrap(&mut command, &work, cwd, &launch.argv, network.is_some())
-            .map_err(|e| format!("could not prepare the step's sandbox: {e}"))?,
+    let exit_file = dir.join(EXIT_FILE);
+    let mut command = match &jail.sandbox {
+        Some(sandbox) => {
+            let confinement = Confinement {
+                owner: jail.owner,
+                cgroup: jail.cgroup.as_ref(),
+                network: sandbox.network(jail.network, jail.owner)?,
+            };
+            sandbox.command(&exit_file, &work, cwd, &launch.argv, &confinement)
+        }
         None => {
-            command.args(&launch.argv);
-            Vec::new()
+            let mut command = Command::new("/bin/sh");
+            command
+                .arg("-c")
+                .arg(WRAPPER)
+                .arg("couler-step")
+                .arg(&exit_file)
+                .args(&launch.argv);
+            command
         }
     };
-    let confinement = Confinement {
-        owner: jail.owner,
-        cgroup: jail.cgroup.as_ref(),
-    };
-    sandbox::prepare(&mut command, &confinement, binds, network)
-        .map_err(|e| format!("could not confine the step: {e}"))?;
     command
         .env_clear()
         .envs(launch.env.iter().map(|(k, v)| (k, v)))

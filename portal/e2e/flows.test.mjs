@@ -1,0 +1,130 @@
+// The portal in a real browser against a real Couler (started by
+// tests/portal.rs): each flow asserts what the page shows and saves a
+// screenshot under target/e2e-shots/ for a person to look at.
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { URL_, TOKENS, api, axe, finished, launch, shot, signedIn } from "./browser.mjs";
+
+const DIAMOND = {
+  apiVersion: "couler.dev/v1alpha1",
+  name: "portal-diamond",
+  parameters: [{ name: "message", default: "hello" }],
+  steps: [
+    { name: "a", container: { image: "alpine", command: ["sh", "-c", "sleep 1; echo A {{parameters.message}}"] } },
+    { name: "b", container: { image: "alpine", command: ["sh", "-c", "echo B got {{steps.a.outputs.result}}"] } },
+    { name: "c", container: { image: "alpine", command: ["sh", "-c", "echo C got {{steps.a.outputs.result}}"] } },
+    { name: "d", container: { image: "alpine", command: ["sh", "-c", "echo D {{steps.b.outputs.result}} {{steps.c.outputs.result}}"] } },
+  ],
+};
+
+let browser;
+const violations = [];
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+async function scan(page, where) {
+  for (const v of await axe(page)) violations.push({ where, ...v });
+}
+
+test("a bad key shows the API's error; a good one signs in", async () => {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${URL_}/`);
+  await page.waitForURL(/\/ui\/login/);
+  await page.getByLabel("API key or token").fill("ck_not_a_real_key");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  const alert = page.getByRole("alert");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /key|token|credential|auth/i);
+  await shot(page, "01-login-refused");
+  await scan(page, "login");
+  await page.getByLabel("API key or token").fill(TOKENS.editor);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Runs" }).waitFor();
+  assert.match(await page.locator("header.top").innerText(), /editor/);
+  await context.close();
+});
+
+test("submit through the form, watch it live, then see the cache save time", async () => {
+  await api(TOKENS.editor, "POST", "/v1/workflows", DIAMOND).catch(() => {});
+  const page = await signedIn(browser, TOKENS.editor);
+  await page.goto(`${URL_}/ui/submit?workflow=portal-diamond`);
+  await page.getByLabel("message").fill("from-the-portal");
+  await page.locator(".forecast").filter({ hasText: /of 4 steps/ }).waitFor();
+  await shot(page, "02-submit-form");
+  await scan(page, "submit");
+  await page.getByRole("button", { name: "Submit run" }).click();
+  await page.waitForURL(/\/ui\/runs\/run_/);
+  const id = page.url().split("/runs/")[1].split("?")[0];
+  // The graph paints, then statuses change without a reload.
+  await page.locator("canvas[data-painted]").waitFor();
+  await page.getByText("succeeded", { exact: false }).first().waitFor();
+  const run = await finished(TOKENS.editor, id);
+  assert.equal(run.status, "succeeded");
+  await page.locator(".run-head .badge", { hasText: "succeeded" }).waitFor({ timeout: 30_000 });
+  await shot(page, "03-run-succeeded");
+  await scan(page, "run");
+  // Steps table: the accessible twin of the graph.
+  await page.getByRole("tab", { name: "Steps" }).click();
+  await page.getByRole("cell", { name: "d" }).waitFor();
+  await shot(page, "04-steps-table");
+  // The same values again: everything comes from the cache.
+  const again = await api(TOKENS.editor, "POST", "/v1/runs", {
+    workflow: "portal-diamond",
+    parameters: { message: "from-the-portal" },
+  });
+  await finished(TOKENS.editor, again.id);
+  await page.goto(`${URL_}/ui/runs/${again.id}?tab=steps`);
+  await page.getByText("cached", { exact: false }).first().waitFor();
+  await shot(page, "05-run-cached");
+  await page.context().close();
+});
+
+test("a failing step: its log shows stderr, and it can be retried", async () => {
+  const failing = {
+    apiVersion: "couler.dev/v1alpha1",
+    name: "portal-failing",
+    steps: [{ name: "boom", container: { image: "alpine", command: ["sh", "-c", "echo about to fail; echo broken pipe >&2; exit 3"] } }],
+  };
+  const run = await api(TOKENS.editor, "POST", "/v1/runs", { ir: failing });
+  await finished(TOKENS.editor, run.id);
+  const page = await signedIn(browser, TOKENS.editor);
+  await page.goto(`${URL_}/ui/runs/${run.id}?step=boom`);
+  await page.locator(".log-box").getByText("broken pipe").waitFor();
+  await shot(page, "06-failed-step-log");
+  await scan(page, "step drawer");
+  await page.getByRole("button", { name: "Retry from failure" }).click();
+  await page.getByRole("button", { name: "Yes, retry" }).click();
+  await page.locator(".run-head").getByText("attempt 2").waitFor({ timeout: 30_000 });
+  await page.context().close();
+});
+
+test("a viewer sees no actions it may not take", async () => {
+  const page = await signedIn(browser, TOKENS.viewer);
+  const nav = await page.locator("header.top nav").innerText();
+  assert.ok(!nav.includes("Submit") && !nav.includes("Admin"), nav);
+  await shot(page, "07-viewer-runs");
+  await page.context().close();
+});
+
+test("another tenant never sees this tenant's runs", async () => {
+  const mine = await api(TOKENS.editor, "GET", "/v1/runs");
+  assert.ok(mine.items.length > 0);
+  const page = await signedIn(browser, TOKENS.other);
+  await page.getByText(/No runs match|run_/).first().waitFor();
+  const text = await page.locator("main").innerText();
+  for (const r of mine.items) assert.ok(!text.includes(r.id), `${r.id} leaked`);
+  await page.goto(`${URL_}/ui/runs/${mine.items[0].id}`);
+  await page.getByRole("alert").waitFor();
+  await shot(page, "08-other-tenant-404");
+  await page.context().close();
+});
+
+test("no serious accessibility violation on the pages visited", () => {
+  assert.deepEqual(violations, []);
+});

@@ -1,0 +1,109 @@
+import { useSignal } from "@preact/signals";
+import { useEffect } from "preact/hooks";
+import type { RunView } from "../api/client";
+import { Badge } from "../components/badge";
+import { between, duration, when } from "../status";
+import { LogView } from "./logs";
+import type { Step } from "./run";
+
+/** A step's details, outputs and logs, beside the graph. */
+export function StepDrawer({ run, step, onClose }: { run: RunView; step: Step; onClose: () => void }) {
+  const attempt = useSignal(step.attempt || 1);
+  useEffect(() => {
+    attempt.value = step.attempt || 1;
+  }, [step.name, step.attempt]);
+  const outputs = step.outputs as { result?: string; parameters?: Record<string, string>; artifacts?: Record<string, { digest: string; size: number }> };
+  const attempts = Array.from({ length: Math.max(step.attempt, 1) }, (_, i) => i + 1);
+  return (
+    <aside class="drawer" aria-label={`Step ${step.name}`}>
+      <header>
+        <h2>
+          <Badge status={step.status} /> {step.name}
+        </h2>
+        <button class="link" onClick={onClose} aria-label="Close step details">
+          Close
+        </button>
+      </header>
+      <dl class="facts">
+        <dt>Attempt</dt>
+        <dd>{step.attempt || "—"}</dd>
+        <dt>Started</dt>
+        <dd>{when(step.started_at)}</dd>
+        <dt>Duration</dt>
+        <dd>{step.wall_ms != null ? duration(step.wall_ms) : duration(between(step.started_at, step.finished_at))}</dd>
+        {step.cpu_ms != null && (
+          <>
+            <dt>CPU</dt>
+            <dd>{duration(step.cpu_ms)}</dd>
+          </>
+        )}
+        {step.max_rss_kb != null && (
+          <>
+            <dt>Peak memory</dt>
+            <dd>{(step.max_rss_kb / 1024).toFixed(1)} MiB</dd>
+          </>
+        )}
+        {step.exit_code != null && (
+          <>
+            <dt>Exit code</dt>
+            <dd>{step.exit_code}</dd>
+          </>
+        )}
+        {step.engine_ref && (
+          <>
+            <dt>On the engine</dt>
+            <dd class="mono">{step.engine_ref}</dd>
+          </>
+        )}
+        {step.cache && (
+          <>
+            <dt>Cache</dt>
+            <dd>
+              {step.cache.verdict}
+              {step.cache.saved_ms ? `, saved ${duration(step.cache.saved_ms)}` : ""}
+              {step.cache.reason ? ` — ${step.cache.reason}` : ""}
+              {step.cache.producer_run ? ` (from run ${step.cache.producer_run})` : ""}
+            </dd>
+          </>
+        )}
+      </dl>
+      {step.message && <p class="message">{step.message}</p>}
+      {(outputs.result !== undefined || outputs.parameters || outputs.artifacts) && (
+        <section>
+          <h3>Outputs</h3>
+          {outputs.result !== undefined && <pre class="mono output">{outputs.result}</pre>}
+          <dl class="facts">
+            {Object.entries(outputs.parameters ?? {}).map(([k, v]) => (
+              <>
+                <dt>{k}</dt>
+                <dd class="mono">{v}</dd>
+              </>
+            ))}
+            {Object.entries(outputs.artifacts ?? {}).map(([k, a]) => (
+              <>
+                <dt>{k}</dt>
+                <dd class="mono">
+                  {a.digest.slice(0, 16)}… ({a.size.toLocaleString()} bytes)
+                </dd>
+              </>
+            ))}
+          </dl>
+        </section>
+      )}
+      <section>
+        <h3>Logs</h3>
+        {attempts.length > 1 && (
+          <label>
+            Attempt
+            <select value={attempt.value} onChange={(e) => (attempt.value = Number((e.target as HTMLSelectElement).value))}>
+              {attempts.map((a) => (
+                <option value={a}>{a}</option>
+              ))}
+            </select>
+          </label>
+        )}
+        <LogView run={run.id} step={step.name} attempt={attempt.value} running={step.status === "running"} />
+      </section>
+    </aside>
+  );
+}

@@ -38,6 +38,8 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(crate::step_library::router())
         .merge(crate::llm_usage::router())
         .merge(crate::secrets::router())
+        .merge(crate::me::router())
+        .merge(crate::graph::router())
 }
 
 /// The OpenAPI document the code describes.
@@ -90,6 +92,7 @@ pub fn app(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(config.body_limit_bytes));
     router
         .merge(SwaggerUi::new("/docs").url("/openapi.json", api))
+        .merge(crate::portal::router())
         .fallback(not_found)
         .layer(middleware::from_fn(refuse_nul_in_path))
         .layer(middleware::from_fn(record_metrics))

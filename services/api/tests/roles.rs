@@ -192,6 +192,20 @@ fn cases(f: &Fixtures) -> Vec<Case> {
         ),
         case(
             Method::GET,
+            "/v1/runs/{id}/graph",
+            format!("/v1/runs/{}/graph", f.run),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/graph",
+            "/v1/graph".into(),
+            Json(json!({"workflow": "diamond"})),
+            Viewer,
+        ),
+        case(
+            Method::GET,
             "/v1/runs/{id}/plan",
             format!("/v1/runs/{}/plan", f.run),
             Empty,
@@ -430,6 +444,8 @@ fn template(id: &str) -> Value {
 
 /// Routes that need no credentials at all.
 const PUBLIC: &[&str] = &["/healthz", "/readyz", "/metrics"];
+/// Routes any credential may use, whatever its roles.
+const ANY_CREDENTIAL: &[&str] = &["/v1/me"];
 
 #[test]
 fn the_table_covers_every_authenticated_endpoint() {
@@ -448,7 +464,7 @@ fn the_table_covers_every_authenticated_endpoint() {
     let doc: Value = serde_json::from_str(&couler_api::app::openapi_json()).unwrap();
     let mut documented = BTreeSet::new();
     for (route, item) in doc["paths"].as_object().unwrap() {
-        if PUBLIC.contains(&route.as_str()) {
+        if PUBLIC.contains(&route.as_str()) || ANY_CREDENTIAL.contains(&route.as_str()) {
             continue;
         }
         for method in ["get", "put", "post", "delete", "patch"] {
@@ -638,6 +654,35 @@ async fn each_endpoint_refuses_the_role_below_the_one_it_needs() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    api.stop().await;
+}
+
+#[tokio::test]
+async fn me_needs_a_credential_and_no_role() {
+    let api = TestApi::start().await;
+    let f = fixtures(&api).await;
+    let (status, body) = api.call(Method::GET, "/v1/me", "", None).await;
+    assert_problem(status, &body, StatusCode::UNAUTHORIZED, "unauthenticated");
+    for (level, role) in [
+        (Level::NoRole, Value::Null),
+        (Level::Viewer, json!("viewer")),
+        (Level::Admin, json!("admin")),
+    ] {
+        let (status, body) = api
+            .call(Method::GET, "/v1/me", &token(&api, &f.tenant, level), None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["tenant"], json!(f.tenant), "{body}");
+        assert_eq!(body["role"], role, "{body}");
+        assert_eq!(body["platform_admin"], false);
+        assert_eq!(body["credential"], "jwt");
+    }
+    let (status, body) = api
+        .call(Method::GET, "/v1/me", &api.platform_token, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["platform_admin"], true);
+    assert_eq!(body["tenant"], Value::Null);
     api.stop().await;
 }
 

@@ -99,6 +99,13 @@ pub struct Step {
     pub outputs: Json<serde_json::Value>,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// The engine's name for it (a pod, a task instance, a try directory).
+    pub engine_ref: Option<String>,
+    /// Measured by the engine for its last attempt, where it measures.
+    pub wall_ms: Option<i64>,
+    pub cpu_ms: Option<i64>,
+    pub max_rss_kb: Option<i64>,
+    pub exit_code: Option<i32>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -353,17 +360,21 @@ pub async fn steps(tx: &mut Tx, tenant: TenantId, id: RunId) -> Result<Vec<Step>
                FROM runs r, jsonb_array_elements(r.plan->'steps') WITH ORDINALITY AS p(step, n)
                WHERE r.tenant_id = $1 AND r.id = $2 AND r.status = 'running'
            ), recorded AS (
-               SELECT s.name, s.status, s.attempt, s.message, s.outputs, s.started_at, s.finished_at, p.n
+               SELECT s.name, s.status, s.attempt, s.message, s.outputs, s.started_at, s.finished_at,
+                      s.engine_ref, s.wall_ms, s.cpu_ms, s.max_rss_kb, s.exit_code, p.n
                FROM run_steps s LEFT JOIN planned p ON p.name = s.name
                WHERE s.tenant_id = $1 AND s.run_id = $2
            ), waiting AS (
                SELECT p.name, 'pending' AS status, 0 AS attempt, NULL::text AS message, '{}'::jsonb AS outputs,
-                      NULL::timestamptz AS started_at, NULL::timestamptz AS finished_at, p.n
+                      NULL::timestamptz AS started_at, NULL::timestamptz AS finished_at,
+                      NULL::text AS engine_ref, NULL::bigint AS wall_ms, NULL::bigint AS cpu_ms,
+                      NULL::bigint AS max_rss_kb, NULL::integer AS exit_code, p.n
                FROM planned p
                WHERE NOT EXISTS (SELECT 1 FROM recorded s WHERE s.name = p.name)
            )
            SELECT name AS "name!", status AS "status!: StepStatus", attempt AS "attempt!", message,
-                  outputs AS "outputs!: Json<serde_json::Value>", started_at, finished_at
+                  outputs AS "outputs!: Json<serde_json::Value>", started_at, finished_at,
+                  engine_ref, wall_ms, cpu_ms, max_rss_kb, exit_code
            FROM (SELECT * FROM recorded UNION ALL SELECT * FROM waiting) steps
            ORDER BY started_at NULLS LAST, n NULLS LAST, name"#,
         tenant as TenantId,
@@ -371,6 +382,47 @@ pub async fn steps(tx: &mut Tx, tenant: TenantId, id: RunId) -> Result<Vec<Step>
     )
     .fetch_all(&mut **tx)
     .await
+}
+
+/// The id of the run's latest event: a client that reads this before the
+/// run's steps and then follows the events after it misses none (it may
+/// see a change twice: once in the steps, once as an event).
+pub async fn last_event_id(
+    tx: &mut Tx,
+    tenant: TenantId,
+    id: RunId,
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT max(id) FROM run_events WHERE tenant_id = $1 AND run_id = $2"#,
+        tenant as TenantId,
+        id as RunId,
+    )
+    .fetch_one(&mut **tx)
+    .await
+}
+
+/// How many steps of each run are in each status (as recorded; a run's
+/// planned steps that have not started are not counted), for lists.
+pub async fn step_counts(
+    tx: &mut Tx,
+    tenant: TenantId,
+    ids: &[RunId],
+) -> Result<Vec<(RunId, StepStatus, i64)>, sqlx::Error> {
+    let ids: Vec<uuid::Uuid> = ids.iter().map(|r| r.0).collect();
+    sqlx::query!(
+        r#"SELECT run_id AS "run_id!: RunId", status AS "status!: StepStatus", count(*) AS "n!"
+           FROM run_steps WHERE tenant_id = $1 AND run_id = ANY($2)
+           GROUP BY run_id, status"#,
+        tenant as TenantId,
+        &ids,
+    )
+    .fetch_all(&mut **tx)
+    .await
+    .map(|rows| {
+        rows.into_iter()
+            .map(|r| (r.run_id, r.status, r.n))
+            .collect()
+    })
 }
 
 /// Queued runs of a tenant, counted up to `cap` (enough to enforce a quota).

@@ -217,14 +217,7 @@ pub struct Driving {
     pub step_network: Option<String>,
     pub cancel_requested: bool,
     pub trace_context: std::collections::BTreeMap<String, String>,
-    pub steps: Vec<StepRecord>,
-}
-
-/// A step as last recorded.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepRecord {
-    pub step: Step,
-    pub engine_ref: Option<String>,
+    pub steps: Vec<Step>,
 }
 
 pub async fn load(
@@ -255,7 +248,7 @@ pub async fn load(
     let Some(r) = row else { return Ok(None) };
     let steps = sqlx::query!(
         r#"SELECT name, status AS "status: StepStatus", attempt, message, outputs AS "outputs: Json<serde_json::Value>",
-                  started_at, finished_at, engine_ref
+                  started_at, finished_at, engine_ref, wall_ms, cpu_ms, max_rss_kb, exit_code
            FROM run_steps WHERE tenant_id = $1 AND run_id = $2"#,
         tenant as TenantId,
         run as RunId,
@@ -263,17 +256,19 @@ pub async fn load(
     .fetch_all(&mut **tx)
     .await?
     .into_iter()
-    .map(|s| StepRecord {
-        step: Step {
-            name: s.name,
-            status: s.status,
-            attempt: s.attempt,
-            message: s.message,
-            outputs: s.outputs,
-            started_at: s.started_at,
-            finished_at: s.finished_at,
-        },
+    .map(|s| Step {
+        name: s.name,
+        status: s.status,
+        attempt: s.attempt,
+        message: s.message,
+        outputs: s.outputs,
+        started_at: s.started_at,
+        finished_at: s.finished_at,
         engine_ref: s.engine_ref,
+        wall_ms: s.wall_ms,
+        cpu_ms: s.cpu_ms,
+        max_rss_kb: s.max_rss_kb,
+        exit_code: s.exit_code,
     })
     .collect();
     let cancel_requested = r.cancel_requested_at.is_some();

@@ -18,7 +18,7 @@ pub struct IllegalTransition {
 macro_rules! status_enum {
     ($(#[$doc:meta])* $name:ident, $kind:literal { $($variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type, utoipa::ToSchema)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, sqlx::Type, utoipa::ToSchema)]
         #[serde(rename_all = "lowercase")]
         #[sqlx(type_name = "text", rename_all = "lowercase")]
         pub enum $name {

@@ -16,7 +16,7 @@ use couler_ir::scalar::ParamValue;
 use couler_store::runs::{self, ChangeError, Created, Filter, Run, Source, Step};
 use couler_store::{RunId, RunStatus, StepStatus, TenantId, WorkflowId};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -59,6 +59,22 @@ pub struct StepView {
     pub outputs: serde_json::Value,
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// The engine's name for the step (a pod, a task instance, a try
+    /// directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_ref: Option<String>,
+    /// Wall-clock time of its last attempt, as the engine measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<i64>,
+    /// CPU time (user + system) of its last attempt, where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<i64>,
+    /// Peak resident memory of its last attempt, where measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rss_kb: Option<i64>,
+    /// The exit code of its last attempt, where it exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 impl From<Step> for StepView {
@@ -71,6 +87,11 @@ impl From<Step> for StepView {
             outputs: s.outputs.0,
             started_at: s.started_at,
             finished_at: s.finished_at,
+            engine_ref: s.engine_ref,
+            wall_ms: s.wall_ms,
+            cpu_ms: s.cpu_ms,
+            max_rss_kb: s.max_rss_kb,
+            exit_code: s.exit_code,
         }
     }
 }
@@ -103,6 +124,15 @@ pub struct RunView {
     /// its plan as `pending`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepView>,
+    /// The id of the run's latest event when `steps` was read (in `GET
+    /// /v1/runs/{id}`): follow `/events` with `Last-Event-ID` set to it and
+    /// no change is missed (one may arrive that `steps` already shows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_event_id: Option<i64>,
+    /// How many of the run's steps are in each status (in lists; steps of
+    /// its plan that have not started are not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_counts: Option<BTreeMap<StepStatus, i64>>,
     /// What the run produced beyond its steps (in `GET /v1/runs/{id}`):
     /// `tuning.STEP` holds a hyperparameter search's best trial and its
     /// full trial table.
@@ -135,6 +165,8 @@ impl From<Run> for RunView {
             finished_at: r.finished_at,
             cancel_requested: r.cancel_requested_at.is_some(),
             steps: Vec::new(),
+            last_event_id: None,
+            step_counts: None,
             outputs: None,
         }
     }
@@ -375,9 +407,23 @@ async fn list_runs(
         created_before: q.created_before,
     };
     let found = runs::list(&mut tx, tenant, &filter, page.cursor()?, page.limit()?).await?;
+    let ids: Vec<RunId> = found.items.iter().map(|r| r.id).collect();
+    let mut counts: HashMap<RunId, BTreeMap<StepStatus, i64>> = HashMap::new();
+    for (run, status, n) in runs::step_counts(&mut tx, tenant, &ids).await? {
+        counts.entry(run).or_default().insert(status, n);
+    }
     tx.commit().await?;
+    let items = found
+        .items
+        .into_iter()
+        .map(|r| {
+            let mut view = RunView::from(r);
+            view.step_counts = Some(counts.remove(&view.id).unwrap_or_default());
+            view
+        })
+        .collect();
     Ok(Json(List {
-        items: found.items.into_iter().map(Into::into).collect(),
+        items,
         next_cursor: found.next.map(|c| c.encode()),
     }))
 }
@@ -396,11 +442,14 @@ async fn get_run(
     let run = runs::get(&mut tx, tenant, id)
         .await?
         .ok_or_else(|| ApiError::not_found("run"))?;
+    // The event id first: whatever happens after it, the stream delivers.
+    let last_event_id = runs::last_event_id(&mut tx, tenant, id).await?;
     let steps = runs::steps(&mut tx, tenant, id).await?;
     let outputs = runs::outputs(&mut tx, tenant, id).await?;
     tx.commit().await?;
     let mut view = RunView::from(run);
     view.steps = steps.into_iter().map(Into::into).collect();
+    view.last_event_id = last_event_id;
     view.outputs = outputs.filter(|o| o.as_object().is_some_and(|m| !m.is_empty()));
     Ok(Json(view))
 }

@@ -192,3 +192,86 @@ async fn run_graphs_come_from_the_ir_with_the_ir_hash_as_etag() {
     assert_problem(status, &body, StatusCode::NOT_FOUND, "not_found");
     api.stop().await;
 }
+
+#[tokio::test]
+async fn runs_carry_step_measurements_counts_and_the_last_event_id() {
+    use couler_store::{RunStatus, TenantId};
+    let api = TestApi::start().await;
+    let tenant = api.tenant("measured").await;
+    let editor = user(&tenant, "editor");
+    create_workflow(&api, &editor, DIAMOND).await;
+    let run = run_diamond(&api, &editor).await;
+    api.advance(&tenant, &run, &[RunStatus::Planning, RunStatus::Running])
+        .await;
+    let store = api.store().await;
+    let t: TenantId = tenant.parse().unwrap();
+    let run_uuid = run.parse::<couler_store::RunId>().unwrap().0;
+    let mut tx = store.platform().await.unwrap();
+    sqlx::query(
+        "INSERT INTO run_steps (tenant_id, run_id, name, status, attempt, started_at, finished_at,
+                                engine_ref, wall_ms, cpu_ms, max_rss_kb, exit_code)
+         VALUES ($1, $2, 'a', 'succeeded', 1, now(), now(), 'a/try-1', 1200, 900, 20480, 0),
+                ($1, $2, 'b', 'running', 1, now(), NULL, 'b/try-1', NULL, NULL, NULL, NULL)",
+    )
+    .bind(t.0)
+    .bind(run_uuid)
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    let last: Option<i64> =
+        sqlx::query_scalar("SELECT max(id) FROM run_events WHERE tenant_id = $1 AND run_id = $2")
+            .bind(t.0)
+            .bind(run_uuid)
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap();
+    tx.commit().await.unwrap();
+    assert!(last.is_some(), "advancing the run recorded events");
+
+    let (status, view) = api
+        .call(Method::GET, &format!("/v1/runs/{run}"), &editor, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["last_event_id"], json!(last));
+    let a = view["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "a")
+        .unwrap();
+    assert_eq!(
+        (
+            &a["engine_ref"],
+            &a["wall_ms"],
+            &a["cpu_ms"],
+            &a["max_rss_kb"],
+            &a["exit_code"]
+        ),
+        (
+            &json!("a/try-1"),
+            &json!(1200),
+            &json!(900),
+            &json!(20480),
+            &json!(0)
+        )
+    );
+    let b = view["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "b")
+        .unwrap();
+    assert!(
+        b.get("wall_ms").is_none() && b.get("exit_code").is_none(),
+        "{b}"
+    );
+
+    let (status, list) = api.call(Method::GET, "/v1/runs", &editor, None).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert_eq!(
+        list["items"][0]["step_counts"],
+        json!({"succeeded": 1, "running": 1})
+    );
+    assert!(list["items"][0].get("last_event_id").is_none());
+    api.stop().await;
+}

@@ -442,7 +442,6 @@ fn steps_run_again(d: &Driving, plan: &Plan) -> Vec<String> {
         .map(|s| s.name.as_str())
         .collect();
     (d.steps.iter())
-        .map(|record| &record.step)
         .filter(|step| finished(step.status) && runs.contains(step.name.as_str()))
         .map(|step| step.name.clone())
         .collect()
@@ -464,9 +463,9 @@ fn kept_instances(d: &Driving, plan: &Plan, restart: &[String]) -> Vec<StepState
         .map(|i| plan.steps[i].name.as_str())
         .collect();
     (d.steps.iter())
-        .filter(|r| finished(r.step.status))
+        .filter(|r| finished(r.status))
         .filter(|r| {
-            (r.step.name.split_once('['))
+            (r.name.split_once('['))
                 .is_some_and(|(step, rest)| rest.ends_with(']') && keep.contains(step))
         })
         .map(resume_state)
@@ -475,12 +474,7 @@ fn kept_instances(d: &Driving, plan: &Plan, restart: &[String]) -> Vec<StepState
 
 /// What `start_running` wrote of the steps in `restart`, in the run's state.
 fn restart_steps(d: &mut Driving, restart: &[String]) {
-    for record in d
-        .steps
-        .iter_mut()
-        .filter(|r| restart.contains(&r.step.name))
-    {
-        let step = &mut record.step;
+    for step in d.steps.iter_mut().filter(|r| restart.contains(&r.name)) {
         step.status = StepStatus::Pending;
         step.message = None;
         step.outputs = sqlx::types::Json(serde_json::json!({}));
@@ -494,15 +488,15 @@ fn earlier_results(d: &Driving) -> std::collections::BTreeMap<String, (ReuseStat
     d.steps
         .iter()
         .filter_map(|s| {
-            let status = match s.step.status {
+            let status = match s.status {
                 StepStatus::Succeeded => ReuseStatus::Succeeded,
                 StepStatus::Skipped => ReuseStatus::Skipped,
                 StepStatus::Cached => ReuseStatus::Cached,
                 _ => return None,
             };
             let outputs: StepOutputs =
-                serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default();
-            Some((s.step.name.clone(), (status, outputs)))
+                serde_json::from_value(s.outputs.0.clone()).unwrap_or_default();
+            Some((s.name.clone(), (status, outputs)))
         })
         .collect()
 }
@@ -512,13 +506,13 @@ fn resume_states(d: &Driving) -> Vec<StepState> {
     d.steps.iter().map(resume_state).collect()
 }
 
-pub(crate) fn resume_state(s: &couler_store::scheduling::StepRecord) -> StepState {
+pub(crate) fn resume_state(s: &couler_store::runs::Step) -> StepState {
     StepState {
-        name: s.step.name.clone(),
-        phase: phase_of(s.step.status),
-        attempt: s.step.attempt.max(0) as u32,
-        message: s.step.message.clone(),
-        outputs: serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default(),
+        name: s.name.clone(),
+        phase: phase_of(s.status),
+        attempt: s.attempt.max(0) as u32,
+        message: s.message.clone(),
+        outputs: serde_json::from_value(s.outputs.0.clone()).unwrap_or_default(),
         metrics: None,
         engine_ref: s.engine_ref.clone(),
         logs: None,
@@ -560,12 +554,7 @@ impl Tracker {
             known: d
                 .steps
                 .iter()
-                .map(|s| {
-                    (
-                        s.step.name.clone(),
-                        (s.step.status, s.step.attempt.max(0) as u32),
-                    )
-                })
+                .map(|s| (s.name.clone(), (s.status, s.attempt.max(0) as u32)))
                 .collect(),
         }
     }

@@ -284,7 +284,7 @@ impl Staged<'_> {
             .d
             .steps
             .iter()
-            .filter(|s| runs.contains(&s.step.name))
+            .filter(|s| runs.contains(&s.name))
             .map(crate::driver::resume_state)
             .collect();
         let span = tracing::info_span!("dispatch", engine = self.engine.name(), stage = %id, steps = runs.len());
@@ -511,18 +511,18 @@ fn progress_of(d: &Driving) -> BTreeMap<String, Progress> {
         .iter()
         .filter_map(|s| {
             let outputs = || -> StepOutputs {
-                serde_json::from_value(s.step.outputs.0.clone()).unwrap_or_default()
+                serde_json::from_value(s.outputs.0.clone()).unwrap_or_default()
             };
-            let progress = match s.step.status {
+            let progress = match s.status {
                 StepStatus::Pending => return None,
                 StepStatus::Running => Progress::Running,
                 StepStatus::Succeeded => Progress::Done(ReuseStatus::Succeeded, outputs()),
                 StepStatus::Skipped => Progress::Done(ReuseStatus::Skipped, outputs()),
                 StepStatus::Cached => Progress::Done(ReuseStatus::Cached, outputs()),
-                StepStatus::Failed => Progress::Failed(s.step.message.clone().unwrap_or_default()),
+                StepStatus::Failed => Progress::Failed(s.message.clone().unwrap_or_default()),
                 StepStatus::Cancelled => Progress::Cancelled,
             };
-            Some((s.step.name.clone(), progress))
+            Some((s.name.clone(), progress))
         })
         .collect()
 }

@@ -11,7 +11,7 @@ const DIAMOND = {
   name: "portal-diamond",
   parameters: [{ name: "message", default: "hello" }],
   steps: [
-    { name: "a", container: { image: "alpine", command: ["sh", "-c", "sleep 1; echo A {{parameters.message}}"] } },
+    { name: "a", container: { image: "alpine", command: ["sh", "-c", "sleep 1; echo A {{workflow.parameters.message}}"] } },
     { name: "b", container: { image: "alpine", command: ["sh", "-c", "echo B got {{steps.a.outputs.result}}"] } },
     { name: "c", container: { image: "alpine", command: ["sh", "-c", "echo C got {{steps.a.outputs.result}}"] } },
     { name: "d", container: { image: "alpine", command: ["sh", "-c", "echo D {{steps.b.outputs.result}} {{steps.c.outputs.result}}"] } },
@@ -71,7 +71,7 @@ test("submit through the form, watch it live, then see the cache save time", asy
   await scan(page, "run");
   // Steps table: the accessible twin of the graph.
   await page.getByRole("tab", { name: "Steps" }).click();
-  await page.getByRole("cell", { name: "d" }).waitFor();
+  await page.getByRole("cell", { name: "d", exact: true }).waitFor();
   await shot(page, "04-steps-table");
   // The same values again: everything comes from the cache.
   const again = await api(TOKENS.editor, "POST", "/v1/runs", {

@@ -75,6 +75,20 @@ ensure_sandbox() {
   command -v nft >/dev/null || apt_install nftables
 }
 
+# Node 20+ and npm build the portal (Debian's nodejs is older: use the
+# machine's when it is new enough).
+ensure_node() {
+  if ! command -v node >/dev/null || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)'; then
+    apt_install nodejs npm
+  fi
+}
+
+# Debian's Chromium for the portal's browser tests (playwright-core drives
+# it; nothing is downloaded).
+ensure_browser() {
+  command -v chromium >/dev/null || apt_install chromium
+}
+
 # What tests run besides the services: the local engine's sandbox tools,
 # busybox (compiled step wrappers
 # must work under its sh as well as dash), unshare (the fake kubelet
@@ -82,6 +96,7 @@ ensure_sandbox() {
 # asks object stores whether a hit's artifacts are still there).
 ensure_test_tools() {
   ensure_sandbox
+  ensure_browser
   command -v busybox >/dev/null || apt_install busybox
   command -v unshare >/dev/null || apt_install util-linux
   "$(dirname "${BASH_SOURCE[0]}")/../s3-server" --setup

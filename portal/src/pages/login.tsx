@@ -16,13 +16,14 @@ export function Login() {
     busy.value = true;
     error.value = null;
     const value = token.value.trim();
-    session.signIn(value, remember.value);
     try {
-      session.me.value = await get<Me>("/v1/me");
+      // Checked before it is kept: a refused token never signs anyone in.
+      const me = await get<Me>("/v1/me", { headers: { Authorization: `Bearer ${value}` } });
+      session.signIn(value, remember.value);
+      session.me.value = me;
       const back = route().query.get("next");
       navigate(back && back.startsWith("/") ? back : "/runs", true);
     } catch (err) {
-      session.signOut();
       error.value = err;
     } finally {
       busy.value = false;

@@ -5,7 +5,7 @@ import { follow } from "../api/sse";
 import { Badge } from "../components/badge";
 import { ErrorBox } from "../components/error";
 import { GraphView } from "../graph/GraphView";
-import { linkProps, navigate, route, setQuery } from "../router";
+import { linkProps, route, setQuery } from "../router";
 import { session } from "../session";
 import { between, duration, look, TERMINAL_RUN, when } from "../status";
 import { StepDrawer } from "./step";
@@ -43,6 +43,8 @@ export function RunPage({ id }: { id: string }) {
   const search = useSignal("");
   const confirm = useSignal<"cancel" | "retry" | null>(null);
   const actionError = useSignal<unknown>(null);
+  // Bumped by a retry: the run is read again and its new events followed.
+  const generation = useSignal(0);
   const q = route().query;
   const tab = (q.get("tab") as (typeof TABS)[number]) ?? "graph";
   const selectedName = q.get("step");
@@ -120,7 +122,7 @@ export function RunPage({ id }: { id: string }) {
       }
     })();
     return () => controller.abort();
-  }, [id]);
+  }, [id, generation.value]);
 
   const g = graph.value;
   const index = useMemo(() => new Map((g?.nodes ?? []).map((n, i) => [n.name, i])), [g]);
@@ -152,6 +154,7 @@ export function RunPage({ id }: { id: string }) {
       return `${done}/${total} done${counts.get("failed") ? `, ${counts.get("failed")} failed` : ""}`;
     }
     if (s?.cache?.saved_ms) return `saved ${duration(s.cache.saved_ms)}`;
+    if (s?.wall_ms != null) return duration(s.wall_ms);
     if (s?.started_at) return duration(between(s.started_at, s.finished_at));
     return null;
   };
@@ -174,11 +177,10 @@ export function RunPage({ id }: { id: string }) {
     confirm.value = null;
     actionError.value = null;
     try {
-      const next = await post<Run>(`/v1/runs/${encodeURIComponent(id)}/${kind}`);
+      await post<Run>(`/v1/runs/${encodeURIComponent(id)}/${kind}`);
       if (kind === "retry") {
-        run.value = next;
-        navigate(`/runs/${next.id}`, true);
-        location.reload();
+        live.value = "connecting";
+        generation.value++;
       } else {
         await loadRun();
       }

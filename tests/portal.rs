@@ -26,7 +26,8 @@ fn the_portal_flows_pass_in_a_real_browser() {
     let _scheduler = couler.scheduler("portal");
     let (tenant, editor) = couler.tenant("portal");
     let (_, other) = couler.tenant("portal-other");
-    let role = |r: &str| token(json!({"sub": format!("{r}@portal"), "tenant": tenant, "roles": [r]}));
+    let role =
+        |r: &str| token(json!({"sub": format!("{r}@portal"), "tenant": tenant, "roles": [r]}));
     let out = Command::new("node")
         .args(["--test", "--test-concurrency=1", "e2e/"])
         .current_dir(&portal)

@@ -125,6 +125,47 @@ test("another tenant never sees this tenant's runs", async () => {
   await page.context().close();
 });
 
+test("describe a workflow in words: draft, revise, save, run", async () => {
+  const page = await signedIn(browser, TOKENS.editor);
+  await page.goto(`${URL_}/ui/describe`);
+  await page
+    .getByLabel("What should it do?")
+    .fill("Load the reviews from https://example.com/reviews.csv, clean them, then train an LSTM and a GRU in parallel, then pick the better model.");
+  await page.getByRole("button", { name: "Draft it" }).click();
+  await page.getByRole("heading", { name: /Draft 1/ }).waitFor({ timeout: 30_000 });
+  await page.locator("canvas[data-painted]").waitFor();
+  assert.match(await page.locator(".draft").innerText(), /offline planner/);
+  await shot(page, "09-nl-draft");
+  await scan(page, "describe");
+  await page.getByLabel("Feedback for the next draft").fill("also evaluate the better model on the test set");
+  await page.getByRole("button", { name: "Revise" }).click();
+  await page.getByRole("heading", { name: /Draft 2/ }).waitFor({ timeout: 30_000 });
+  await page.getByRole("heading", { name: "Changes from the previous draft" }).waitFor();
+  await page.getByRole("button", { name: "Save and run" }).click();
+  await page.waitForURL(/\/ui\/runs\/run_/, { timeout: 30_000 });
+  await page.locator("canvas[data-painted]").waitFor();
+  await shot(page, "10-nl-run");
+  await page.context().close();
+});
+
+test("compare two runs: only what differs, unless asked", async () => {
+  const one = await api(TOKENS.editor, "POST", "/v1/runs", { workflow: "portal-diamond", parameters: { message: "one" } });
+  const two = await api(TOKENS.editor, "POST", "/v1/runs", { workflow: "portal-diamond", parameters: { message: "two" } });
+  await finished(TOKENS.editor, one.id);
+  await finished(TOKENS.editor, two.id);
+  const page = await signedIn(browser, TOKENS.editor);
+  await page.goto(`${URL_}/ui/compare?runs=${one.id},${two.id}`);
+  await page.getByRole("rowheader", { name: "parameter message" }).waitFor();
+  const table = await page.locator("table.grid").innerText();
+  assert.match(table, /one/);
+  assert.match(table, /two/);
+  await shot(page, "11-compare");
+  await scan(page, "compare");
+  await page.getByLabel("Show everything, not only differences").check();
+  await page.getByRole("rowheader", { name: "step a" }).waitFor();
+  await page.context().close();
+});
+
 test("no serious accessibility violation on the pages visited", () => {
   assert.deepEqual(violations, []);
 });

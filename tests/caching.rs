@@ -88,6 +88,30 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
     // Outputs are wired through: the report is the first run's.
     let report = |run: &Value| step(run, "report")["outputs"]["result"].clone();
     assert_eq!(report(&second), report(&first));
+    // Each step says what the cache said of it and what that saved; the
+    // run that computed a hit stays alice's business.
+    for name in ["prepare", "train", "report"] {
+        let cache = &step(&second, name)["cache"];
+        assert_eq!(cache["status"], "hit", "{name}: {second:#}");
+        assert!(cache.get("producer_run").is_none(), "{name}: {cache}");
+    }
+    let saved = |run: &Value, name: &str| step(run, name)["cache"]["saved_ms"].as_u64().unwrap();
+    assert!(saved(&second, "prepare") >= 1500, "{second:#}");
+    let total = second["cache_saved_ms"].as_u64().unwrap();
+    assert_eq!(
+        total,
+        ["prepare", "train", "report"]
+            .map(|n| saved(&second, n))
+            .iter()
+            .sum::<u64>(),
+        "{second:#}"
+    );
+    let (status, listed) = couler.call(reqwest::Method::GET, "/v1/runs", &b, None);
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["items"][0]["cache_saved_ms"], total, "{listed:#}");
+    let verdict = |run: &Value, name: &str| step(run, name)["cache"]["status"].clone();
+    assert_eq!(verdict(&first, "prepare"), "miss", "{first:#}");
+    assert_eq!(first["cache_saved_ms"], 0, "{first:#}");
 
     // The cache's statistics are the tenant's own.
     let (status, stats) = couler.call(reqwest::Method::GET, "/v1/cache/stats", &b, None);
@@ -124,6 +148,11 @@ fn another_tenant_reuses_results_and_runs_five_times_faster() {
         step_statuses(&again).values().all(|s| s == "cached"),
         "{again:#}"
     );
+    // alice sees which of her runs computed what she reused (`train`
+    // learnt its key only as it ran in her first run), not bob's.
+    let producer = |name: &str| step(&again, name)["cache"]["producer_run"].clone();
+    assert_eq!(producer("train"), first["id"], "{again:#}");
+    assert_eq!(producer("prepare"), Value::Null, "{again:#}");
 
     // The same from the terminal, `couler cache`. With version 2, bob
     // computed `prepare` (alice reused it); `train` and `report`, whose
@@ -471,6 +500,13 @@ steps:
     assert!(!plan["parts"].as_array().unwrap().is_empty(), "{plan:#}");
     let steps = step_statuses(&second);
     assert_eq!(steps["c"], "cached", "{second:#}");
+    // `b` was looked up when its stage started, once `a` had run: the
+    // verdict recorded then replaces the one of planning.
+    let verdict = |name: &str| step(&second, name)["cache"].clone();
+    assert_eq!(verdict("c")["status"], "hit", "{second:#}");
+    assert_eq!(verdict("c")["producer_run"], first["id"], "{second:#}");
+    assert_eq!(verdict("b")["status"], "miss", "{second:#}");
+    assert_eq!(verdict("b")["reason"], "not cached", "{second:#}");
     assert_eq!(
         step(&second, "c")["outputs"],
         step(&first, "c")["outputs"],

@@ -80,8 +80,80 @@ test("submit through the form, watch it live, then see the cache save time", asy
   });
   await finished(TOKENS.editor, again.id);
   await page.goto(`${URL_}/ui/runs/${again.id}?tab=steps`);
-  await page.getByText("cached", { exact: false }).first().waitFor();
+  // Every step is a hit, and says what it saved: `a` slept a second.
+  const rowA = page.getByRole("row").filter({ has: page.getByRole("cell", { name: "a", exact: true }) });
+  await rowA.getByText(/hit, saved (1\.\d|\d+\.\d)s/).waitFor();
+  assert.match(await page.locator(".run-head").innerText(), /the cache saved \d/);
   await shot(page, "05-run-cached");
+  // The runs list shows the saving too.
+  await page.goto(`${URL_}/ui/runs`);
+  await page.getByRole("row").filter({ hasText: again.id.slice(0, 12) }).getByText(/saved/).waitFor();
+  // The first run's timeline: `a` first, then `b` and `c`, then `d`.
+  await page.goto(`${URL_}/ui/runs/${id}?tab=timeline`);
+  await page.locator(".timeline-name").first().waitFor();
+  const names = await page.locator(".timeline-name").allInnerTexts();
+  assert.equal(names[0], "a");
+  assert.equal(names[names.length - 1], "d");
+  await shot(page, "05b-timeline");
+  await scan(page, "timeline");
+  await page.context().close();
+});
+
+test("a fan-out shows its instances counted, and each instance's log", async () => {
+  const fan = {
+    apiVersion: "couler.dev/v1alpha1",
+    name: "portal-fan-out",
+    steps: [
+      {
+        name: "shard",
+        map: { items: ["x", "y", "z"] },
+        container: { image: "alpine", command: ["sh", "-c", "echo shard {{item}}"] },
+      },
+    ],
+  };
+  const run = await api(TOKENS.editor, "POST", "/v1/runs", { ir: fan });
+  await finished(TOKENS.editor, run.id);
+  const page = await signedIn(browser, TOKENS.editor);
+  await page.goto(`${URL_}/ui/runs/${run.id}?tab=steps`);
+  await page.getByRole("cell", { name: "shard[2]", exact: true }).waitFor();
+  await page.getByRole("button", { name: "shard[1]", exact: true }).click();
+  await page.locator(".log-box").getByText("shard y").waitFor();
+  await page.getByRole("tab", { name: "Graph" }).click();
+  await page.locator("canvas[data-painted]").waitFor();
+  await shot(page, "05c-fan-out");
+  await page.context().close();
+});
+
+test("a dropped event stream resumes where it left off", async () => {
+  const slow = {
+    apiVersion: "couler.dev/v1alpha1",
+    name: "portal-slow",
+    steps: [
+      { name: "first", container: { image: "alpine", command: ["sh", "-c", "sleep 4; echo one"] } },
+      { name: "second", container: { image: "alpine", command: ["sh", "-c", "sleep 4; echo two {{steps.first.outputs.result}}"] } },
+    ],
+  };
+  const run = await api(TOKENS.editor, "POST", "/v1/runs", { ir: slow });
+  const page = await signedIn(browser, TOKENS.editor);
+  const seen = [];
+  page.on("request", (r) => {
+    if (r.url().includes(`/v1/runs/${run.id}/events`)) seen.push(r.headers()["last-event-id"] ?? null);
+  });
+  // The first connection drops; the page connects again, asking for what
+  // came after the snapshot it drew (Last-Event-ID), and goes on live.
+  let dropped = false;
+  await page.route(`**/v1/runs/${run.id}/events`, (route) => {
+    if (dropped) return route.continue();
+    dropped = true;
+    return route.abort("connectionreset");
+  });
+  await page.goto(`${URL_}/ui/runs/${run.id}`);
+  await page.locator(".run-head .badge", { hasText: "succeeded" }).waitFor({ timeout: 60_000 });
+  assert.ok(seen.length >= 2, `reconnected: ${JSON.stringify(seen)}`);
+  assert.ok(seen[1] && seen[1] === seen[0], `resumed with the snapshot's Last-Event-ID: ${JSON.stringify(seen)}`);
+  await page.getByRole("tab", { name: "Steps" }).click();
+  await page.getByRole("row").filter({ has: page.getByRole("cell", { name: "second", exact: true }) }).getByText("succeeded").waitFor();
+  await shot(page, "05d-resumed");
   await page.context().close();
 });
 

@@ -48,3 +48,8 @@ export function when(t?: string | null): string {
   const d = new Date(t);
   return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }
+
+/** How a cache verdict (`not_needed`) reads in a sentence (`not needed`). */
+export function cacheWords(status: string): string {
+  return status.replace("_", " ");
+}

@@ -13,6 +13,7 @@ pub mod plan;
 mod redis_conn;
 mod settings;
 pub mod sim;
+pub mod verdict;
 
 pub use index::{
     Admission, CacheConfig, CacheIndex, Cached, Claim, Entry, Found, Invalidate, Record, Stats,
@@ -21,3 +22,4 @@ pub use index::{
 pub use key::{CacheKey, NoKey, Scope};
 pub use redis_conn::SharedRedis;
 pub use settings::{CacheSettings, RedisSettings};
+pub use verdict::{Verdict, VerdictStatus};

@@ -191,6 +191,9 @@ pub struct Reuse {
     hits: Vec<(String, couler_cache::CacheKey, couler_cache::Cached)>,
     bytes: u64,
     saved_ms: u64,
+    /// What the lookup said of each step it looked up (not of steps kept
+    /// from an earlier attempt), in plan order.
+    verdicts: Vec<(String, couler_cache::Verdict)>,
 }
 
 impl Reuse {
@@ -201,13 +204,22 @@ impl Reuse {
             hits: Vec::new(),
             bytes: 0,
             saved_ms: 0,
+            verdicts: Vec::new(),
         }
+    }
+
+    /// What the lookup said of each step it looked up, in plan order (a
+    /// later lookup's verdict on a step follows the earlier one): the
+    /// scheduler records them for the run's page.
+    pub fn verdicts(&self) -> &[(String, couler_cache::Verdict)] {
+        &self.verdicts
     }
 
     /// These hits and a later lookup's of the same run (a stage looked up
     /// again after waiting keeps the hits it had found).
     pub fn and(mut self, later: Reuse) -> Reuse {
         self.hits.extend(later.hits);
+        self.verdicts.extend(later.verdicts);
         self.bytes += later.bytes;
         self.saved_ms += later.saved_ms;
         self
@@ -255,8 +267,12 @@ pub async fn cache_hits(
         pending: BTreeSet::new(),
         reuse: Reuse::none(asker.tenant, plan),
     };
+    let degraded = couler_cache::verdict::degraded(&lookups, index).await;
     let reuse = &mut found.reuse;
     for (step, lookup) in plan.steps.iter().zip(lookups) {
+        if !matches!(lookup.outcome, couler_cache::plan::Outcome::Kept) {
+            (reuse.verdicts).push((step.name.clone(), lookup.verdict(degraded)));
+        }
         match lookup.outcome {
             couler_cache::plan::Outcome::Hit { key, entry } => {
                 let why = format!(
@@ -430,6 +446,17 @@ mod tests {
             hits: vec![(step.into(), CacheKey([key; 32]), entry)],
             bytes: size,
             saved_ms: wall_ms,
+            verdicts: vec![(step.into(), hit_verdict(key, wall_ms))],
+        }
+    }
+
+    fn hit_verdict(key: u8, wall_ms: u64) -> couler_cache::Verdict {
+        couler_cache::Verdict {
+            status: couler_cache::VerdictStatus::Hit,
+            reason: None,
+            key: Some(CacheKey([key; 32])),
+            saved_ms: Some(wall_ms),
+            size: None,
         }
     }
 
@@ -444,6 +471,14 @@ mod tests {
         );
         assert_eq!(both.bytes, (1 << 20) + (1 << 30));
         assert_eq!(both.saved_ms, 660_000);
+        // Verdicts follow in lookup order, for the run's page.
+        assert_eq!(
+            both.verdicts(),
+            [
+                ("prepare".to_owned(), hit_verdict(1, 60_000)),
+                ("fit".to_owned(), hit_verdict(2, 600_000))
+            ]
+        );
         assert_eq!(
             (both.tenant.as_str(), both.workflow.as_str()),
             ("tnt_a", "train")

@@ -18,6 +18,7 @@ pub mod runs;
 pub mod scheduling;
 pub mod secrets;
 pub mod status;
+pub mod step_cache;
 pub mod step_library;
 pub mod tenants;
 pub mod workflows;

@@ -15,6 +15,7 @@ const TABLES: &[&str] = &[
     "workflow_versions",
     "runs",
     "run_events",
+    "run_step_cache",
 ];
 /// SQLSTATE for "new row violates row-level security policy".
 const INSUFFICIENT_PRIVILEGE: &str = "42501";
@@ -178,6 +179,42 @@ async fn a_tenant_transaction_cannot_write_another_tenants_rows() {
         .unwrap();
     assert_eq!(planted, 0);
     assert_eq!(count(&mut tx, "runs").await, 2);
+    tx.rollback().await.unwrap();
+    world.drop().await;
+}
+
+/// Every table with a `tenant_id` column has row-level security and the
+/// tenant policy, so a new table cannot be left open by mistake.
+#[tokio::test]
+async fn every_tenant_owned_table_has_row_level_security() {
+    let world = World::new().await;
+    let mut tx = world.store.platform().await.unwrap();
+    let open: Vec<String> = sqlx::query_scalar(
+        r#"SELECT c.relname::text FROM pg_class c
+           JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
+           JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped
+           WHERE c.relkind = 'r'
+             AND (NOT c.relrowsecurity
+                  OR NOT EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = 'tenant_isolation'))
+           ORDER BY 1"#,
+    )
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+    assert!(open.is_empty(), "tables without tenant isolation: {open:?}");
+    let covered: i64 = sqlx::query_scalar(
+        r#"SELECT count(*) FROM pg_class c
+           JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
+           JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id'
+           WHERE c.relkind = 'r'"#,
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    assert!(
+        covered >= 10,
+        "only {covered} tenant tables found: is the query looking in the right schema?"
+    );
     tx.rollback().await.unwrap();
     world.drop().await;
 }

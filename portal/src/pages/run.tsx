@@ -7,9 +7,10 @@ import { ErrorBox } from "../components/error";
 import { GraphView } from "../graph/GraphView";
 import { linkProps, route, setQuery } from "../router";
 import { session } from "../session";
-import { between, duration, look, TERMINAL_RUN, when } from "../status";
+import { between, cacheWords, duration, look, TERMINAL_RUN, when } from "../status";
 import { StepDrawer } from "./step";
 import { PlanTab } from "./plan";
+import { Timeline } from "./timeline";
 
 /** What `GET /v1/runs/{id}/graph` answers. */
 export interface GraphData {
@@ -18,19 +19,12 @@ export interface GraphData {
   edges: [number, number][];
 }
 
-/** Step fields the portal reads beyond the generated `StepView`. */
-export type Step = StepView & {
-  cache?: { verdict: string; reason?: string | null; saved_ms?: number | null; producer_run?: string | null } | null;
-  wall_ms?: number | null;
-  cpu_ms?: number | null;
-  max_rss_kb?: number | null;
-  exit_code?: number | null;
-  engine_ref?: string | null;
-};
+/** A step of a run, as `GET /v1/runs/{id}` gives it. */
+export type Step = StepView;
 
-type Run = RunView & { last_event_id?: number | null; steps?: Step[] };
+type Run = RunView;
 
-const TABS = ["graph", "steps", "plan", "events"] as const;
+const TABS = ["graph", "steps", "timeline", "plan", "events"] as const;
 
 /** One run: its DAG with live statuses, the steps table, logs, the plan. */
 export function RunPage({ id }: { id: string }) {
@@ -198,6 +192,7 @@ export function RunPage({ id }: { id: string }) {
         <p class="muted">
           attempt {r.attempt} · created {when(r.created_at)} by {r.created_by} · ran{" "}
           {duration(between(r.started_at, r.finished_at))}
+          {r.cache_saved_ms ? ` · the cache saved ${duration(r.cache_saved_ms)}` : ""}
           {r.cancel_requested && !TERMINAL_RUN.has(r.status) ? " · cancel requested" : ""} ·{" "}
           <span aria-live="polite">{live.value === "ended" ? "finished" : live.value}</span>
         </p>
@@ -290,6 +285,7 @@ export function RunPage({ id }: { id: string }) {
         </div>
       )}
       {tab === "steps" && <StepsTable steps={[...steps.current.values()]} onSelect={(name) => setQuery({ step: name })} />}
+      {tab === "timeline" && <Timeline steps={[...steps.current.values()]} onSelect={(name) => setQuery({ step: name })} />}
       {tab === "plan" && <PlanTab id={id} />}
       {tab === "events" && (
         <ol class="events mono">
@@ -351,7 +347,7 @@ function StepsTable({ steps, onSelect }: { steps: Step[]; onSelect: (name: strin
               <td>{when(s.started_at)}</td>
               <td>{s.wall_ms != null ? duration(s.wall_ms) : duration(between(s.started_at, s.finished_at))}</td>
               <td>
-                {s.cache ? `${s.cache.verdict}${s.cache.saved_ms ? `, saved ${duration(s.cache.saved_ms)}` : ""}` : "—"}
+                {s.cache ? `${cacheWords(s.cache.status)}${s.cache.saved_ms ? `, saved ${duration(s.cache.saved_ms)}` : ""}` : "—"}
                 {s.cache?.reason ? <div class="muted">{s.cache.reason}</div> : null}
               </td>
               <td>{s.cpu_ms != null ? duration(s.cpu_ms) : "—"}</td>

@@ -121,9 +121,9 @@ export function Runs() {
                   {r.workflow ? <span class="muted"> v{r.workflow.version}</span> : <span class="muted"> (inline)</span>}
                 </td>
                 <td>
-                  <StepCounts counts={(r as RunWithCounts).step_counts} />
+                  <StepCounts counts={r.step_counts ?? undefined} />
                 </td>
-                <td>{savedText((r as RunWithCounts).cache_saved_ms)}</td>
+                <td>{savedText(r.cache_saved_ms ?? undefined)}</td>
                 <td>{when(r.created_at)}</td>
                 <td>{TERMINAL_RUN.has(r.status) || r.started_at ? duration(between(r.started_at, r.finished_at)) : "—"}</td>
                 <td>{r.created_by}</td>
@@ -142,7 +142,6 @@ export function Runs() {
 }
 
 /** What list items carry beyond `RunView` once the API adds them. */
-type RunWithCounts = RunView & { step_counts?: Record<string, number>; cache_saved_ms?: number };
 
 function StepCounts({ counts }: { counts?: Record<string, number> }) {
   if (!counts) return <span class="muted">—</span>;

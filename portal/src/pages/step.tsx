@@ -2,7 +2,8 @@ import { useSignal } from "@preact/signals";
 import { useEffect } from "preact/hooks";
 import type { RunView } from "../api/client";
 import { Badge } from "../components/badge";
-import { between, duration, when } from "../status";
+import { linkProps } from "../router";
+import { between, cacheWords, duration, when } from "../status";
 import { LogView } from "./logs";
 import type { Step } from "./run";
 
@@ -59,10 +60,15 @@ export function StepDrawer({ run, step, onClose }: { run: RunView; step: Step; o
           <>
             <dt>Cache</dt>
             <dd>
-              {step.cache.verdict}
+              {cacheWords(step.cache.status)}
               {step.cache.saved_ms ? `, saved ${duration(step.cache.saved_ms)}` : ""}
               {step.cache.reason ? ` — ${step.cache.reason}` : ""}
-              {step.cache.producer_run ? ` (from run ${step.cache.producer_run})` : ""}
+              {step.cache.producer_run && (
+                <>
+                  {" "}
+                  (computed by run <a {...linkProps(`/runs/${step.cache.producer_run}`)}>{step.cache.producer_run}</a>)
+                </>
+              )}
             </dd>
           </>
         )}

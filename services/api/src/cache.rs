@@ -16,8 +16,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use couler_cache::plan::{Asker, Lookup, NotCacheable, Outcome, lookup_plan_with_dag};
-use couler_cache::{CacheKey, Invalidate, Scope, Stats, Usage};
+use couler_cache::plan::{Asker, Lookup, Outcome, lookup_plan_with_dag};
+use couler_cache::{CacheKey, Invalidate, Scope, Stats, Usage, VerdictStatus};
 use couler_ir::scalar::ParamValue;
 use couler_optimizer::{Facts, Pipeline, Plan};
 use couler_store::{TenantId, WorkflowId};
@@ -61,6 +61,29 @@ pub enum StepCacheStatus {
     /// Computed before (its cached bytes are gone), and every step that
     /// reads it is a hit: the step would not run.
     NotNeeded,
+}
+
+impl StepCacheStatus {
+    /// The status as `run_step_cache` stores it ([`VerdictStatus::as_str`]).
+    pub(crate) fn parse(s: &str) -> Option<StepCacheStatus> {
+        use VerdictStatus::*;
+        [Hit, Miss, Pending, NotCacheable, NotNeeded]
+            .into_iter()
+            .find(|v| v.as_str() == s)
+            .map(StepCacheStatus::from)
+    }
+}
+
+impl From<VerdictStatus> for StepCacheStatus {
+    fn from(s: VerdictStatus) -> Self {
+        match s {
+            VerdictStatus::Hit => StepCacheStatus::Hit,
+            VerdictStatus::Miss => StepCacheStatus::Miss,
+            VerdictStatus::Pending => StepCacheStatus::Pending,
+            VerdictStatus::NotCacheable => StepCacheStatus::NotCacheable,
+            VerdictStatus::NotNeeded => StepCacheStatus::NotNeeded,
+        }
+    }
 }
 
 /// Who may reuse the step's result.
@@ -267,14 +290,7 @@ async fn explain(
         reads: couler_engines::reads_artifacts_from(&settings.engine),
     };
     let lookups = lookup_plan_with_dag(&plan, &dag, asker, &state.cache).await;
-    let missed = lookups
-        .iter()
-        .any(|l| matches!(l.outcome, Outcome::Miss { .. }));
-    let hit = lookups
-        .iter()
-        .any(|l| matches!(l.outcome, Outcome::Hit { .. }));
-    // A lookup cannot tell "nothing cached" from "Redis away"; ask once.
-    let degraded = missed && !hit && state.cache.bytes().await.is_none();
+    let degraded = couler_cache::verdict::degraded(&lookups, &state.cache).await;
     let hits: Vec<CacheKey> = lookups
         .iter()
         .filter_map(|l| match &l.outcome {
@@ -384,55 +400,9 @@ fn explanation(
                 }),
                 _ => None,
             };
-            let (status, reason, saved_ms, size) = match &lookup.outcome {
-                Outcome::Hit { entry, .. } => (
-                    StepCacheStatus::Hit,
-                    None,
-                    Some(entry.wall_ms),
-                    Some(entry.size),
-                ),
-                Outcome::Miss { .. }
-                | Outcome::NotCacheable(NotCacheable::Pending { step: Some(_), .. })
-                    if degraded =>
-                {
-                    let reason = Some("cache unavailable".to_owned());
-                    (StepCacheStatus::Miss, reason, None, None)
-                }
-                Outcome::Miss { .. } => {
-                    (StepCacheStatus::Miss, Some("not cached".into()), None, None)
-                }
-                Outcome::Elsewhere { .. } => (
-                    StepCacheStatus::Miss,
-                    Some(
-                        "cached where the tenant's engine cannot read its artifacts, and a step that runs reads them"
-                            .into(),
-                    ),
-                    None,
-                    None,
-                ),
-                Outcome::NotNeeded { record, .. } => (
-                    StepCacheStatus::NotNeeded,
-                    Some("computed before; every step that reads it is a hit".into()),
-                    Some(record.wall_ms),
-                    None,
-                ),
-                Outcome::NotCacheable(why) if why.known_at_run_time() => {
-                    (StepCacheStatus::Pending, Some(why.to_string()), None, None)
-                }
-                Outcome::NotCacheable(why) => (
-                    StepCacheStatus::NotCacheable,
-                    Some(why.to_string()),
-                    None,
-                    None,
-                ),
-                // Explain plans without an earlier attempt; nothing is kept.
-                Outcome::Kept => (
-                    StepCacheStatus::NotCacheable,
-                    Some("kept from an earlier attempt".into()),
-                    None,
-                    None,
-                ),
-            };
+            let verdict = lookup.verdict(degraded);
+            let status = StepCacheStatus::from(verdict.status);
+            let (reason, saved_ms, size) = (verdict.reason, verdict.saved_ms, verdict.size);
             totals.steps += 1;
             match status {
                 StepCacheStatus::Hit => totals.hits += 1,

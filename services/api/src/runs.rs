@@ -4,6 +4,7 @@
 use crate::auth::{Auth, Role, tenant_by_id};
 use crate::batch::{self, Target};
 use crate::body::{Body, Chosen, choose_workflow};
+use crate::cache::StepCacheStatus;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::wire::{List, PageQuery, Query, parse_labels, path_id};
@@ -14,6 +15,7 @@ use chrono::{DateTime, Utc};
 use couler_ir::Parameter;
 use couler_ir::scalar::ParamValue;
 use couler_store::runs::{self, ChangeError, Created, Filter, Run, Source, Step};
+use couler_store::step_cache::{self, StepCache};
 use couler_store::{RunId, RunStatus, StepStatus, TenantId, WorkflowId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -75,6 +77,39 @@ pub struct StepView {
     /// The exit code of its last attempt, where it exited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// What the cache index said of the step when the run was planned (or
+    /// its stage looked up); absent where nothing was looked up (no cache
+    /// configured, a map instance, a step kept from an earlier attempt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<StepCacheView>,
+}
+
+/// A step's cache verdict in a run.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StepCacheView {
+    pub status: StepCacheStatus,
+    /// Why the step is not a hit, e.g. `not cached`, `policy off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Compute time the step did not spend (hits and steps not needed):
+    /// what the run that computed it took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved_ms: Option<i64>,
+    /// For a hit: the tenant's own run that computed it (absent when
+    /// another tenant's run did, or that run is unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub producer_run: Option<RunId>,
+}
+
+impl StepCacheView {
+    fn from_record(c: StepCache) -> Option<StepCacheView> {
+        Some(StepCacheView {
+            status: StepCacheStatus::parse(&c.status)?,
+            reason: c.reason,
+            saved_ms: c.saved_ms,
+            producer_run: c.producer_run,
+        })
+    }
 }
 
 impl From<Step> for StepView {
@@ -92,6 +127,7 @@ impl From<Step> for StepView {
             cpu_ms: s.cpu_ms,
             max_rss_kb: s.max_rss_kb,
             exit_code: s.exit_code,
+            cache: None,
         }
     }
 }
@@ -133,6 +169,10 @@ pub struct RunView {
     /// its plan that have not started are not counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_counts: Option<BTreeMap<StepStatus, i64>>,
+    /// Compute time the run's cached steps (and steps not needed) saved,
+    /// in milliseconds (in lists and `GET /v1/runs/{id}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_saved_ms: Option<i64>,
     /// What the run produced beyond its steps (in `GET /v1/runs/{id}`):
     /// `tuning.STEP` holds a hyperparameter search's best trial and its
     /// full trial table.
@@ -167,6 +207,7 @@ impl From<Run> for RunView {
             steps: Vec::new(),
             last_event_id: None,
             step_counts: None,
+            cache_saved_ms: None,
             outputs: None,
         }
     }
@@ -412,6 +453,10 @@ async fn list_runs(
     for (run, status, n) in runs::step_counts(&mut tx, tenant, &ids).await? {
         counts.entry(run).or_default().insert(status, n);
     }
+    let mut saved: HashMap<RunId, i64> = step_cache::savings(&mut tx, tenant, &ids)
+        .await?
+        .into_iter()
+        .collect();
     tx.commit().await?;
     let items = found
         .items
@@ -419,6 +464,7 @@ async fn list_runs(
         .map(|r| {
             let mut view = RunView::from(r);
             view.step_counts = Some(counts.remove(&view.id).unwrap_or_default());
+            view.cache_saved_ms = Some(saved.remove(&view.id).unwrap_or(0));
             view
         })
         .collect();
@@ -446,9 +492,20 @@ async fn get_run(
     let last_event_id = runs::last_event_id(&mut tx, tenant, id).await?;
     let steps = runs::steps(&mut tx, tenant, id).await?;
     let outputs = runs::outputs(&mut tx, tenant, id).await?;
+    let verdicts = step_cache::of_run(&mut tx, tenant, id).await?;
     tx.commit().await?;
     let mut view = RunView::from(run);
-    view.steps = steps.into_iter().map(Into::into).collect();
+    view.cache_saved_ms = Some(verdicts.iter().filter_map(|v| v.saved_ms).sum());
+    let mut verdicts: HashMap<String, StepCache> =
+        verdicts.into_iter().map(|v| (v.step.clone(), v)).collect();
+    view.steps = (steps.into_iter())
+        .map(|s| {
+            let cache = verdicts.remove(&s.name);
+            let mut step = StepView::from(s);
+            step.cache = cache.and_then(StepCacheView::from_record);
+            step
+        })
+        .collect();
     view.last_event_id = last_event_id;
     view.outputs = outputs.filter(|o| o.as_object().is_some_and(|m| !m.is_empty()));
     Ok(Json(view))

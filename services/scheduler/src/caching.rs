@@ -8,10 +8,25 @@
 use couler_cache::{CacheIndex, CacheKey, Cached, Entry};
 use couler_engines::{StepMetrics, StepPhase, StepState};
 use couler_optimizer::{Action, Plan, StepOutputs};
+use couler_store::step_cache;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::{CancellationToken, DropGuard};
+
+/// What the lookups behind `reuse` said of each step, as the run's page
+/// shows it (`run_step_cache`).
+pub(crate) fn verdict_rows(reuse: &couler_planner::Reuse) -> Vec<step_cache::NewVerdict> {
+    (reuse.verdicts().iter())
+        .map(|(step, v)| step_cache::NewVerdict {
+            step: step.clone(),
+            status: v.status.as_str(),
+            reason: v.reason.clone(),
+            key: v.key.map(|k| k.0),
+            saved_ms: v.saved_ms.map(|ms| ms.min(i64::MAX as u64) as i64),
+        })
+        .collect()
+}
 
 /// The keys of the plan's steps that will run and can be keyed before they
 /// do (every step they read is reused), by step name.
@@ -139,6 +154,29 @@ pub struct Writer {
     /// Outputs and costs of finished steps, by name.
     finished: HashMap<String, (StepOutputs, Option<StepMetrics>)>,
     claims: Option<Arc<Claims>>,
+    keys: Option<KeyRecorder>,
+}
+
+/// Where the keys of the steps a run computed are noted
+/// (`run_step_cache`), so that a later hit on one names the run.
+#[derive(Clone)]
+pub struct KeyRecorder {
+    pub store: couler_store::Store,
+    pub tenant: couler_store::TenantId,
+    pub run: couler_store::RunId,
+}
+
+impl KeyRecorder {
+    async fn note(&self, step: &str, key: &CacheKey) {
+        let noted = async {
+            let mut tx = self.store.tenant(self.tenant).await?;
+            step_cache::note_key(&mut tx, self.tenant, self.run, step, &key.0).await?;
+            tx.commit().await
+        };
+        if let Err(e) = noted.await {
+            tracing::warn!(error = %e, step, "could not note the key of a computed step");
+        }
+    }
 }
 
 impl Writer {
@@ -149,6 +187,7 @@ impl Writer {
         shares: bool,
         default_ttl: Duration,
         claims: Option<Arc<Claims>>,
+        keys: Option<KeyRecorder>,
     ) -> Option<Writer> {
         let dag = plan.dag().ok()?.into_owned();
         let position = plan
@@ -174,6 +213,7 @@ impl Writer {
             position,
             finished,
             claims,
+            keys,
         })
     }
 
@@ -198,6 +238,7 @@ impl Writer {
         let index = self.index.clone();
         let tenant = self.tenant.clone();
         let step = state.name.clone();
+        let keys = self.keys.clone().filter(|_| offer.is_some());
         tokio::spawn(async move {
             if let Some(claims) = &claims {
                 claims.extend(next).await;
@@ -205,6 +246,9 @@ impl Writer {
             if let Some((key, entry)) = &offer {
                 let outcome = index.admit(key, entry, &tenant).await;
                 tracing::debug!(step = %entry.step, ?outcome, "offered a result to the cache");
+                if let Some(keys) = &keys {
+                    keys.note(&step, key).await;
+                }
             }
             if let Some(claims) = &claims {
                 claims.release(&step).await;
@@ -424,6 +468,7 @@ steps:
                 true,
                 Duration::from_secs(60),
                 None,
+                None,
             )
             .unwrap()
         };
@@ -492,6 +537,7 @@ steps:
             "tnt_a".into(),
             true,
             Duration::from_secs(60),
+            None,
             None,
         )
         .unwrap();

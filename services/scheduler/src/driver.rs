@@ -97,6 +97,7 @@ async fn drive_run(
             let json = serde_json::to_value(&*plan)?;
             let engine_name = engine.name();
             let restart = steps_run_again(&driving, &plan);
+            let verdicts = crate::caching::verdict_rows(&reuse);
             let started = retrying("start run", || async {
                 let mut tx = ctx.store.tenant(tenant).await?;
                 let ok = scheduling::start_running(
@@ -109,6 +110,9 @@ async fn drive_run(
                     &restart,
                 )
                 .await?;
+                if ok {
+                    couler_store::step_cache::record(&mut tx, tenant, run, &verdicts).await?;
+                }
                 tx.commit().await?;
                 Ok(ok)
             })
@@ -359,6 +363,11 @@ pub(crate) fn cache_writer(
             d.share_cache,
             ttl,
             claims,
+            Some(crate::caching::KeyRecorder {
+                store: ctx.store.clone(),
+                tenant: d.run.tenant_id,
+                run: d.run.id,
+            }),
         )
     })
 }

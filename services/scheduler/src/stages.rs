@@ -250,6 +250,7 @@ impl Staged<'_> {
                 return Ok(());
             }
             if let (Some(index), Some(reuse)) = (&self.ctx.cache, reuse) {
+                self.record_verdicts(&reuse).await?;
                 reuse.count(index).await;
             }
             plan
@@ -488,6 +489,22 @@ impl Staged<'_> {
                 tracing::warn!(error = %e, stage = ?stage.spec.stage, "cancelling a stage failed");
             }
         }
+    }
+
+    /// Records what a stage's lookup said of its steps (the run's page).
+    async fn record_verdicts(&self, reuse: &Reuse) -> anyhow::Result<()> {
+        let (tenant, run) = (self.d.run.tenant_id, self.d.run.id);
+        let verdicts = crate::caching::verdict_rows(reuse);
+        if verdicts.is_empty() {
+            return Ok(());
+        }
+        retrying("record cache verdicts", || async {
+            let mut tx = self.ctx.store.tenant(tenant).await?;
+            couler_store::step_cache::record(&mut tx, tenant, run, &verdicts).await?;
+            tx.commit().await?;
+            Ok(())
+        })
+        .await
     }
 
     async fn record_outputs(&self, outputs: serde_json::Value) -> anyhow::Result<()> {

@@ -81,7 +81,19 @@ async fn seed(store: &Store, tenant: TenantId) -> WorkflowId {
         version: version.version,
     };
     let run = NewRun::new(source, &workflow.name, &version.ir_hash, "test");
-    runs::create(&mut tx, tenant, &run).await.unwrap();
+    let runs::Created::New(run) = runs::create(&mut tx, tenant, &run).await.unwrap() else {
+        panic!("a new run was expected");
+    };
+    let verdict = couler_store::step_cache::NewVerdict {
+        step: "a".into(),
+        status: "miss",
+        reason: Some("not cached".into()),
+        key: Some([7; 32]),
+        saved_ms: None,
+    };
+    couler_store::step_cache::record(&mut tx, tenant, run.id, &[verdict])
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     workflow.id
 }

@@ -71,6 +71,10 @@ pub enum Command {
         /// retry); the latest that ran the step by default.
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(i32::MAX)))]
         attempt: Option<u32>,
+        /// Keep printing a running step's log as it grows, until the step
+        /// ends.
+        #[arg(long, short = 'f')]
+        follow: bool,
     },
 }
 
@@ -142,7 +146,12 @@ pub async fn run(client: &Client, command: Command) -> Result<ExitCode> {
                 Output::Text => println!("{} {} (attempt {})", run.id, run.status, run.attempt),
             }
         }
-        Command::Logs { id, step, attempt } => logs(client, &id, &step, attempt).await?,
+        Command::Logs {
+            id,
+            step,
+            attempt,
+            follow,
+        } => logs(client, &id, &step, attempt, follow).await?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -258,11 +267,21 @@ pub fn describe(run: &Run) -> String {
     out
 }
 
-/// Copies a step's logs to standard output as they arrive.
-async fn logs(client: &Client, id: &str, step: &str, attempt: Option<u32>) -> Result<()> {
+/// Copies a step's logs to standard output as they arrive (`follow`: and
+/// as they grow, until the step ends).
+async fn logs(
+    client: &Client,
+    id: &str,
+    step: &str,
+    attempt: Option<u32>,
+    follow: bool,
+) -> Result<()> {
     let attempt = attempt.map(|n| n.to_string());
     let mut query = vec![("step", step)];
     query.extend(attempt.as_deref().map(|n| ("attempt", n)));
+    if follow {
+        query.push(("follow", "true"));
+    }
     let req = client
         .request_to(
             Method::GET,
@@ -274,6 +293,7 @@ async fn logs(client: &Client, id: &str, step: &str, attempt: Option<u32>) -> Re
     let mut stdout = std::io::stdout().lock();
     while let Some(chunk) = body.next().await {
         stdout.write_all(&chunk.context("reading the logs")?)?;
+        stdout.flush()?;
     }
     stdout.flush()?;
     Ok(())

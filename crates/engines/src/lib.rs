@@ -14,6 +14,8 @@ pub mod failure;
 pub mod import;
 pub mod k8s;
 pub mod kfp;
+pub mod live_log;
+pub use live_log::LogCursor;
 pub mod local;
 mod rest;
 mod secrets;
@@ -257,4 +259,20 @@ pub trait EngineAdapter: Send + Sync {
         engine_ref: &str,
         step: &str,
     ) -> Result<String, EngineError>;
+
+    /// What is new in a running step's log since `cursor`, which it
+    /// advances: the text taken through one cursor only ever grows. By
+    /// default, from [`EngineAdapter::logs`]: its suffix when it extends
+    /// what was taken, nothing when it was rewritten. Engines whose logs
+    /// are not append-only while a step runs override it.
+    async fn logs_since(
+        &self,
+        run: &RunSpec,
+        engine_ref: &str,
+        step: &str,
+        cursor: &mut LogCursor,
+    ) -> Result<String, EngineError> {
+        let full = self.logs(run, engine_ref, step).await?;
+        Ok(cursor.take_suffix(&full))
+    }
 }

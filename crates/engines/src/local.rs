@@ -40,7 +40,9 @@
 //!   steps terminal in `resume` are not run (reused ones are reported once).
 //! - Skips propagate: a step with a skipped upstream step is skipped.
 //! - `result` is the trimmed last 256 KiB of standard output; logs are
-//!   standard output followed by `--- stderr ---` and standard error.
+//!   standard output followed by `--- stderr ---` and standard error. While
+//!   a step runs, `logs_since` reads both as they grow, interleaved (see
+//!   `live`), so the live view's order can differ from the stored log's.
 //! - `map` instances are `step[i]`; the step itself reports each output
 //!   parameter and `result` as a JSON list over its instances (values that
 //!   are JSON objects or arrays are embedded, others become strings).
@@ -74,6 +76,7 @@
 mod cas;
 mod cgroup;
 mod driver;
+mod live;
 mod map;
 mod memory;
 mod network;
@@ -86,7 +89,7 @@ mod template;
 pub use network::Network;
 pub use sandbox::{HostMount, Isolation, SandboxConfig};
 
-use crate::{EngineAdapter, EngineError, RunSpec, Started, StepState};
+use crate::{EngineAdapter, EngineError, LogCursor, RunSpec, Started, StepState};
 use async_trait::async_trait;
 use cas::Cas;
 use couler_optimizer::Plan;
@@ -354,6 +357,30 @@ impl EngineAdapter for LocalEngine {
         tokio::task::spawn_blocking(move || step_logs(&instance, &step))
             .await
             .map_err(|e| EngineError::Other(format!("internal error: {e}")))?
+    }
+
+    /// Append-only: positions into the try's stdout and stderr (see `live`).
+    async fn logs_since(
+        &self,
+        run: &RunSpec,
+        engine_ref: &str,
+        step: &str,
+        cursor: &mut LogCursor,
+    ) -> Result<String, EngineError> {
+        let dir = self.run_dir(run, engine_ref)?;
+        if !safe_component(step) {
+            return Err(EngineError::Other(format!("{step:?} is not a step name")));
+        }
+        let instance = dir.join(step);
+        let mut moved = cursor.clone();
+        let (text, moved) = tokio::task::spawn_blocking(move || {
+            live::read_new(&instance, &mut moved).map(|text| (text, moved))
+        })
+        .await
+        .map_err(|e| EngineError::Other(format!("internal error: {e}")))?
+        .map_err(|e| EngineError::Other(format!("cannot read the logs of `{step}`: {e}")))?;
+        *cursor = moved;
+        Ok(text)
     }
 }
 

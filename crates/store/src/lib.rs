@@ -12,6 +12,7 @@ pub mod events;
 pub mod generations;
 pub mod ids;
 pub mod llm_usage;
+pub mod logs;
 pub mod page;
 pub mod principals;
 pub mod runs;

@@ -529,28 +529,6 @@ pub async fn write_steps(
     Ok(true)
 }
 
-/// The logs of a step's latest attempt in run attempt `run_attempt`, or in
-/// the latest run attempt that ran the step.
-pub async fn step_logs(
-    tx: &mut Tx,
-    tenant: TenantId,
-    run: RunId,
-    step: &str,
-    run_attempt: Option<i32>,
-) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar!(
-        r#"SELECT content FROM step_logs
-           WHERE tenant_id = $1 AND run_id = $2 AND step = $3 AND ($4::integer IS NULL OR run_attempt = $4)
-           ORDER BY run_attempt DESC, attempt DESC LIMIT 1"#,
-        tenant as TenantId,
-        run as RunId,
-        step,
-        run_attempt,
-    )
-    .fetch_optional(&mut **tx)
-    .await
-}
-
 /// Queued runs per tenant (platform transaction), for the queue-depth gauge.
 pub async fn queue_depths(tx: &mut Tx) -> Result<Vec<(String, i64)>, sqlx::Error> {
     let rows = sqlx::query!(

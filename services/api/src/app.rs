@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use std::time::{Duration, Instant};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::compression::CompressionLayer;
+use tower_http::compression::{CompressionLayer, DefaultPredicate, Predicate};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
@@ -71,7 +71,12 @@ pub fn app(state: AppState) -> Router {
             .allow_origin(AllowOrigin::list(origins))
             .allow_methods(tower_http::cors::Any)
             .allow_headers(tower_http::cors::Any)
-            .expose_headers([REQUEST_ID, header::RETRY_AFTER])
+            .expose_headers([
+                REQUEST_ID,
+                header::RETRY_AFTER,
+                crate::logs::LOG_OFFSET,
+                crate::logs::LOG_COMPLETE,
+            ])
     };
     let layers = ServiceBuilder::new()
         .layer(SetSensitiveRequestHeadersLayer::new([
@@ -81,7 +86,7 @@ pub fn app(state: AppState) -> Router {
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(CompressionLayer::new())
+        .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(not_streamed)))
         .layer(middleware::from_fn(problem_details))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TimeoutLayer::with_status_code(
@@ -98,6 +103,16 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::from_fn(record_metrics))
         .layer(layers)
         .with_state(state)
+}
+
+/// Streamed responses go out as written (see `logs::Streamed`).
+fn not_streamed(
+    _: StatusCode,
+    _: axum::http::Version,
+    _: &axum::http::HeaderMap,
+    extensions: &axum::http::Extensions,
+) -> bool {
+    extensions.get::<crate::logs::Streamed>().is_none()
 }
 
 async fn not_found() -> ApiError {

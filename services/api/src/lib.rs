@@ -16,6 +16,7 @@ pub mod generations;
 pub mod graph;
 pub mod health;
 pub mod llm_usage;
+pub mod logs;
 pub mod me;
 pub mod openapi;
 pub mod plans;

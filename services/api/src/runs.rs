@@ -241,7 +241,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(cancel_run))
         .routes(routes!(retry_run))
         .routes(routes!(crate::events::run_events))
-        .routes(routes!(step_logs))
+        .routes(routes!(crate::logs::step_logs))
 }
 
 const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -568,107 +568,4 @@ async fn retry_run(
     let tenant = principal.tenant(Role::Editor)?;
     let id: RunId = path_id(&id, "run")?;
     change(&state, tenant, id, Change::Retry).await
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct LogsQuery {
-    /// The step (or map instance, e.g. `train[2]`).
-    pub step: String,
-    /// The run attempt (the run's `attempt`: 1, and one more per retry)
-    /// whose logs to read; by default the latest that ran the step.
-    #[serde(default, deserialize_with = "crate::wire::run_attempt")]
-    #[param(minimum = 1, value_type = Option<i32>)]
-    pub attempt: Option<i32>,
-}
-
-/// The logs of one step's latest attempt (standard output and error).
-///
-/// A retry from failure keeps the logs of the run attempts before it
-/// (`attempt` reads them).
-#[utoipa::path(get, path = "/v1/runs/{id}/logs", tag = "runs",
-    params(("id" = String, Path, description = "Run id"), LogsQuery),
-    responses((status = 200, content_type = "text/plain", body = String),
-              (status = "4XX", body = crate::error::Problem, content_type = "application/problem+json")))]
-async fn step_logs(
-    State(state): State<AppState>,
-    Auth(principal): Auth,
-    Path(id): Path<String>,
-    Query(q): Query<LogsQuery>,
-) -> ApiResult<([(axum::http::HeaderName, &'static str); 1], String)> {
-    let tenant = principal.tenant(Role::Viewer)?;
-    let id: RunId = path_id(&id, "run")?;
-    let mut tx = state.store.tenant(tenant).await?;
-    if runs::get(&mut tx, tenant, id).await?.is_none() {
-        return Err(ApiError::not_found("run"));
-    }
-    let logs = couler_store::scheduling::step_logs(&mut tx, tenant, id, &q.step, q.attempt).await?;
-    let Some(logs) = logs else {
-        // Say why: a cached step never ran here, a pending one not yet.
-        let steps = runs::steps(&mut tx, tenant, id).await?;
-        let step = steps.iter().find(|s| s.name == q.step);
-        let (message, path) = match (step.map(|s| s.status), q.attempt) {
-            (None, _) => (format!("run {id} has no step {:?}", q.step), "/step"),
-            (Some(StepStatus::Cached), _) => (
-                format!(
-                    "step {:?} came from the cache: it did not run in this run, so it has no logs",
-                    q.step
-                ),
-                "/step",
-            ),
-            (Some(_), Some(n)) => (
-                format!("step {:?} has no logs from run attempt {n}", q.step),
-                "/attempt",
-            ),
-            (Some(StepStatus::Skipped), None) => (
-                format!("step {:?} was skipped: it did not run", q.step),
-                "/step",
-            ),
-            (Some(status @ (StepStatus::Pending | StepStatus::Running)), None) => (
-                format!("step {:?} ({status}) has no logs yet", q.step),
-                "/step",
-            ),
-            (Some(status), None) => match instance_of(&steps, &q.step) {
-                Some(instance) => (
-                    format!(
-                        "step {:?} ({status}) has no logs of its own: its instances have them, e.g. {instance:?}",
-                        q.step
-                    ),
-                    "/step",
-                ),
-                None => (
-                    format!(
-                        "step {:?} ({status}) has no logs: the engine reported none",
-                        q.step
-                    ),
-                    "/step",
-                ),
-            },
-        };
-        return Err(ApiError::NotFound {
-            message,
-            path: Some(path.to_owned()),
-        });
-    };
-    tx.commit().await?;
-    Ok((
-        [(
-            axum::http::header::CONTENT_TYPE,
-            "text/plain; charset=utf-8",
-        )],
-        logs,
-    ))
-}
-
-/// A map instance (`train[0]`) or search trial (`train-t0`) of `step`.
-fn instance_of<'a>(steps: &'a [runs::Step], step: &str) -> Option<&'a str> {
-    steps.iter().map(|s| s.name.as_str()).find(|name| {
-        name.strip_prefix(step).is_some_and(|rest| {
-            rest.starts_with('[')
-                || rest
-                    .strip_prefix("-t")
-                    .is_some_and(|id| id.starts_with(|c: char| c.is_ascii_digit()))
-        })
-    })
 }

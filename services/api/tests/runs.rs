@@ -460,10 +460,24 @@ async fn cancel_and_retry_follow_the_lifecycle() {
         .into_iter()
         .collect()
     );
-    // None of them has logs; the answer says why, at the parameter.
+    // A pending step's log is live: empty so far, and not complete.
+    let pending = api
+        .request(Method::GET, &format!("/v1/runs/{d}/logs?step=b"), &editor)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pending.status(), StatusCode::OK);
+    assert_eq!(pending.headers()["couler-log-complete"], "false");
+    assert_eq!(pending.headers()["couler-log-offset"], "0");
+    assert_eq!(pending.text().await.unwrap(), "");
+    // The others have no logs; the answer says why, at the parameter.
     for (query, why, at) in [
         ("step=c", "came from the cache", "/step"),
-        ("step=b", "(pending) has no logs yet", "/step"),
+        (
+            "step=b&offset=1",
+            "beyond the end of the log (0 bytes)",
+            "/offset",
+        ),
         ("step=a&attempt=1", "no logs from run attempt 1", "/attempt"),
         (
             "step=a",
@@ -480,7 +494,11 @@ async fn cancel_and_retry_follow_the_lifecycle() {
                 None,
             )
             .await;
-        assert_problem(status, &body, StatusCode::NOT_FOUND, "not_found");
+        if at == "/offset" {
+            assert_problem(status, &body, StatusCode::BAD_REQUEST, "invalid_offset");
+        } else {
+            assert_problem(status, &body, StatusCode::NOT_FOUND, "not_found");
+        }
         assert!(body["detail"].as_str().unwrap().contains(why), "{body}");
         assert_eq!(body["path"], at, "{body}");
     }

@@ -174,6 +174,7 @@ async fn drive_run(
     if driving.cancel_requested {
         engine.cancel(&spec, &engine_ref).await?;
     }
+    let _tail = (ctx.tails).register(tenant, run, engine.clone(), &spec, &engine_ref, None);
 
     let mut writer = cache_writer(ctx, &driving, &plan, claims);
     let families = families(&plan);

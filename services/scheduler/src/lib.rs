@@ -12,6 +12,7 @@ mod lease;
 mod queue;
 mod secrets;
 mod stages;
+mod tail;
 
 use config::Config;
 use couler_store::Store;
@@ -34,6 +35,8 @@ pub struct Context {
     /// Opens tenant secrets for the steps that read them; `None`: runs that
     /// read secrets fail, saying so.
     pub keyring: Option<couler_secrets::Keyring>,
+    /// The started runs whose steps' logs can be tailed (live logs).
+    pub tails: Arc<tail::Tails>,
 }
 
 /// Runs the scheduler until `shutdown` fires, then stops claiming, hands
@@ -56,12 +59,14 @@ pub async fn run(
         held: lease::Held::default(),
         cache,
         keyring,
+        tails: Arc::default(),
     });
     tracing::info!(owner = %ctx.owner, engines = ?ctx.engines.names(), "scheduler started");
     let heartbeat = tokio::spawn(lease::heartbeat(ctx.clone(), shutdown.clone()));
     if let Some(index) = &ctx.cache {
         tokio::spawn(caching::sweep(index.clone(), shutdown.clone()));
     }
+    tokio::spawn(tail::listen(ctx.clone(), shutdown.clone()));
     queue::claim_loop(ctx.clone(), shutdown.clone()).await?;
     // Stop claiming first (done), then let drivers hand their runs back.
     ctx.held.shutdown_all();

@@ -29,6 +29,8 @@ struct Running {
     runs: BTreeSet<String>,
     families: HashMap<String, String>,
     cache: Option<Writer>,
+    /// Open to live-log readers while it runs.
+    _tail: crate::tail::Registration,
 }
 
 /// One update of a stage; `None` when its stream ended.
@@ -319,6 +321,15 @@ impl Staged<'_> {
         );
         self.reports.insert(id.clone(), reports);
         let cache = cache_writer(self.ctx, self.d, &plan, self.claims.clone());
+        let (tenant, run) = (self.d.run.tenant_id, self.d.run.id);
+        let tail = (self.ctx.tails).register(
+            tenant,
+            run,
+            self.engine.clone(),
+            &spec,
+            &started.engine_ref,
+            Some(runs.clone()),
+        );
         self.running.insert(
             id,
             Running {
@@ -328,6 +339,7 @@ impl Staged<'_> {
                 plan,
                 runs,
                 cache,
+                _tail: tail,
             },
         );
         Ok(())

@@ -62,8 +62,8 @@ const STDERR_MARK: &str = "--- stderr ---\n";
 
 pub(super) const STATE_FILE: &str = "state.json";
 const EXIT_FILE: &str = "exit";
-const STDOUT_FILE: &str = "stdout";
-const STDERR_FILE: &str = "stderr";
+pub(super) const STDOUT_FILE: &str = "stdout";
+pub(super) const STDERR_FILE: &str = "stderr";
 const SCRIPT_FILE: &str = "script";
 const STOP_FILE: &str = "stopped";
 

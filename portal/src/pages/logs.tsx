@@ -11,7 +11,8 @@ const OVERSCAN = 30;
 /**
  * A step's log: virtualized (100k lines scroll as smoothly as 100), ANSI
  * colours, search with highlight, wrap, download, and follow while the
- * step runs (reads from the last offset every second).
+ * step runs (reads from the last offset every second; the server tails a
+ * running step while someone reads it).
  */
 export function LogView({ run, step, attempt, running }: { run: string; step: string; attempt: number; running: boolean }) {
   const text = useSignal<string | null>(null);
@@ -42,9 +43,18 @@ export function LogView({ run, step, attempt, running }: { run: string; step: st
         performance.mark("log-fetch-start");
         let complete = await read();
         performance.measure("log-fetch", "log-fetch-start");
+        let followed = false;
         while (!stop && running && !complete) {
+          followed = true;
           await new Promise((r) => setTimeout(r, 1000));
-          if (!stop) complete = await read();
+          if (!stop) complete = await read().catch(() => true);
+        }
+        // The stored log of a finished step replaces the live one (stdout,
+        // then stderr): offsets into the live text no longer apply, so a
+        // followed log is read again whole.
+        if (followed && !stop) {
+          offset = 0;
+          await read();
         }
       } catch (e) {
         if (!stop) error.value = e;

@@ -197,3 +197,39 @@ fn a_running_steps_log_is_read_from_offsets_and_followed_until_it_ends() {
     assert_eq!(status, 200);
     assert_eq!(body, Value::String(STORED.into()));
 }
+
+#[test]
+fn a_follower_that_comes_before_the_run_starts_waits_for_its_step() {
+    let couler = Couler::start();
+    let (_, token) = couler.tenant("early");
+    let yaml = "apiVersion: couler.dev/v1alpha1\nname: early\nsteps:\n  - name: hello\n    cache: {policy: 'off'}\n    container: {image: alpine, command: [sh, -c, 'echo hello from the start']}\n";
+    // No scheduler yet: the run stays queued.
+    let run = couler.submit(&token, yaml, json!({}));
+    assert_eq!(couler.run(&token, &run)["status"], "queued");
+    // A step the run does not have is refused at once.
+    let (status, body) = couler.call(
+        Method::GET,
+        &format!("/v1/runs/{run}/logs?step=nope&follow=true"),
+        &token,
+        None,
+    );
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["path"], "/step", "{body}");
+    let http = reqwest::blocking::Client::builder()
+        .timeout(None)
+        .build()
+        .unwrap();
+    let follow = http
+        .get(format!(
+            "{}/v1/runs/{run}/logs?step=hello&follow=true",
+            couler.base
+        ))
+        .bearer_auth(&token)
+        .send()
+        .unwrap();
+    assert_eq!(follow.status(), 200);
+    assert_eq!(header(&follow, "couler-log-complete"), "false");
+    let follower = Collected::start(follow);
+    let _scheduler = couler.scheduler("late");
+    assert_eq!(follower.finish(), "hello from the start\n");
+}

@@ -54,8 +54,9 @@ pub async fn watch(tx: &mut Tx, watch: &Watch) -> Result<(), sqlx::Error> {
 pub struct LogRead {
     /// The step's status in the run; none: the run has no such step.
     pub status: Option<StepStatus>,
-    /// Whether the step can still write the log read: pending or running,
-    /// and the run attempt read is the current one.
+    /// Whether the step can still write the log read: pending or running
+    /// (or not started, in a run that has not ended and names it), and the
+    /// run attempt read is the current one.
     pub live: bool,
     /// The step attempt the log belongs to (the current one while live).
     pub attempt: Option<i32>,
@@ -79,8 +80,18 @@ pub async fn read(
     let row = sqlx::query!(
         r#"WITH cur AS (
                SELECT r.attempt AS run_attempt, s.attempt, s.status,
-                      coalesce(s.status IN ('pending', 'running') AND ($4::integer IS NULL OR $4 = r.attempt), false) AS live
-               FROM runs r LEFT JOIN run_steps s ON s.tenant_id = r.tenant_id AND s.run_id = r.id AND s.name = $3
+                      ($4::integer IS NULL OR $4 = r.attempt) AND CASE
+                          WHEN s.status IS NOT NULL THEN s.status IN ('pending', 'running')
+                          -- Not started yet: live while the run may still start it.
+                          ELSE r.status IN ('queued', 'planning', 'running') AND EXISTS (
+                              SELECT 1 FROM jsonb_array_elements(
+                                  coalesce(coalesce(r.inline_ir, v.ir)->'steps', '[]') || coalesce(coalesce(r.inline_ir, v.ir)->'on_exit', '[]')) e
+                              WHERE e->>'name' = regexp_replace($3, '\[\d+\]$', ''))
+                      END AS live
+               FROM runs r
+               LEFT JOIN run_steps s ON s.tenant_id = r.tenant_id AND s.run_id = r.id AND s.name = $3
+               LEFT JOIN workflow_versions v
+                 ON v.tenant_id = r.tenant_id AND v.workflow_id = r.workflow_id AND v.version = r.workflow_version
                WHERE r.tenant_id = $1 AND r.id = $2
            )
            SELECT cur.status AS "status?: StepStatus", cur.live AS "live!", coalesce(l.attempt, cur.attempt) AS attempt,

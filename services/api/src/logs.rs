@@ -274,6 +274,11 @@ impl Follower {
                     }
                     return;
                 }
+                if self.attempt.is_none() && self.offset == 0 {
+                    // The step started after the follower came: its first
+                    // attempt's log needs no header.
+                    self.attempt = read.attempt;
+                }
                 if read.attempt != self.attempt {
                     // The step runs again: its next attempt's log follows.
                     let attempt = read.attempt.unwrap_or_default();
@@ -331,10 +336,14 @@ impl Follower {
         };
         let stored = String::from_utf8_lossy(&bytes);
         let (start, offset) = (self.start as usize, self.offset as usize);
-        let extends = attempt == self.attempt
-            && stored.is_char_boundary(offset)
-            && (stored.as_bytes().get(start..offset))
-                .is_some_and(|sent| blake3::hash(sent) == self.sent.finalize());
+        // Nothing sent yet (the step ended before a read saw it run): the
+        // stored log is all there is to send.
+        let nothing_sent = offset == 0;
+        let extends = nothing_sent
+            || attempt == self.attempt
+                && stored.is_char_boundary(offset)
+                && (stored.as_bytes().get(start..offset))
+                    .is_some_and(|sent| blake3::hash(sent) == self.sent.finalize());
         if extends {
             let rest = &stored[offset..];
             return Ok((!rest.is_empty()).then(|| rest.to_owned()));

@@ -340,7 +340,12 @@ async fn logs_print_a_steps_latest_attempt_or_one_of_a_run_attempt() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("not_found"), "{}", stderr(&out));
 
+    // `b` has not run yet (the run is queued): nothing so far; a step the
+    // run does not have is not found.
     let out = api.couler(&editor, &["runs", "logs", &run, "b"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let out = api.couler(&editor, &["runs", "logs", &run, "nope"]).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("not_found"), "{}", stderr(&out));
     api.stop().await;

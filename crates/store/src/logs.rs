@@ -101,7 +101,7 @@ pub async fn read(
                SELECT content, attempt FROM step_logs l
                WHERE l.tenant_id = $1 AND l.run_id = $2 AND l.step = $3
                  AND ($4::integer IS NULL OR l.run_attempt = $4)
-                 AND (NOT cur.live OR (l.run_attempt, l.attempt) = (cur.run_attempt, cur.attempt))
+                 AND (NOT cur.live OR cur.attempt IS NULL OR (l.run_attempt, l.attempt) = (cur.run_attempt, cur.attempt))
                ORDER BY l.run_attempt DESC, l.attempt DESC LIMIT 1
            ) l ON true"#,
         tenant as TenantId,

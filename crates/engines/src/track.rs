@@ -14,8 +14,9 @@ use tokio::sync::mpsc;
 
 /// Updates an adapter may get ahead of the scheduler by.
 pub(crate) const UPDATE_BUFFER: usize = 1024;
-/// How much of a step's log terminal updates carry, by default.
-pub(crate) const LOG_TAIL_BYTES: usize = 64 * 1024;
+/// How much of a step's log terminal updates carry (and Postgres keeps),
+/// by default: 1 MiB holds a 100,000-line log of short lines.
+pub(crate) const LOG_TAIL_BYTES: usize = 1024 * 1024;
 
 /// Runs `build` (a compiler) on the blocking pool: big plans take a while.
 pub(crate) async fn compile<T: Send + 'static>(

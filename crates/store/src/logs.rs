@@ -140,10 +140,16 @@ pub async fn step_state(
     Ok(row.map(|r| (r.status, r.attempt)))
 }
 
+/// A live log stops growing past this many bytes (the stored log of a
+/// finished step is its engine's tail, 1 MiB); a follower then waits for
+/// the step's end and gets that.
+pub const LIVE_LOG_LIMIT: i32 = 8 << 20;
+
 /// Appends `text` to the live log of step attempt `attempt` in the run's
 /// current attempt, while that attempt runs and `owner` holds the run;
-/// false otherwise. The step's row is locked first, so an append never
-/// lands after the log its end stores.
+/// false otherwise (also once the log reached [`LIVE_LOG_LIMIT`]). The
+/// step's row is locked first, so an append never lands after the log its
+/// end stores.
 pub async fn append(
     tx: &mut Tx,
     tenant: TenantId,
@@ -164,13 +170,15 @@ pub async fn append(
            INSERT INTO step_logs AS l (tenant_id, run_id, step, run_attempt, attempt, content)
            SELECT $1, $2, $3, run_attempt, $4, $6 FROM running
            ON CONFLICT (tenant_id, run_id, step, run_attempt, attempt)
-           DO UPDATE SET content = l.content || excluded.content"#,
+           DO UPDATE SET content = l.content || excluded.content
+           WHERE octet_length(l.content) < $7"#,
         tenant as TenantId,
         run as RunId,
         step,
         attempt,
         owner,
         text,
+        LIVE_LOG_LIMIT,
     )
     .execute(&mut **tx)
     .await?;

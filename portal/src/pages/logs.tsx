@@ -65,7 +65,8 @@ export function LogView({ run, step, attempt, running }: { run: string; step: st
     };
   }, [run, step, attempt, running]);
 
-  const lines = useMemo(() => (text.value ?? "").split("\n"), [text.value]);
+  // A final newline ends the last line; it does not start another.
+  const lines = useMemo(() => (text.value ?? "").replace(/\n$/, "").split("\n"), [text.value]);
   const needle = find.value;
   const matches = useMemo(() => {
     if (!needle) return [];

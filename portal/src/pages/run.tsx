@@ -45,6 +45,28 @@ export function RunPage({ id }: { id: string }) {
   // Step name → its view, updated in place by events.
   const steps = useRef(new Map<string, Step>());
 
+  // The run read again after steps finish: never two reads at once, at
+  // most one waiting, at most one a second.
+  const reloading = useRef<{ busy: boolean; again: boolean }>({ busy: false, again: false });
+  function reload() {
+    const r = reloading.current;
+    if (r.busy) {
+      r.again = true;
+      return;
+    }
+    r.busy = true;
+    void loadRun()
+      .catch(() => {})
+      .then(() => new Promise((done) => setTimeout(done, 1000)))
+      .then(() => {
+        r.busy = false;
+        if (r.again) {
+          r.again = false;
+          reload();
+        }
+      });
+  }
+
   async function loadRun() {
     const r = await get<Run>(`/v1/runs/${encodeURIComponent(id)}`);
     steps.current = new Map((r.steps ?? []).map((s) => [s.name, s]));
@@ -84,8 +106,10 @@ export function RunPage({ id }: { id: string }) {
           }
           events.value = [...events.value, ...batch].slice(-2000);
           version.value++;
-          // Finished steps carry outputs and timings: read them once settled.
-          if (refresh) void loadRun().catch(() => {});
+          // Finished steps carry outputs and timings: read them once settled
+          // (at most one read at a time, and one more after it for what
+          // finished meanwhile).
+          if (refresh) reload();
         };
         await follow(`/v1/runs/${encodeURIComponent(id)}/events`, {
           headers: authHeaders(),

@@ -77,7 +77,7 @@ export function StepDrawer({ run, step, onClose }: { run: RunView; step: Step; o
       {(outputs.result !== undefined || outputs.parameters || outputs.artifacts) && (
         <section>
           <h3>Outputs</h3>
-          {outputs.result !== undefined && <pre class="mono output">{outputs.result}</pre>}
+          {outputs.result !== undefined && <Result text={outputs.result} />}
           <dl class="facts">
             {Object.entries(outputs.parameters ?? {}).map(([k, v]) => (
               <>
@@ -111,5 +111,25 @@ export function StepDrawer({ run, step, onClose }: { run: RunView; step: Step; o
         <LogView run={run.id} step={step.name} attempt={attempt.value} running={step.status === "running"} />
       </section>
     </aside>
+  );
+}
+
+/** Shown at first: more of a long result waits for a click (laying out
+ * 256 KiB of text in a `<pre>` takes a fifth of a second). */
+const RESULT_PREVIEW = 4096;
+
+/** A step's `result` output, long ones cut to their start until asked. */
+function Result({ text }: { text: string }) {
+  const all = useSignal(false);
+  const long = text.length > RESULT_PREVIEW;
+  return (
+    <>
+      <pre class="mono output">{long && !all.value ? `${text.slice(0, RESULT_PREVIEW)}…` : text}</pre>
+      {long && !all.value && (
+        <button class="link" onClick={() => (all.value = true)}>
+          Show all {text.length.toLocaleString()} characters
+        </button>
+      )}
+    </>
   );
 }

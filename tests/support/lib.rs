@@ -124,6 +124,29 @@ pub mod tempdir {
 }
 
 impl Couler {
+    /// Waits for `/readyz`; a failure says whether the API exited and what
+    /// it logged, and what the last probe got.
+    fn wait_ready(&mut self) {
+        let limit = Duration::from_secs(60);
+        let start = Instant::now();
+        loop {
+            let last = match self.http.get(format!("{}/readyz", self.base)).send() {
+                Ok(r) if r.status().is_success() => return,
+                Ok(r) => format!("{}: {}", r.status(), r.text().unwrap_or_default()),
+                Err(e) => e.to_string(),
+            };
+            let exited = self.api.0.try_wait().ok().flatten();
+            if exited.is_some() || start.elapsed() >= limit {
+                let log = std::fs::read_to_string(self.data_dir.path().join("api.log"));
+                panic!(
+                    "couler-api was not ready within {limit:?} (exited: {exited:?}; last probe: {last})\n{}",
+                    log.unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Starts `couler-api` on a fresh database.
     pub fn start() -> Couler {
         Couler::start_with(&[])
@@ -159,7 +182,7 @@ impl Couler {
             .timeout(Duration::from_secs(30))
             .build()
             .unwrap();
-        let couler = Couler {
+        let mut couler = Couler {
             platform: token(json!({"sub": "ops", "roles": ["platform-admin"]})),
             redis_prefix: prefix,
             database,
@@ -169,13 +192,7 @@ impl Couler {
             api,
             http,
         };
-        wait_until(Duration::from_secs(60), || {
-            couler
-                .http
-                .get(format!("{}/readyz", couler.base))
-                .send()
-                .is_ok_and(|r| r.status().is_success())
-        });
+        couler.wait_ready();
         couler
     }
 

@@ -118,9 +118,48 @@ test("a fan-out shows its instances counted, and each instance's log", async () 
   await page.getByRole("cell", { name: "shard[2]", exact: true }).waitFor();
   await page.getByRole("button", { name: "shard[1]", exact: true }).click();
   await page.locator(".log-box").getByText("shard y").waitFor();
-  await page.getByRole("tab", { name: "Graph" }).click();
+  // The fan-out itself expands into its instances; one opens from there.
+  await page.goto(`${URL_}/ui/runs/${run.id}?step=shard`);
+  const drawer = page.getByRole("complementary", { name: "Step shard" });
+  await drawer.getByRole("heading", { name: "Instances (3)" }).waitFor();
   await page.locator("canvas[data-painted]").waitFor();
   await shot(page, "05c-fan-out");
+  await scan(page, "fan-out");
+  await drawer.getByRole("button", { name: "shard[2]" }).click();
+  await page.locator(".log-box").getByText("shard z").waitFor();
+  await page.context().close();
+});
+
+test("cancel a running run, with confirmation", async () => {
+  const long = {
+    apiVersion: "couler.dev/v1alpha1",
+    name: "portal-long",
+    steps: [{ name: "wait", container: { image: "alpine", command: ["sh", "-c", "sleep 120"] } }],
+  };
+  const run = await api(TOKENS.editor, "POST", "/v1/runs", { ir: long });
+  const page = await signedIn(browser, TOKENS.editor);
+  await page.goto(`${URL_}/ui/runs/${run.id}`);
+  await page.locator(".run-head .badge", { hasText: "running" }).waitFor({ timeout: 30_000 });
+  await page.getByRole("button", { name: "Cancel run" }).click();
+  await page.getByRole("alertdialog").waitFor();
+  await shot(page, "05e-cancel-confirm");
+  await page.getByRole("button", { name: "Yes, cancel" }).click();
+  await page.locator(".run-head .badge", { hasText: "cancelled" }).waitFor({ timeout: 60_000 });
+  const ended = await finished(TOKENS.editor, run.id);
+  assert.equal(ended.status, "cancelled");
+  await page.context().close();
+});
+
+test("the plan view explains what the optimizer decided", async () => {
+  const mine = await api(TOKENS.editor, "GET", "/v1/runs?workflow=portal-diamond");
+  const cached = mine.items.find((r) => (r.cache_saved_ms ?? 0) > 0);
+  assert.ok(cached, "a cached run of portal-diamond");
+  const page = await signedIn(browser, TOKENS.editor);
+  await page.goto(`${URL_}/ui/runs/${cached.id}?tab=plan`);
+  await page.getByRole("heading", { name: "Steps" }).waitFor();
+  assert.match(await page.locator(".plan").innerText(), /cache hit/);
+  await shot(page, "05f-plan");
+  await scan(page, "plan");
   await page.context().close();
 });
 

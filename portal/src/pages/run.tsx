@@ -324,6 +324,8 @@ export function RunPage({ id }: { id: string }) {
         <StepDrawer
           run={r}
           step={steps.current.get(selectedName) ?? ({ name: selectedName, status: "pending", attempt: 0, outputs: {} } as Step)}
+          instances={instancesOf(steps.current, selectedName)}
+          onSelect={(name) => setQuery({ step: name })}
           onClose={() => setQuery({ step: undefined })}
         />
       )}
@@ -384,6 +386,19 @@ function StepsTable({ steps, onSelect }: { steps: Step[]; onSelect: (name: strin
       </table>
     </div>
   );
+}
+
+/** The instances `name[0]`, `name[1]`, … of a fan-out, in index order. */
+function instancesOf(steps: Map<string, Step>, name: string): Step[] {
+  const out: [number, Step][] = [];
+  const prefix = `${name}[`;
+  for (const [n, s] of steps) {
+    if (n.startsWith(prefix) && n.endsWith("]")) {
+      const i = Number(n.slice(prefix.length, -1));
+      if (Number.isInteger(i)) out.push([i, s]);
+    }
+  }
+  return out.sort((a, b) => a[0] - b[0]).map(([, s]) => s);
 }
 
 export { look };

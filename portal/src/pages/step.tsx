@@ -8,7 +8,20 @@ import { LogView } from "./logs";
 import type { Step } from "./run";
 
 /** A step's details, outputs and logs, beside the graph. */
-export function StepDrawer({ run, step, onClose }: { run: RunView; step: Step; onClose: () => void }) {
+export function StepDrawer({
+  run,
+  step,
+  instances,
+  onSelect,
+  onClose,
+}: {
+  run: RunView;
+  step: Step;
+  /** A fan-out's instances (`step[0]`, `step[1]`, …), in index order. */
+  instances: Step[];
+  onSelect: (name: string) => void;
+  onClose: () => void;
+}) {
   const attempt = useSignal(step.attempt || 1);
   useEffect(() => {
     attempt.value = step.attempt || 1;
@@ -96,6 +109,23 @@ export function StepDrawer({ run, step, onClose }: { run: RunView; step: Step; o
           </dl>
         </section>
       )}
+      {instances.length > 0 && (
+        <section>
+          <h3>Instances ({instances.length.toLocaleString()})</h3>
+          <ul class="instances">
+            {instances.slice(0, 500).map((i) => (
+              <li>
+                <button class="link" onClick={() => onSelect(i.name)}>
+                  {i.name}
+                </button>{" "}
+                <Badge status={i.status} />{" "}
+                <span class="muted">{i.wall_ms != null ? duration(i.wall_ms) : ""}</span>
+              </li>
+            ))}
+          </ul>
+          {instances.length > 500 && <p class="muted">The first 500; the steps table lists them all.</p>}
+        </section>
+      )}
       <section>
         <h3>Logs</h3>
         {attempts.length > 1 && (
@@ -108,7 +138,11 @@ export function StepDrawer({ run, step, onClose }: { run: RunView; step: Step; o
             </select>
           </label>
         )}
-        <LogView run={run.id} step={step.name} attempt={attempt.value} running={step.status === "running"} />
+        {instances.length > 0 ? (
+          <p class="muted">A fan-out has no log of its own: each instance above has its own.</p>
+        ) : (
+          <LogView run={run.id} step={step.name} attempt={attempt.value} running={step.status === "running"} />
+        )}
       </section>
     </aside>
   );

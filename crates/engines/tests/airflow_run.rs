@@ -274,6 +274,7 @@ async fn examples_run_on_a_real_airflow() {
     contract::resume_reattaches_a_running_step(&h).await;
     contract::resume_finishes_a_step_that_ended_unwatched(&h).await;
     contract::secrets_reach_the_steps_that_read_them(&h).await;
+    contract::a_running_steps_log_is_read_as_it_grows(&h).await;
     eprintln!("contract cases done in {:?}", cases.elapsed());
     // A finished run's secret files are gone from the workers' directory.
     let left = std::process::Command::new("find")

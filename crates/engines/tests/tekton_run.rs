@@ -78,6 +78,7 @@ contract_cases!(
     resume_reattaches_a_running_step,
     resume_finishes_a_step_that_ended_unwatched,
     secrets_reach_the_steps_that_read_them,
+    a_running_steps_log_is_read_as_it_grows,
 );
 
 /// The cases this engine meets, one after another on one cluster.
@@ -93,6 +94,7 @@ async fn the_supported_contract_runs_on_one_engine() {
     contract::resume_reattaches_a_running_step(&h).await;
     contract::resume_finishes_a_step_that_ended_unwatched(&h).await;
     contract::secrets_reach_the_steps_that_read_them(&h).await;
+    contract::a_running_steps_log_is_read_as_it_grows(&h).await;
 }
 
 // ---- what Tekton does where the contract asks more --------------------

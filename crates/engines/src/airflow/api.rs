@@ -287,9 +287,23 @@ pub(super) fn decode_outputs(value: &Value) -> Option<StepOutputs> {
 }
 
 /// Log lines as text: the event of each structured line.
+/// A task's log as text, one line per event, without Airflow's "Log
+/// message source details" group: it names where the log was read from
+/// (the worker's log server while the task runs, a file after), so
+/// dropping it keeps the log of a running task a prefix of its final log.
 pub(super) fn render_log(events: &[Value]) -> String {
     let mut text = String::new();
+    let mut in_sources = false;
     for line in events {
+        let event = line.get("event").and_then(Value::as_str);
+        if event.is_some_and(|e| e.starts_with("::group::Log message source details")) {
+            in_sources = true;
+            continue;
+        }
+        if in_sources {
+            in_sources = event != Some("::endgroup::");
+            continue;
+        }
         match line.get("event") {
             Some(Value::String(e)) => text.push_str(e),
             Some(other) => text.push_str(&other.to_string()),
@@ -347,4 +361,37 @@ pub(super) fn failure(events: &[Value]) -> Option<String> {
         Some((kind, value)) if !kind.is_empty() => format!("{event}: {kind}: {value}"),
         _ => event.to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_running_tasks_log_is_a_prefix_of_its_final_log() {
+        let sources = |s: &[&str]| {
+            let mut events = vec![json!({"event": "::group::Log message source details"})];
+            events.extend(s.iter().map(|s| json!(s)));
+            events.push(json!({"event": "::endgroup::"}));
+            events
+        };
+        let running = [
+            sources(&["/logs/attempt=1.log", "http://vm:8793/log/attempt=1.log"]),
+            vec![json!({"event": "Output:"}), json!({"event": "first"})],
+        ]
+        .concat();
+        let ended = [
+            sources(&["/logs/attempt=1.log"]),
+            vec![
+                json!({"event": "Output:"}),
+                json!({"event": "first"}),
+                json!({"event": "second"}),
+            ],
+        ]
+        .concat();
+        assert_eq!(render_log(&running), "Output:\nfirst\n");
+        assert!(render_log(&ended).starts_with(&render_log(&running)));
+        assert_eq!(render_log(&ended), "Output:\nfirst\nsecond\n");
+    }
 }

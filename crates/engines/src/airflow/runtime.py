@@ -142,13 +142,14 @@ def couler_outcome(ti, tasks):
         raise RuntimeError("%d task(s) of the workflow failed" % bad)
 
 
-# Pod wrapper (POSIX sh; needs base64, mktemp and tr in the image). Runs
-# "$@" and, for steps whose outputs are read, pushes them to the XCom
-# sidecar. The step's own lines follow these definitions.
+# Pod wrapper (POSIX sh; needs base64, mktemp, tee and tr in the image).
+# Runs "$@" (its output reaches the log as it is written, and a file for
+# the result) and, for steps whose outputs are read, pushes them to the
+# XCom sidecar. The step's own lines follow these definitions.
 COULER_POD_SH = r"""set -u
 couler_script() { COULER_SCRIPT_FILE=$(mktemp) && printf '%s' "$1" > "$COULER_SCRIPT_FILE"; }
 couler_b64() { base64 < "$1" | tr -d '\n\r'; }
-couler_run() { COULER_STDOUT=$(mktemp); "$@" > "$COULER_STDOUT"; COULER_RC=$?; cat "$COULER_STDOUT"; [ "$COULER_RC" -eq 0 ] || exit "$COULER_RC"; COULER_XCOM=$(mktemp); COULER_SEP=; printf '{"result":"' > "$COULER_XCOM"; couler_b64 "$COULER_STDOUT" >> "$COULER_XCOM"; printf '","parameters":{' >> "$COULER_XCOM"; }
+couler_run() { COULER_STDOUT=$(mktemp); COULER_RC_FILE=$(mktemp); { "$@"; echo "$?" > "$COULER_RC_FILE"; } | tee "$COULER_STDOUT"; COULER_RC=$(cat "$COULER_RC_FILE"); [ "$COULER_RC" -eq 0 ] || exit "$COULER_RC"; COULER_XCOM=$(mktemp); COULER_SEP=; printf '{"result":"' > "$COULER_XCOM"; couler_b64 "$COULER_STDOUT" >> "$COULER_XCOM"; printf '","parameters":{' >> "$COULER_XCOM"; }
 couler_param() {
   printf '%s"%s":"' "$COULER_SEP" "$1" >> "$COULER_XCOM"; COULER_SEP=,
   if [ -f "$2" ]; then couler_b64 "$2" >> "$COULER_XCOM"
@@ -172,8 +173,8 @@ couler_in() { rm -rf "$COULER_STEP_DIR/inputs/$1" && cp -R "$2" "$COULER_STEP_DI
 couler_secret() { local v; v=$(cat "$COULER_RUN_DIR/.secrets/$2") || { echo "couler: secret $2 was not delivered" >&2; exit 1; }; export "$1=$v"; }
 couler_b64() { base64 < "$1" | tr -d '\n\r'; }
 couler_run() {
-  (cd "${COULER_CWD:-$COULER_STEP_DIR}" && exec "${COULER_ARGV[@]}") > "$COULER_STEP_DIR/stdout"; local rc=$?
-  cat "$COULER_STEP_DIR/stdout"; [ "$rc" -eq 0 ] || exit "$rc"
+  (cd "${COULER_CWD:-$COULER_STEP_DIR}" && exec "${COULER_ARGV[@]}") | tee "$COULER_STEP_DIR/stdout"; local rc=${PIPESTATUS[0]}
+  [ "$rc" -eq 0 ] || exit "$rc"
   COULER_XCOM='{"result":"'"$(couler_b64 "$COULER_STEP_DIR/stdout")"'","parameters":{'; COULER_SEP=
 }
 couler_param() {

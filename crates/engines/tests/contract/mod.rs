@@ -8,8 +8,10 @@
 //! tests share besides the cases.
 
 mod common;
+mod live_logs;
 mod secrets;
 pub use common::*;
+pub use live_logs::*;
 pub use secrets::*;
 
 use couler_engines::{EngineAdapter, RunOutcome, RunSpec, StepPhase, StepState, Update};
@@ -98,6 +100,7 @@ macro_rules! contract_cases {
             resume_reattaches_a_running_step,
             resume_finishes_a_step_that_ended_unwatched,
             secrets_reach_the_steps_that_read_them,
+            a_running_steps_log_is_read_as_it_grows,
         );
     };
     ($setup:ident; $($case:ident),* $(,)?) => {
@@ -129,6 +132,7 @@ pub async fn run_all(h: &Harness) {
     resume_reattaches_a_running_step(h).await;
     resume_finishes_a_step_that_ended_unwatched(h).await;
     secrets_reach_the_steps_that_read_them(h).await;
+    a_running_steps_log_is_read_as_it_grows(h).await;
 }
 
 pub fn plan(yaml: &str) -> Arc<Plan> {

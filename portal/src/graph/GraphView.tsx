@@ -113,11 +113,20 @@ export function GraphView(p: GraphProps) {
     view.current = null;
     paint();
   };
-  /** Centres node `i` at a readable zoom. */
+  /** The canvas's width left of the step drawer, which lies over it. */
+  const visibleWidth = () => {
+    const { w } = size.current;
+    const at = canvas.current?.getBoundingClientRect();
+    const drawer = document.querySelector(".drawer")?.getBoundingClientRect();
+    if (!at || !drawer || drawer.left >= at.right) return w;
+    return Math.max(drawer.left - at.left, w / 4);
+  };
+  /** Centres node `i` at a readable zoom, in the part the drawer leaves. */
   const focus = (i: number) => {
     if (!l) return;
     const scale = Math.max(view.current?.scale ?? 1, 1);
-    const { w, h } = size.current;
+    const { h } = size.current;
+    const w = visibleWidth();
     view.current = {
       scale,
       tx: w / 2 - (l.x[i] + l.nodeWidth / 2) * scale,
@@ -126,14 +135,17 @@ export function GraphView(p: GraphProps) {
     paint();
   };
   useEffect(() => {
-    if (p.selected !== null && l && view.current) {
+    if (p.selected !== null && l) {
+      if (!view.current) view.current = fit(l, size.current.w, size.current.h);
       const v = view.current;
-      const { w, h } = size.current;
+      const { h } = size.current;
+      const w = visibleWidth();
       const x = l.x[p.selected] * v.scale + v.tx;
       const y = l.y[p.selected] * v.scale + v.ty;
-      if (x < 0 || y < 0 || x > w || y > h || v.scale < 0.5) focus(p.selected);
+      const right = x + l.nodeWidth * v.scale;
+      if (x < 0 || y < 0 || right > w || y > h || v.scale < 0.5) focus(p.selected);
     }
-  }, [p.selected]);
+  }, [p.selected, l]);
 
   const drag = useRef<{ x: number; y: number; moved: boolean } | null>(null);
   return (

@@ -44,7 +44,9 @@ fn routes() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI document the code describes.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    routes().split_for_parts().1
+    let mut doc = routes().split_for_parts().1;
+    crate::openapi::describe_responses(&mut doc);
+    doc
 }
 
 /// The committed form of [`openapi`]: pretty JSON and a trailing newline.
@@ -58,7 +60,8 @@ pub fn openapi_json() -> String {
 
 pub fn app(state: AppState) -> Router {
     let config = &state.config.http;
-    let (router, api) = routes().split_for_parts();
+    let (router, mut api) = routes().split_for_parts();
+    crate::openapi::describe_responses(&mut api);
     let cors = if config.cors_origins.is_empty() {
         CorsLayer::new()
     } else {

@@ -58,6 +58,52 @@ impl Modify for Security {
     }
 }
 
+/// Gives every response without a description the standard one for its
+/// status: OpenAPI 3.1 requires a description on each response object, and
+/// generators (`openapi-python-client`) refuse a document without them.
+pub fn describe_responses(doc: &mut utoipa::openapi::OpenApi) {
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.options,
+            &mut item.head,
+            &mut item.patch,
+            &mut item.trace,
+            &mut item.query,
+        ];
+        let extra = item.additional_operations.values_mut();
+        for operation in operations.into_iter().flatten().chain(extra) {
+            for (status, response) in operation.responses.responses.iter_mut() {
+                if let RefOr::T(response) = response
+                    && response.description.is_empty()
+                {
+                    response.description = status_text(status).to_owned();
+                }
+            }
+        }
+    }
+}
+
+/// The words for a status (or a status range such as `4XX`).
+fn status_text(status: &str) -> &'static str {
+    match status {
+        "200" => "OK",
+        "201" => "Created",
+        "202" => "Accepted",
+        "204" => "No content",
+        "304" => "Not modified",
+        "4XX" => "The request was refused (a problem document says why)",
+        "5XX" => "The server could not answer (a problem document says why)",
+        s if s.starts_with('2') => "Success",
+        s if s.starts_with('3') => "Redirection",
+        s if s.starts_with('4') => "The request was refused",
+        _ => "Server error",
+    }
+}
+
 /// The workflow document in request and response schemas: the IR's own
 /// JSON Schema ([`couler_ir::schema`]), so the document is `Workflow` and
 /// its parts (`Step`, `Parameter`, …) are components under their IR names.

@@ -21,6 +21,22 @@ fn committed_openapi_matches_the_code() {
     );
 }
 
+/// The committed document is valid OpenAPI 3.1, as a validator others
+/// wrote reads it (`scripts/check-openapi`: openapi-spec-validator).
+#[test]
+fn the_committed_document_is_valid_openapi_3_1() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check-openapi");
+    let out = std::process::Command::new(script)
+        .output()
+        .expect("scripts/check-openapi runs");
+    assert!(
+        out.status.success(),
+        "openapi/openapi.json is not valid OpenAPI 3.1:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn every_operation_documents_errors_and_security() {
     let doc: serde_json::Value = serde_json::from_str(&couler_api::app::openapi_json()).unwrap();

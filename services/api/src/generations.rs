@@ -36,7 +36,13 @@ pub struct GenerateBody {
     /// What the workflow should do, in English or Chinese.
     #[schema(min_length = 1)]
     pub description: String,
-    /// The workflow's name; derived from the description when absent.
+    /// The workflow's name (a DNS label, as every workflow name); derived
+    /// from the description when absent.
+    #[schema(
+        pattern = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+        min_length = 1,
+        max_length = 63
+    )]
     pub name: Option<String>,
 }
 
@@ -308,6 +314,19 @@ async fn generate(
     let tenant = principal.tenant(Role::Editor)?;
     let body = body.parse()?;
     required(&body.description, "/description", "the description")?;
+    if let Some(name) = body
+        .name
+        .as_deref()
+        .filter(|n| !couler_ir::names::is_dns_label(n))
+    {
+        return Err(ApiError::Invalid(Problems(vec![Problem {
+            path: "/name".into(),
+            code: Code::InvalidName,
+            message: format!(
+                "workflow name {name:?} must be 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit"
+            ),
+        }])));
+    }
     let mut tx = state.store.tenant(tenant).await?;
     let library = tenant_library(&mut tx, tenant).await?;
     let account = llm_usage::account(&mut tx, tenant)

@@ -191,6 +191,12 @@ async fn descriptions_nothing_can_be_drafted_from_are_422_with_paths() {
             "/description",
         ),
         (json!({"description": "  "}), "/description"),
+        // Found by schemathesis: a name a workflow cannot have was a 500.
+        (
+            json!({"name": "MODEL", "description": "train LSTM/GRU/SVM"}),
+            "/name",
+        ),
+        (json!({"name": "", "description": "train a model"}), "/name"),
     ] {
         let (status, problem) = api
             .call(Method::POST, "/v1/generations", &editor, Some(body))

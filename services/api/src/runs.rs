@@ -221,6 +221,7 @@ pub struct ListQuery {
     /// Workflow id (`wf_…`) or name.
     pub workflow: Option<String>,
     /// Label selector `key=value[,key=value…]`.
+    #[param(pattern = r"^(\s*|[^,]*=[^,]*)(,(\s*|[^,]*=[^,]*))*$")]
     pub label: Option<String>,
     /// Created at or after (RFC 3339).
     pub created_after: Option<DateTime<Utc>>,

@@ -1,0 +1,1 @@
+"""The workflow builder behind `couler.argo`: state, templates and syntax."""

@@ -1,0 +1,1 @@
+"""Step libraries: distributed training jobs (TensorFlow, PyTorch, MPI) and Katib tuning."""

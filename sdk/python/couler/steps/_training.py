@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import yaml
@@ -59,7 +60,8 @@ def replica(
         raise ValueError("the %s replicas need an image" % container_name)
     container: dict[str, Any] = {"name": container_name, "image": image}
     if command:
-        container["command"] = command
+        # each role its own copy: a shared list would become a YAML alias
+        container["command"] = copy.deepcopy(command)
     env = secret_env(secret)
     if env:
         container["env"] = env

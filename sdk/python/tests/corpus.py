@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 CORPUS_ENV = "COULER_CORPUS_DIR"
-REPO = Path(__file__).resolve().parents[4]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def corpus_dir() -> Path:

@@ -202,6 +202,9 @@ class _TemplateExtras:
     cache: Cache | None
     parallelism: int | None
 
+    def __post_init__(self) -> None:
+        _check_retry(self.retry)
+
     def add_to(self, body: OrderedDict) -> None:
         if self.node_selector:
             body["nodeSelector"] = dict(self.node_selector)
@@ -291,6 +294,7 @@ def run_job_as(
     """`run_job` for the call at `site` (the `couler.steps` libraries name it after their caller)."""
     if manifest is None:
         raise ValueError("run_job needs a manifest")
+    _check_retry(retry)
     template_name, name = _names(step_name, site)
     existing = step_update.existing_task(name)
     if existing is not None:
@@ -352,9 +356,12 @@ def _add_timeout_and_retry(body: OrderedDict, timeout: int | None, retry: int | 
     if timeout is not None:
         body["activeDeadlineSeconds"] = timeout
     if retry is not None:
-        if isinstance(retry, bool) or not isinstance(retry, int):
-            raise ValueError("retry must be an int (the number of retries), not %r" % (retry,))
         body["retryStrategy"] = OrderedDict([("limit", retry), ("retryPolicy", "Always")])
+
+
+def _check_retry(retry: int | None) -> None:
+    if retry is not None and (isinstance(retry, bool) or not isinstance(retry, int)):
+        raise ValueError("retry must be an int (the number of retries), not %r" % (retry,))
 
 
 def _as_list(command: str | list[str] | None) -> list[str] | None:

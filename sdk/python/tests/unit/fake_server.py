@@ -33,6 +33,7 @@ class FakeControlPlane:
     unsupported: list[dict[str, Any]] = field(default_factory=list)
     refuse: list[dict[str, Any]] = field(default_factory=list)
     requests: list[Recorded] = field(default_factory=list)
+    runs: int = 0
 
     def answer(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
         self.requests.append(Recorded(method, path, headers, body))
@@ -56,7 +57,8 @@ class FakeControlPlane:
                 "detail": "importing this workflow would change what runs",
                 "problems": self.refuse,
             }
-        run_id = "run_%d" % len(self.imports())
+        self.runs += 1
+        run_id = "run_%d" % self.runs
         labels = body["run"]["labels"]
         return 201, {
             "workflow": {"name": body["source"]["metadata"].get("name", "imported")},

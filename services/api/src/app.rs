@@ -31,6 +31,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(crate::tenants::router())
         .merge(crate::api_keys::router())
         .merge(crate::workflows::router())
+        .merge(crate::imports::router())
         .merge(crate::runs::router())
         .merge(crate::cache::router())
         .merge(crate::plans::router())
@@ -46,6 +47,7 @@ fn routes() -> OpenApiRouter<AppState> {
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let mut doc = routes().split_for_parts().1;
     crate::openapi::describe_responses(&mut doc);
+    crate::openapi::reference_list_items(&mut doc);
     doc
 }
 
@@ -62,6 +64,7 @@ pub fn app(state: AppState) -> Router {
     let config = &state.config.http;
     let (router, mut api) = routes().split_for_parts();
     crate::openapi::describe_responses(&mut api);
+    crate::openapi::reference_list_items(&mut api);
     let cors = if config.cors_origins.is_empty() {
         CorsLayer::new()
     } else {

@@ -37,6 +37,14 @@ pub enum ApiError {
     /// 422: the workflow (or run request) failed validation.
     #[error("the document has {} problem(s)", .0.len())]
     Invalid(Problems),
+    /// 422: a well-formed request the server will not carry out as asked
+    /// (e.g. an import that would change what runs), with every reason.
+    #[error("{message}")]
+    Refused {
+        code: &'static str,
+        message: String,
+        problems: Vec<ProblemItem>,
+    },
     /// 409: conflicts with the current state.
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
@@ -87,7 +95,7 @@ pub struct Problem {
 }
 
 /// One validation problem.
-#[derive(Debug, Serialize, serde::Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, ToSchema)]
 pub struct ProblemItem {
     /// JSON pointer to the offending value.
     pub path: String,
@@ -158,7 +166,7 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
-            ApiError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Invalid(_) | ApiError::Refused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -175,6 +183,7 @@ impl ApiError {
             ApiError::Unauthenticated { code, .. }
             | ApiError::BadRequest { code, .. }
             | ApiError::Conflict { code, .. }
+            | ApiError::Refused { code, .. }
             | ApiError::TooManyRequests { code, .. }
             | ApiError::NotConfigured { code, .. } => code,
             ApiError::Forbidden(_) => "forbidden",
@@ -238,6 +247,10 @@ impl IntoResponse for ApiError {
                     })
                     .collect();
                 p.path = problems.iter().next().map(|x| x.path.clone());
+            }
+            ApiError::Refused { problems, .. } => {
+                p.problems = problems.clone();
+                p.path = problems.first().map(|x| x.path.clone());
             }
             _ => {}
         }

@@ -87,6 +87,33 @@ pub fn describe_responses(doc: &mut utoipa::openapi::OpenApi) {
     }
 }
 
+/// Points the items of each page schema (`List_X`, from the generic
+/// `List<X>`, which utoipa writes out inline) at the component `X`, so
+/// that clients see one `X` type, not a copy per list.
+pub fn reference_list_items(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::{ArrayBuilder, Schema};
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    let names: Vec<String> = components.schemas.keys().cloned().collect();
+    for (name, schema) in components.schemas.iter_mut() {
+        let Some(item) = name.strip_prefix("List_") else {
+            continue;
+        };
+        if !names.iter().any(|n| n == item) {
+            continue;
+        }
+        if let RefOr::T(Schema::Object(page)) = schema
+            && let Some(items) = page.properties.get_mut("items")
+        {
+            *items = ArrayBuilder::new()
+                .items(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(item)))
+                .build()
+                .into();
+        }
+    }
+}
+
 /// The words for a status (or a status range such as `4XX`).
 fn status_text(status: &str) -> &'static str {
     match status {
@@ -156,18 +183,22 @@ static IR: LazyLock<IrSchemas> = LazyLock::new(|| {
 /// One schema of the IR as an OpenAPI component.
 fn component(mut schema: serde_json::Value) -> RefOr<Schema> {
     to_openapi(&mut schema);
-    serde_json::from_value(schema).expect("the IR schema fits OpenAPI's schema model")
+    let mut schema =
+        serde_json::from_value(schema).expect("the IR schema fits OpenAPI's schema model");
+    any_items(&mut schema);
+    schema
 }
 
 /// Points references into `#/components/schemas` and writes what utoipa's
 /// model lacks in equivalent terms: `const` as a one-value `enum`, and
-/// `items: true` (any items) as no `items` at all. Walks subschemas only:
+/// `items: true` (any items) as `items: {}` (which utoipa's model drops
+/// and [`any_items`] puts back). Walks subschemas only:
 /// property names and values (`enum`, `default`) are left as they are.
 fn to_openapi(schema: &mut serde_json::Value) {
     use serde_json::Value;
     let Value::Object(o) = schema else { return };
     if o.get("items") == Some(&Value::Bool(true)) {
-        o.remove("items");
+        o.insert("items".into(), Value::Object(Default::default()));
     }
     if let Some(Value::String(r)) = o.get_mut("$ref")
         && let Some(name) = r.strip_prefix("#/$defs/")
@@ -188,6 +219,47 @@ fn to_openapi(schema: &mut serde_json::Value) {
             ("items" | "additionalProperties" | "not", sub) => to_openapi(sub),
             _ => {}
         }
+    }
+}
+
+/// Gives every array schema without `items` the explicit `items: {}` (any
+/// items) that the IR schema means by `items: true`: client generators
+/// drop a model whose array lacks `items`. utoipa reads such an array as an
+/// object schema (which has no `items`), so it is rebuilt as an array.
+fn any_items(schema: &mut RefOr<Schema>) {
+    use utoipa::openapi::schema::{ArrayBuilder, ArrayItems, Object, SchemaType, Type};
+    let RefOr::T(schema) = schema else { return };
+    match schema {
+        Schema::Object(o) => {
+            let array = match &o.schema_type {
+                SchemaType::Type(t) => *t == Type::Array,
+                SchemaType::Array(ts) => ts.contains(&Type::Array),
+                SchemaType::AnyValue => false,
+            };
+            if array {
+                *schema = ArrayBuilder::new()
+                    .schema_type(o.schema_type.clone())
+                    .items(ArrayItems::RefOrSchema(Box::new(
+                        Object::with_type(SchemaType::AnyValue).into(),
+                    )))
+                    .title(o.title.take())
+                    .description(o.description.take())
+                    .default(o.default.take())
+                    .build()
+                    .into();
+                return;
+            }
+            o.properties.values_mut().for_each(any_items);
+        }
+        Schema::Array(a) => {
+            if let ArrayItems::RefOrSchema(items) = &mut a.items {
+                any_items(items);
+            }
+        }
+        Schema::OneOf(x) => x.items.iter_mut().for_each(any_items),
+        Schema::AllOf(x) => x.items.iter_mut().for_each(any_items),
+        Schema::AnyOf(x) => x.items.iter_mut().for_each(any_items),
+        _ => {}
     }
 }
 

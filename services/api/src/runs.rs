@@ -346,22 +346,83 @@ async fn create_run(
             }
         },
     };
-    let priority = req.priority.unwrap_or(0);
-    if !(-1000..=1000).contains(&priority) {
-        return Err(ApiError::bad_request(
-            "invalid_priority",
-            "priority must be between -1000 and 1000",
-            "/priority",
-        ));
-    }
-    check_labels(&req.labels)?;
     let request_hash = idempotency_key.as_ref().map(|_| {
         blake3::hash(&serde_json::to_vec(&req).expect("requests serialize"))
             .to_hex()
             .to_string()
     });
+    let options = RunOptions {
+        parameters: req.parameters,
+        labels: req.labels,
+        priority: req.priority,
+    };
+    options.check()?;
+    let target = match choose_workflow(req.workflow, req.version, req.ir).await? {
+        Chosen::Stored { reference, version } => Target::Stored { reference, version },
+        Chosen::Inline(workflow) => inline_target(*workflow)?,
+    };
+    let idempotency = idempotency_key.zip(request_hash);
+    let (status, run) = start(&state, &principal, tenant, target, options, idempotency).await?;
+    Ok((status, Json(run)))
+}
 
-    let quotas = tenant_by_id(&state, tenant)
+/// How to run a workflow, where the workflow is given elsewhere.
+#[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunOptions {
+    /// Values for the workflow's parameters (strings, numbers or booleans).
+    #[serde(default)]
+    #[schema(value_type = BTreeMap<String, String>)]
+    pub parameters: BTreeMap<String, ParamValue>,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Higher runs start first within the tenant (-1000 to 1000, default 0).
+    #[schema(minimum = -1000, maximum = 1000)]
+    pub priority: Option<i32>,
+}
+
+impl RunOptions {
+    /// The checks that need no workflow: priority range, label syntax.
+    pub(crate) fn check(&self) -> ApiResult<()> {
+        if !(-1000..=1000).contains(&self.priority.unwrap_or(0)) {
+            return Err(ApiError::bad_request(
+                "invalid_priority",
+                "priority must be between -1000 and 1000",
+                "/priority",
+            ));
+        }
+        check_labels(&self.labels)
+    }
+}
+
+/// A validated workflow document as what a run executes.
+pub(crate) fn inline_target(workflow: couler_ir::Workflow) -> ApiResult<Target> {
+    Ok(Target::Inline(batch::Workflow {
+        ir_hash: couler_ir::hash::workflow_digest(&workflow).to_hex(),
+        secrets: crate::run_secrets::SecretUse::of_inline(&workflow),
+        source: Source::Inline(
+            serde_json::to_value(&workflow)
+                .map_err(anyhow::Error::from)?
+                .into(),
+        ),
+        name: workflow.name,
+        declared: workflow.parameters,
+    }))
+}
+
+/// Queues a run of `target` (checked with [`RunOptions::check`]) within
+/// the tenant's queue quota; `idempotency` is the key and the request's
+/// hash. 201 for a new run, 200 for the one an earlier request with the
+/// same key made.
+pub(crate) async fn start(
+    state: &AppState,
+    principal: &crate::auth::Principal,
+    tenant: TenantId,
+    target: Target,
+    options: RunOptions,
+    idempotency: Option<(String, String)>,
+) -> ApiResult<(StatusCode, RunView)> {
+    let quotas = tenant_by_id(state, tenant)
         .await?
         .ok_or_else(|| ApiError::not_found("tenant"))?
         .quotas;
@@ -369,26 +430,13 @@ async fn create_run(
         .queue
         .check(&state.store, tenant, quotas.max_queued_runs)
         .await?;
-    let target = match choose_workflow(req.workflow, req.version, req.ir).await? {
-        Chosen::Stored { reference, version } => Target::Stored { reference, version },
-        Chosen::Inline(workflow) => Target::Inline(batch::Workflow {
-            ir_hash: couler_ir::hash::workflow_digest(&workflow).to_hex(),
-            secrets: crate::run_secrets::SecretUse::of_inline(&workflow),
-            source: Source::Inline(
-                serde_json::to_value(&*workflow)
-                    .map_err(anyhow::Error::from)?
-                    .into(),
-            ),
-            name: workflow.name,
-            declared: workflow.parameters,
-        }),
-    };
+    let (idempotency_key, request_hash) = idempotency.unzip();
     // The workflow is looked up, and the parameters checked, in the batch.
     let create = batch::CreateRun {
         target,
-        parameters: req.parameters,
-        labels: req.labels,
-        priority,
+        parameters: options.parameters,
+        labels: options.labels,
+        priority: options.priority.unwrap_or(0),
         idempotency_key,
         request_hash,
         trace_context: couler_telemetry::current_trace_context(),
@@ -400,9 +448,9 @@ async fn create_run(
             state.queue.created(tenant);
             metrics::counter!("couler_runs_created_total").increment(1);
             tracing::info!(run = %run.id, workflow = %run.workflow_name, "run queued");
-            Ok((StatusCode::CREATED, Json(run.into())))
+            Ok((StatusCode::CREATED, run.into()))
         }
-        Created::Existing(run) => Ok((StatusCode::OK, Json(run.into()))),
+        Created::Existing(run) => Ok((StatusCode::OK, run.into())),
         Created::KeyReused => Err(ApiError::Conflict {
             code: "idempotency_key_reused",
             message: "this Idempotency-Key was used for a different request".into(),

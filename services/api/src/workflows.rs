@@ -130,6 +130,49 @@ pub async fn resolve(tx: &mut Tx, tenant: TenantId, reference: &str) -> ApiResul
     found.ok_or_else(|| ApiError::not_found(format!("workflow {reference:?}")))
 }
 
+/// Stores `new` as the tenant's workflow of its name: created when there is
+/// none, a new version when its latest differs. True when something was
+/// written.
+pub(crate) async fn save(
+    state: &AppState,
+    tenant: TenantId,
+    new: &NewVersion,
+) -> ApiResult<(bool, WorkflowDetail)> {
+    let mut tx = state.store.tenant(tenant).await?;
+    let existing = workflows::get_by_name(&mut tx, tenant, &new.name).await?;
+    let (created, workflow, version) = match existing {
+        None => {
+            let (workflow, version) = workflows::create(&mut tx, tenant, new).await?;
+            (true, workflow, version)
+        }
+        Some(workflow) => {
+            let latest =
+                workflows::get_version(&mut tx, tenant, workflow.id, workflow.latest_version)
+                    .await?;
+            match latest.filter(|v| v.ir_hash == new.ir_hash) {
+                Some(latest) => (false, workflow, latest),
+                None => {
+                    let (workflow, version) =
+                        workflows::add_version(&mut tx, tenant, workflow.id, new)
+                            .await?
+                            .ok_or_else(|| {
+                                ApiError::not_found(format!("workflow {:?}", new.name))
+                            })?;
+                    (true, workflow, version)
+                }
+            }
+        }
+    };
+    tx.commit().await?;
+    Ok((
+        created,
+        WorkflowDetail {
+            workflow: workflow.into(),
+            version: version.into(),
+        },
+    ))
+}
+
 fn author(principal: &Principal) -> &str {
     &principal.subject
 }

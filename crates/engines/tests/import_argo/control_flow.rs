@@ -168,5 +168,5 @@ fn a_self_calling_steps_template_is_a_while_loop() {
     let repeat = step(wf, "loop").repeat.as_ref().unwrap();
     assert_eq!(repeat.condition[0].input, "{{steps.loop.outputs.result}}");
     assert_eq!(repeat.max_iterations, 1000);
-    assert!(reported(&imported, "recursion"));
+    assert!(reported(&imported, "while bound"));
 }

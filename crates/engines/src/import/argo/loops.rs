@@ -233,7 +233,7 @@ impl<'d> Importer<'d> {
         let repeat = (!condition.is_empty()).then(|| {
             self.report.push(
                 &again_at,
-                "recursion",
+                "while bound",
                 format!("template {name:?} calls itself while the condition holds: imported as a `while` loop of at most {MAX_ITERATIONS} iterations (Argo sets no bound)"),
             );
             WhileLoop {

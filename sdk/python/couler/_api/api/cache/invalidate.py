@@ -1,0 +1,200 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response
+from ... import errors
+
+from ...models.invalidate_request import InvalidateRequest
+from ...models.problem import Problem
+from ...models.removed import Removed
+
+
+def _get_kwargs(
+    *,
+    body: InvalidateRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/cache/invalidate",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | Removed | None:
+    if response.status_code == 200:
+        response_200 = Removed.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if 400 <= response.status_code <= 499:
+        response_4xx = Problem.from_dict(response.json())
+
+        return response_4xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | Removed]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: InvalidateRequest,
+) -> Response[Problem | Removed]:
+    """Remove cache entries the tenant's runs produced: those one step of a
+    workflow wrote or reused, those of an image, of a `cache.version`, or
+    all of them.
+
+     The body holds exactly one selector. 503 `cache_unavailable` when the
+    cache index cannot be reached.
+
+    Args:
+        body (InvalidateRequest): Exactly one selector: `workflow` with `step`, `image`, `version`
+            or
+            `all: true`. Only entries the tenant's own runs produced are removed.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Removed]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: InvalidateRequest,
+) -> Problem | Removed | None:
+    """Remove cache entries the tenant's runs produced: those one step of a
+    workflow wrote or reused, those of an image, of a `cache.version`, or
+    all of them.
+
+     The body holds exactly one selector. 503 `cache_unavailable` when the
+    cache index cannot be reached.
+
+    Args:
+        body (InvalidateRequest): Exactly one selector: `workflow` with `step`, `image`, `version`
+            or
+            `all: true`. Only entries the tenant's own runs produced are removed.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Removed
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: InvalidateRequest,
+) -> Response[Problem | Removed]:
+    """Remove cache entries the tenant's runs produced: those one step of a
+    workflow wrote or reused, those of an image, of a `cache.version`, or
+    all of them.
+
+     The body holds exactly one selector. 503 `cache_unavailable` when the
+    cache index cannot be reached.
+
+    Args:
+        body (InvalidateRequest): Exactly one selector: `workflow` with `step`, `image`, `version`
+            or
+            `all: true`. Only entries the tenant's own runs produced are removed.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Removed]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: InvalidateRequest,
+) -> Problem | Removed | None:
+    """Remove cache entries the tenant's runs produced: those one step of a
+    workflow wrote or reused, those of an image, of a `cache.version`, or
+    all of them.
+
+     The body holds exactly one selector. 503 `cache_unavailable` when the
+    cache index cannot be reached.
+
+    Args:
+        body (InvalidateRequest): Exactly one selector: `workflow` with `step`, `image`, `version`
+            or
+            `all: true`. Only entries the tenant's own runs produced are removed.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Removed
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

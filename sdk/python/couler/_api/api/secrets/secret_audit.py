@@ -1,0 +1,201 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.list_secret_audit_view import ListSecretAuditView
+from ...models.problem import Problem
+from ...types import Unset
+
+
+def _get_kwargs(
+    *,
+    name: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+
+    params["name"] = name
+
+    params["cursor"] = cursor
+
+    params["limit"] = limit
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/secrets:audit",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ListSecretAuditView | Problem | None:
+    if response.status_code == 200:
+        response_200 = ListSecretAuditView.from_dict(response.json())
+
+        return response_200
+
+    if 400 <= response.status_code <= 499:
+        response_4xx = Problem.from_dict(response.json())
+
+        return response_4xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ListSecretAuditView | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    name: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> Response[ListSecretAuditView | Problem]:
+    """The audit trail of the tenant's secrets, newest first: every write and
+    delete, who and when (admins).
+
+    Args:
+        name (str | Unset):
+        cursor (str | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ListSecretAuditView | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        cursor=cursor,
+        limit=limit,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    name: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> ListSecretAuditView | Problem | None:
+    """The audit trail of the tenant's secrets, newest first: every write and
+    delete, who and when (admins).
+
+    Args:
+        name (str | Unset):
+        cursor (str | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ListSecretAuditView | Problem
+    """
+
+    return sync_detailed(
+        client=client,
+        name=name,
+        cursor=cursor,
+        limit=limit,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    name: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> Response[ListSecretAuditView | Problem]:
+    """The audit trail of the tenant's secrets, newest first: every write and
+    delete, who and when (admins).
+
+    Args:
+        name (str | Unset):
+        cursor (str | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ListSecretAuditView | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        cursor=cursor,
+        limit=limit,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    name: str | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> ListSecretAuditView | Problem | None:
+    """The audit trail of the tenant's secrets, newest first: every write and
+    delete, who and when (admins).
+
+    Args:
+        name (str | Unset):
+        cursor (str | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ListSecretAuditView | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            name=name,
+            cursor=cursor,
+            limit=limit,
+        )
+    ).parsed

@@ -220,6 +220,43 @@ impl<N> Expr<N> {
     }
 }
 
+impl<N: Clone> Expr<N> {
+    /// The expression with what is known already written in: `Err` with
+    /// its value when that decides it, else what is left to judge (for
+    /// compilers, where reused steps' outcomes are known in advance).
+    pub fn fold(&self, ended: &impl Fn(&N) -> Option<Ended>) -> Result<Expr<N>, bool> {
+        match self {
+            Expr::Ref(n, o) => match ended(n) {
+                Some(e) => Err(o.unwrap_or(Outcome::Succeeded).holds(e)),
+                None => Ok(self.clone()),
+            },
+            Expr::Not(e) => match e.fold(ended) {
+                Ok(rest) => Ok(Expr::Not(Box::new(rest))),
+                Err(v) => Err(!v),
+            },
+            Expr::And(es) | Expr::Or(es) => {
+                let and = matches!(self, Expr::And(_));
+                let mut rest = Vec::new();
+                for e in es {
+                    match e.fold(ended) {
+                        Ok(r) => rest.push(r),
+                        // `false` decides `&&`, `true` decides `||`.
+                        Err(v) if v != and => return Err(v),
+                        Err(_) => {}
+                    }
+                }
+                if rest.is_empty() {
+                    Err(and)
+                } else if and {
+                    Ok(Expr::all(rest))
+                } else {
+                    Ok(Expr::any(rest))
+                }
+            }
+        }
+    }
+}
+
 impl<N: fmt::Display> fmt::Display for Expr<N> {
     /// The canonical text: `&&` and `||` with one space around them,
     /// parentheses only where they are needed.

@@ -147,3 +147,19 @@ fn names_expand_and_flatten() {
     assert!(!parse("a || b").unwrap().is_conjunction_of_successes());
     assert!(!parse("a.any").unwrap().is_conjunction_of_successes());
 }
+
+#[test]
+fn folds_known_outcomes_in() {
+    let e = parse("a && (c.succeeded || c.failed) || !d.skipped").unwrap();
+    let known = |n: &String| (n == "c").then_some(Ended::Failed);
+    assert_eq!(e.fold(&known).unwrap().to_string(), "a || !d.skipped");
+    let known = |n: &String| (n == "d").then_some(Ended::Succeeded);
+    assert_eq!(e.fold(&known), Err(true));
+    let known = |n: &String| match n.as_str() {
+        "a" => Some(Ended::Skipped),
+        "d" => Some(Ended::Skipped),
+        _ => None,
+    };
+    assert_eq!(e.fold(&known), Err(false));
+    assert_eq!(e.fold(&|_| None), Ok(e.clone()));
+}

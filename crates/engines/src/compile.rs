@@ -62,3 +62,46 @@ pub(crate) fn dag(plan: &Plan) -> Result<Cow<'_, Dag>, EngineError> {
     plan.dag()
         .map_err(|p| EngineError::Other(format!("the plan's workflow is invalid: {p}")))
 }
+
+/// The first running step whose `depends` ask for more than "these steps
+/// succeeded" (an outcome, `||` or `!`), refused for an engine that only
+/// starts a task after its upstream tasks succeeded; `why` says so.
+pub(crate) fn plain_depends_only(
+    plan: &Plan,
+    dag: &Dag,
+    engine: &'static str,
+    why: &str,
+) -> Result<(), EngineError> {
+    let main = plan.workflow.steps.len();
+    for (i, planned) in plan.steps.iter().enumerate() {
+        if !matches!(planned.action, couler_optimizer::Action::Run) {
+            continue;
+        }
+        let (exit, node) = if i < main {
+            (false, i as u32)
+        } else {
+            (true, (i - main) as u32)
+        };
+        let step = plan.ir_step(i);
+        let rich = dag
+            .requirements(exit)
+            .of(node)
+            .iter()
+            .find(|r| !r.expr.is_conjunction_of_successes());
+        if let Some(r) = rich {
+            let entry = r
+                .entry
+                .and_then(|e| step.depends.get(e))
+                .cloned()
+                .unwrap_or_default();
+            return Err(EngineError::Unsupported {
+                engine,
+                feature: format!(
+                    "step `{}`: the `depends` entry `{entry}` asks for an outcome or uses `||`/`!`; {why}",
+                    step.name
+                ),
+            });
+        }
+    }
+    Ok(())
+}

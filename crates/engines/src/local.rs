@@ -36,9 +36,12 @@
 //!
 //! # Semantics
 //!
-//! - A step starts once all its upstream steps are done; `Reuse` steps and
-//!   steps terminal in `resume` are not run (reused ones are reported once).
-//! - Skips propagate: a step with a skipped upstream step is skipped.
+//! - A step starts once all its upstream steps are done and its `depends`
+//!   entries hold; `Reuse` steps and steps terminal in `resume` are not run
+//!   (reused ones are reported once).
+//! - Skips propagate: a step that needs an upstream step to succeed (a bare
+//!   name, a read output) is skipped when that one was; a step with a false
+//!   `depends` entry is skipped naming the entry.
 //! - `result` is the trimmed last 256 KiB of standard output; logs are
 //!   standard output followed by `--- stderr ---` and standard error. While
 //!   a step runs, `logs_since` reads both as they grow, interleaved (see
@@ -48,9 +51,14 @@
 //!   are JSON objects or arrays are embedded, others become strings).
 //! - `while` reruns a step while its conditions hold on its latest outputs;
 //!   every iteration and retry is a new try, counted by `attempt`.
-//! - When a step finally fails, running steps finish, nothing new starts,
-//!   steps never started are reported `cancelled` ("upstream failed" below
-//!   the failure), exit handlers run, and the run fails naming the step.
+//! - A failed step fails the run unless a step that ran depends on it,
+//!   directly or through steps that did not run (Argo's rule, see
+//!   `couler_ir::depends`). Once a failure is sure to fail the run (at
+//!   once for plain dependencies), running steps finish, nothing new starts
+//!   but steps whose `depends` ask for outcomes or use `||`/`!`, steps
+//!   never started are reported `cancelled` ("upstream failed" below the
+//!   failure), exit handlers run, and the run fails naming the step. Until
+//!   then a step that needed a failed step to succeed is skipped.
 //! - Cancel stops running steps (SIGTERM to the process group, SIGKILL
 //!   after 2 s), reports them and the unstarted ones `cancelled`, then runs
 //!   the exit handlers; a cancel while exit handlers run stops those.

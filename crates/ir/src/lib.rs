@@ -4,11 +4,14 @@
 //! - [`load`] reads YAML or JSON, validates it and returns the typed
 //!   [`Workflow`] or every [`Problem`] at once, each with a JSON pointer.
 //! - [`validate`] checks a workflow built in code and returns its [`Dag`].
+//! - [`depends`] parses `depends` entries and holds the rule that decides
+//!   which steps run and whether a run failed.
 //! - [`hash`] gives the canonical form and content digests.
 //! - [`schema`] is the JSON Schema editors autocomplete from.
 //!
 //! No I/O happens here.
 
+pub mod depends;
 pub mod graph;
 pub mod hash;
 pub mod names;

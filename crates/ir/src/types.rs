@@ -96,7 +96,9 @@ pub struct Group {
     /// Member step names; members must not depend on each other.
     #[schemars(length(min = 1))]
     pub steps: Vec<String>,
-    /// Steps or groups every member waits for.
+    /// Steps or groups every member waits for and needs to succeed: plain
+    /// names only (an expression such as `a.failed` goes on the member
+    /// steps' own `depends`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends: Vec<String>,
 }
@@ -130,8 +132,19 @@ pub struct Step {
     pub inputs: Option<Inputs>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outputs: Option<Outputs>,
-    /// Steps or groups that must succeed first (references to outputs add
-    /// dependencies on their own).
+    /// What must hold of earlier steps for this one to run; all entries
+    /// must hold. An entry is a step or group name, which must have
+    /// succeeded (a cache hit counts), or an expression:
+    /// `expr := and ('||' and)*`, `and := unary ('&&' unary)*`,
+    /// `unary := '!' unary | '(' expr ')' | NAME ('.' OUTCOME)?`, with
+    /// OUTCOME one of `succeeded`, `failed`, `skipped`, `any` (ended
+    /// whatever the outcome), e.g. `a && (c.succeeded || c.failed)`. A
+    /// group can only be named bare. The step waits until every step an
+    /// entry names has ended, then is skipped (with the entry as reason)
+    /// if an entry is false. A failed step fails the run unless a step that
+    /// ran depends on it, directly or through steps that did not run (a
+    /// handled failure). References to outputs add dependencies that must
+    /// succeed, unless an entry names the step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends: Vec<String>,
     /// Run only if every condition holds; otherwise the step is skipped.

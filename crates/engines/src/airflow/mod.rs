@@ -5,6 +5,7 @@
 //! |---|---|
 //! | container / script step | `KubernetesPodOperator` (default) or `BashOperator` ([`Operator::Bash`], for a LocalExecutor) |
 //! | dependencies, groups, implied edges | `>>` between tasks |
+//! | `depends` naming every upstream step as `x.any` | `trigger_rule=TriggerRule.ALL_DONE`; other outcome or `\|\|`/`!` entries are refused |
 //! | `when` | a `ShortCircuitOperator` `<step>__when` in front of the step (`ignore_downstream_trigger_rules=False`, so only the step is skipped directly and skips propagate through `all_success` as in the local engine) |
 //! | `map` (items or from) | a `PythonOperator` `<step>__items` computing each instance's arguments, then `.partial(...).expand_kwargs(...)`; `map.parallelism` → `max_active_tis_per_dagrun` |
 //! | outputs (`result`, parameters) | XCom: the step's wrapper pushes `{"result": b64, "parameters": {P: b64}}`; consumers read `{{ couler_output(ti, 'S', …) }}` in templated fields |
@@ -35,6 +36,7 @@ mod text;
 
 use crate::compile::{Manifest, ManifestFile};
 use crate::{EngineError, RunSpec};
+use couler_ir::depends::{Expr, Outcome};
 use couler_ir::refs::{Ref, references};
 use couler_ir::{Dag, Step};
 use couler_optimizer::{Action, Plan, StepOutputs};
@@ -264,6 +266,53 @@ impl<'a> Ctx<'a> {
             out.push_str(&edges);
         }
         Ok(out)
+    }
+
+    /// The trigger rule of a step whose `depends` ask for more than
+    /// success, when one rule says exactly the same: `all_done` for a step
+    /// that waits for each upstream step to end whatever its outcome
+    /// (`x.any` for all of them). Anything else is refused: `one_success`
+    /// starts before the others end and `all_failed` counts
+    /// `upstream_failed` as failed and skips where Couler's and Argo's rule
+    /// would let a failure fail the run.
+    pub(crate) fn trigger_rule(
+        &self,
+        step: &Step,
+        exit: bool,
+    ) -> Result<Option<&'static str>, EngineError> {
+        let wf = &self.plan.workflow;
+        let list = if exit { &wf.on_exit } else { &wf.steps };
+        let Some(node) = list.iter().position(|s| s.name == step.name) else {
+            return Ok(None);
+        };
+        let node = node as u32;
+        let requirements = self.dag.requirements(exit);
+        if requirements.is_plain(node) {
+            return Ok(None);
+        }
+        let offset = if exit { wf.steps.len() } else { 0 };
+        let upstream = self.dag.graph(exit).upstream(node);
+        let all_any = requirements.of(node).iter().all(|r| {
+            r.expr.refs().iter().all(|(_, o)| *o == Some(Outcome::Any))
+                && matches!(&r.expr, Expr::Ref(..) | Expr::And(_))
+        });
+        let all_run = upstream
+            .iter()
+            .all(|&u| self.plan.steps[offset + u as usize].action == Action::Run);
+        let handlers_outcome = !wf.on_exit.is_empty();
+        if all_any && all_run && step.when.is_empty() && step.map.is_none() && !handlers_outcome {
+            return Ok(Some("ALL_DONE"));
+        }
+        let entry = (requirements.of(node).iter())
+            .find(|r| !r.expr.is_conjunction_of_successes())
+            .and_then(|r| r.entry)
+            .and_then(|e| step.depends.get(e))
+            .cloned()
+            .unwrap_or_default();
+        Err(unsupported(format!(
+            "step `{}`: the `depends` entry `{entry}` has no Airflow trigger rule of the same meaning (only `all_done`, for a step without `when` or `map` that names every upstream step as `.any`, in a run without exit handlers, whose outcome task counts every failed task)",
+            step.name
+        )))
     }
 
     /// Refuses what this engine cannot express, naming step and feature.

@@ -254,6 +254,9 @@ pub(super) fn emit(
 
     let mut kwargs = Kwargs::default();
     kwargs.push("task_id", py_str(&step.name));
+    if let Some(rule) = ctx.trigger_rule(step, exit)? {
+        kwargs.push("trigger_rule", format!("TriggerRule.{rule}"));
+    }
     // The fields that vary by map instance, as (name, python) pairs.
     let mut per_item: Vec<(&'static str, String)> = Vec::new();
     match ctx.operator {

@@ -5,6 +5,7 @@
 use super::names::{MAX_NAME, Names};
 use super::unsupported;
 use crate::EngineError;
+use couler_ir::depends::Ended;
 use couler_ir::refs::{Ref, references, sole_reference};
 use couler_ir::{Dag, Step, StepKind};
 use couler_optimizer::{Action, Plan, ReuseStatus};
@@ -366,32 +367,32 @@ impl<'a> Analysis<'a> {
     }
 
     /// Steps behind a step reused as skipped are skipped as well.
+    /// Marks the steps that cannot run because of reused steps' known
+    /// outcomes: a `depends` requirement they make false.
     fn find_skips(&mut self) {
         let main = self.plan.workflow.steps.len();
-        let skipped_reuse: Vec<bool> = self
+        let reused: Vec<Option<Ended>> = self
             .steps
             .iter()
-            .map(|s| {
-                matches!(
-                    s.action,
-                    Action::Reuse {
-                        status: ReuseStatus::Skipped,
-                        ..
-                    }
-                )
-            })
+            .map(|s| reused_outcome(s.action))
             .collect();
         for s in &mut self.steps {
-            let (graph, offset) = if s.exit {
-                (&self.dag.on_exit, main)
-            } else {
-                (&self.dag.steps, 0)
-            };
-            s.skipped = graph
-                .upstream(s.node)
-                .iter()
-                .any(|&u| skipped_reuse[offset + u as usize]);
+            let offset = if s.exit { main } else { 0 };
+            let known = |u: &u32| reused[offset + *u as usize];
+            s.skipped = (self.dag.requirements(s.exit).of(s.node).iter())
+                .any(|r| r.expr.fold(&known) == Err(false));
         }
+    }
+}
+
+/// How a reused step ended, as `depends` sees it; `None` for one that runs.
+pub(super) fn reused_outcome(action: &Action) -> Option<Ended> {
+    match action {
+        Action::Run => None,
+        Action::Reuse { status, .. } => Some(match status {
+            ReuseStatus::Succeeded | ReuseStatus::Cached => Ended::Succeeded,
+            ReuseStatus::Skipped | ReuseStatus::NotNeeded => Ended::Skipped,
+        }),
     }
 }
 

@@ -3,7 +3,7 @@
 //! need one (fan-out parallelism, outputs handed to exit handlers); and
 //! recursive `steps` templates for `while` loops.
 
-use super::analysis::{Analysis, Shape, StepInfo};
+use super::analysis::{Analysis, Shape, StepInfo, reused_outcome};
 use super::model::{
     Arguments, Artifact, DagTask, DagTemplate, Inputs, Outputs, Parameter, Suspend, Template,
     ValueFrom, WorkflowStep,
@@ -12,6 +12,7 @@ use super::names::{MAX_NAME, Names};
 use super::values::{Body, Operand, reads_item, when_expression};
 use crate::EngineError;
 use couler_ir::Condition;
+use couler_ir::depends::{Expr, Outcome};
 use couler_ir::refs::{Ref, references, sole_reference};
 
 /// Templates in the order they are written: each step's outer template
@@ -78,20 +79,36 @@ impl<'a> Analysis<'a> {
 
     /// Waits for every running upstream step to succeed: a skipped or
     /// failed upstream step leaves the task omitted, as Couler skips a
-    /// step behind a skipped one.
+    /// step behind a skipped one. A step whose `depends` ask for outcomes
+    /// gets them as Argo results (see [`argo_depends`]), with the known
+    /// outcomes of reused steps written in.
     fn depends(&self, s: &StepInfo<'a>) -> Option<String> {
-        let (graph, offset) = if s.exit {
-            (&self.dag.on_exit, self.plan.workflow.steps.len())
+        let offset = if s.exit {
+            self.plan.workflow.steps.len()
         } else {
-            (&self.dag.steps, 0)
+            0
         };
-        let parts: Vec<String> = graph
-            .upstream(s.node)
-            .iter()
-            .map(|&u| &self.steps[offset + u as usize])
-            .filter(|u| u.runs())
-            .map(|u| format!("{}.Succeeded", u.task))
-            .collect();
+        let step = |u: u32| &self.steps[offset + u as usize];
+        let requirements = self.dag.requirements(s.exit);
+        let parts: Vec<String> = if requirements.is_plain(s.node) {
+            self.dag
+                .graph(s.exit)
+                .upstream(s.node)
+                .iter()
+                .map(|&u| step(u))
+                .filter(|u| u.runs())
+                .map(|u| format!("{}.Succeeded", u.task))
+                .collect()
+        } else {
+            let known = |u: &u32| reused_outcome(step(*u).action);
+            let left: Vec<Expr<u32>> = (requirements.of(s.node).iter())
+                .filter_map(|r| r.expr.fold(&known).ok())
+                .collect();
+            let nested = left.len() > 1;
+            (left.iter())
+                .map(|e| argo_depends(e, &|u| step(u).task.as_str(), nested))
+                .collect()
+        };
         (!parts.is_empty()).then(|| parts.join(" && "))
     }
 
@@ -409,5 +426,50 @@ impl Router {
             }
             other => Ok(other),
         }
+    }
+}
+
+/// An IR `depends` expression as an Argo enhanced `depends` expression of
+/// the same meaning. Argo's bare name also accepts a skipped task, so a
+/// bare IR name is `.Succeeded`; IR's `skipped` is Argo's `Skipped`
+/// (`when`) or `Omitted` (`depends`), its `failed` Argo's `Failed` or
+/// `Errored`. `nested` asks for parentheses around `||`.
+fn argo_depends<'t>(e: &Expr<u32>, task: &dyn Fn(u32) -> &'t str, nested: bool) -> String {
+    let results: &[&str] = match e {
+        Expr::Ref(_, None | Some(Outcome::Succeeded)) => &["Succeeded"],
+        Expr::Ref(_, Some(Outcome::Failed)) => &["Failed", "Errored"],
+        Expr::Ref(_, Some(Outcome::Skipped)) => &["Skipped", "Omitted"],
+        Expr::Ref(_, Some(Outcome::Any)) => {
+            &["Succeeded", "Failed", "Errored", "Skipped", "Omitted"]
+        }
+        Expr::Not(inner) => return format!("!{}", argo_depends(inner, task, true)),
+        Expr::And(es) => {
+            let parts: Vec<String> = es.iter().map(|e| argo_depends(e, task, true)).collect();
+            let joined = parts.join(" && ");
+            return if nested {
+                format!("({joined})")
+            } else {
+                joined
+            };
+        }
+        Expr::Or(es) => {
+            let parts: Vec<String> = es.iter().map(|e| argo_depends(e, task, true)).collect();
+            let joined = parts.join(" || ");
+            return if nested {
+                format!("({joined})")
+            } else {
+                joined
+            };
+        }
+    };
+    let Expr::Ref(u, _) = e else {
+        unreachable!("operators returned above")
+    };
+    let name = task(*u);
+    let alternatives: Vec<String> = results.iter().map(|r| format!("{name}.{r}")).collect();
+    match alternatives.as_slice() {
+        [one] => one.clone(),
+        many if nested => format!("({})", many.join(" || ")),
+        many => many.join(" || "),
     }
 }

@@ -5,7 +5,7 @@
 //! | Couler | Argo |
 //! |---|---|
 //! | workflow, run | `metadata.name` `<workflow>-<run>-<attempt>[-<stage>]` (deterministic, so a resubmission finds the one it made); labels `couler.dev/tenant`, `couler.dev/run`, `couler.dev/attempt`, `couler.dev/workflow` (+ the workflow's labels); raw ids in annotations |
-//! | steps, `depends`, groups, implied edges | the `main` DAG template; one task per running step, `depends: "a.Succeeded && b.Succeeded"` (a skipped or failed upstream step omits the task, as Couler skips behind a skip) |
+//! | steps, `depends`, groups, implied edges | the `main` DAG template; one task per running step, `depends: "a.Succeeded && b.Succeeded"` (a skipped or failed upstream step omits the task, as Couler skips behind a skip); outcome entries as Argo results of the same meaning (`x.failed` → `x.Failed \|\| x.Errored`, `x.skipped` → `x.Skipped \|\| x.Omitted`, `x.any` → all five), reused steps' known outcomes written in |
 //! | container / script step | a `container` / `script` template named after the step (so pods carry it); the description as a pod annotation |
 //! | names | step names stay template names; `main`, `exit-handler` and outer templates take `-2`, `-3` … on a clash; tasks whose step name starts with a digit get an `s` prefix (Argo refuses them with `depends`); long names are cut to 63 with a digest |
 //! | training job | a `resource` template creating a `kubeflow.org/v1` PyTorchJob, TFJob or MPIJob, judged by the leading role's replica status |

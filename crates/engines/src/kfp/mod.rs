@@ -30,7 +30,8 @@
 //! busybox and Debian images); steps that need none of it run as written.
 //! `eq`/`ne`/`in` compare text (`"3.0"` is not `"3"`), `lt`…`ge` numbers.
 //!
-//! Refused ([`EngineError::Unsupported`]): training jobs, `while`, `tune`,
+//! Refused ([`EngineError::Unsupported`]): `depends` entries with outcomes
+//! or `||`/`!`, training jobs, `while`, `tune`,
 //! retries limited to transient failures, a workflow `schedule` or
 //! `parallelism` (a `PipelineSpec` has neither; KFP schedules with
 //! recurring runs, an API object), and reading an artifact of a `map` step.
@@ -84,6 +85,12 @@ pub fn compile(plan: &Plan, run: &RunSpec) -> Result<Manifest, EngineError> {
 /// The pipeline and platform specs of a plan (what [`compile`] renders).
 fn build_spec<'a>(plan: &'a Plan, run: &RunSpec) -> Result<build::Built<'a>, EngineError> {
     check_workflow(plan)?;
+    crate::compile::plain_depends_only(
+        plan,
+        &*crate::compile::dag(plan)?,
+        ENGINE,
+        "a KFP task runs only after every task it depends on succeeded (only an exit handler runs whatever the others' outcome)",
+    )?;
     for (i, planned) in plan.steps.iter().enumerate() {
         if matches!(planned.action, Action::Run) {
             check_step(plan.ir_step(i))?;

@@ -1,10 +1,12 @@
 //! One run's driver: walks the main DAG and then the exit handlers, starts
-//! each step when its upstream steps are done, and turns the end of the
-//! run into `Update::Finished`.
+//! each step when its upstream steps are done and its `depends` hold
+//! (skipping it otherwise), and turns the end of the run into
+//! `Update::Finished` by the rule of [`run_failure`].
 
 use super::Shared;
 use super::step::{self, StepEnd};
 use crate::{RunOutcome, RunSpec, StepPhase, StepState, Update};
+use couler_ir::depends::{Ended, Requirements, State, run_failure};
 use couler_ir::{Dag, Graph};
 use couler_optimizer::{Action, Plan, StepOutputs};
 use std::collections::{HashMap, VecDeque};
@@ -46,7 +48,8 @@ impl Run {
 pub(super) struct Phase {
     /// Stop running steps (user cancel).
     pub cancel: CancellationToken,
-    /// Start nothing new (a step failed, or `cancel`).
+    /// Start nothing new but steps that handle outcomes (a failure is
+    /// sure to fail the run), or nothing at all (`cancel`).
     pub halt: CancellationToken,
     pub exit: bool,
     /// `{{workflow.status}}`, for exit handlers.
@@ -92,7 +95,7 @@ pub(super) async fn drive(
         token.cancel();
     }
     let main = Phase::new(token, false, None);
-    let Some(main_end) = run_phase(&run, &dag.steps, &main).await else {
+    let Some(main_end) = run_phase(&run, &dag, &main).await else {
         return;
     };
     let status = match (&main_end.failure, main_end.cancelled) {
@@ -103,7 +106,7 @@ pub(super) async fn drive(
     let token = CancellationToken::new();
     *cancel.lock().unwrap_or_else(|e| e.into_inner()) = token.clone();
     let exit = Phase::new(token, true, Some(status));
-    let Some(exit_end) = run_phase(&run, &dag.on_exit, &exit).await else {
+    let Some(exit_end) = run_phase(&run, &dag, &exit).await else {
         return;
     };
     let (outcome, message) = if let Some(failure) = main_end.failure {
@@ -122,7 +125,9 @@ pub(super) async fn drive(
 }
 
 /// Runs one graph; `None` when the run was detached.
-async fn run_phase(run: &Arc<Run>, graph: &Graph, phase: &Arc<Phase>) -> Option<PhaseEnd> {
+async fn run_phase(run: &Arc<Run>, dag: &Dag, phase: &Arc<Phase>) -> Option<PhaseEnd> {
+    let graph = dag.graph(phase.exit);
+    let requirements = dag.requirements(phase.exit);
     let offset = if phase.exit {
         run.plan.workflow.steps.len()
     } else {
@@ -134,7 +139,7 @@ async fn run_phase(run: &Arc<Run>, graph: &Graph, phase: &Arc<Phase>) -> Option<
         .iter()
         .map(|p| ((p.name.as_str(), p.exit_handler), &p.action))
         .collect();
-    let mut state = PhaseState::new(graph);
+    let mut state = PhaseState::new(graph, requirements);
     let mut tasks = JoinSet::new();
     let mut running: HashMap<tokio::task::Id, u32> = HashMap::new();
     loop {
@@ -147,21 +152,26 @@ async fn run_phase(run: &Arc<Run>, graph: &Graph, phase: &Arc<Phase>) -> Option<
                 state.complete(run, phase, graph, node, &ir.name, end);
                 continue;
             }
-            let blocked = graph.upstream(node).iter().any(|&u| {
-                matches!(
-                    state.done[u as usize],
-                    Some(StepPhase::Failed | StepPhase::Cancelled)
-                )
-            });
-            if phase.halt.is_cancelled() || blocked {
+            // Once the run is sure to fail, only steps whose depends
+            // handle outcomes still start (as they would in Argo); a
+            // cancel stops everything.
+            let plain = requirements.is_plain(node);
+            let blocked = (graph.upstream(node).iter())
+                .any(|&u| state.done[u as usize] == Some(StepPhase::Cancelled));
+            if phase.cancel.is_cancelled() || (phase.halt.is_cancelled() && plain) || blocked {
                 continue; // reported by `cancel_rest`
             }
-            if let Some(end) = behind_a_skip(run, phase, &state, graph, node, &ir.name).await {
+            if let Some(end) = not_required(run, phase, &state, node, &ir.name).await {
                 state.complete(run, phase, graph, node, &ir.name, end);
                 continue;
             }
+            let halt = if plain {
+                phase.halt.child_token()
+            } else {
+                phase.cancel.child_token()
+            };
             let (run, phase) = (run.clone(), phase.clone());
-            let handle = tasks.spawn(async move { step::run_step(run, phase, index).await });
+            let handle = tasks.spawn(async move { step::run_step(run, phase, index, halt).await });
             running.insert(handle.id(), node);
         }
         if tasks.is_empty() {
@@ -218,48 +228,83 @@ async fn settled(run: &Run, name: &str, action: Option<&Action>) -> Option<StepE
     Some(end)
 }
 
-/// Skips propagate: a step with a skipped upstream step is skipped.
-async fn behind_a_skip(
+/// A step whose depends do not hold is skipped, naming why: an upstream
+/// step it needed to succeed was skipped (or failed, where the failure is
+/// handled elsewhere), or an entry is false.
+async fn not_required(
     run: &Run,
     phase: &Phase,
-    state: &PhaseState,
-    graph: &Graph,
+    state: &PhaseState<'_>,
     node: u32,
     name: &str,
 ) -> Option<StepEnd> {
-    let &up = graph
-        .upstream(node)
-        .iter()
-        .find(|&&u| state.done[u as usize] == Some(StepPhase::Skipped))?;
     let offset = if phase.exit {
         run.plan.workflow.steps.len()
     } else {
         0
     };
+    let step_name = |u: u32| run.plan.ir_step(offset + u as usize).name.as_str();
+    let ended = |u: &u32| state.ended(*u);
+    let requirement = state.requirements.first_false(node, &ended)?;
+    // A skip behind a skipped step that had to succeed names the first
+    // such step in graph order, as plain dependencies always have.
+    let skipped_upstream = (state.requirements.of(node).iter())
+        .filter(|r| r.expr.is_conjunction_of_successes())
+        .flat_map(|r| r.expr.names())
+        .filter(|&&u| state.ended(u) == Some(Ended::Skipped))
+        .min();
+    let message = if let Some(&up) = skipped_upstream {
+        format!("upstream step `{}` was skipped", step_name(up))
+    } else {
+        let ir = run.plan.ir_step(offset + node as usize);
+        let text = requirement
+            .entry
+            .and_then(|i| ir.depends.get(i))
+            .cloned()
+            .unwrap_or_else(|| requirement.expr.map(&mut |&u| step_name(u)).to_string());
+        let mut seen = Vec::new();
+        let outcomes: Vec<String> = requirement
+            .expr
+            .names()
+            .into_iter()
+            .filter(|u| {
+                let new = !seen.contains(*u);
+                seen.push(**u);
+                new
+            })
+            .filter_map(|&u| Some(format!("{} {}", step_name(u), state.ended(u)?.as_str())))
+            .collect();
+        format!(
+            "`depends` entry `{text}` is false ({})",
+            outcomes.join(", ")
+        )
+    };
     let end = StepEnd {
         phase: StepPhase::Skipped,
         outputs: Arc::default(),
-        message: Some(format!(
-            "upstream step `{}` was skipped",
-            run.plan.ir_step(offset + up as usize).name
-        )),
+        message: Some(message),
     };
     run.send(Update::Step(end.state(name))).await;
     Some(end)
 }
 
-struct PhaseState {
+struct PhaseState<'d> {
+    graph: &'d Graph,
+    requirements: &'d Requirements,
     /// Upstream steps not done yet, per node.
     waiting: Vec<u32>,
     done: Vec<Option<StepPhase>>,
     ready: VecDeque<u32>,
+    /// Why each failed step failed, until one of them fails the run.
+    failed: HashMap<u32, String>,
+    /// The failure that fails the run (see [`run_failure`]).
     failure: Option<String>,
     /// Some step ended cancelled (the run cannot have succeeded).
     cancelled: bool,
 }
 
-impl PhaseState {
-    fn new(graph: &Graph) -> PhaseState {
+impl<'d> PhaseState<'d> {
+    fn new(graph: &'d Graph, requirements: &'d Requirements) -> PhaseState<'d> {
         let waiting: Vec<u32> = (0..graph.len() as u32)
             .map(|n| graph.upstream(n).len() as u32)
             .collect();
@@ -270,9 +315,12 @@ impl PhaseState {
             .filter(|&n| waiting[n as usize] == 0)
             .collect();
         PhaseState {
+            graph,
+            requirements,
             waiting,
             done: vec![None; graph.len()],
             ready,
+            failed: HashMap::new(),
             failure: None,
             cancelled: false,
         }
@@ -296,14 +344,21 @@ impl PhaseState {
                     .insert(name.to_owned(), end.outputs);
             }
             StepPhase::Failed => {
-                if self.failure.is_none() {
-                    let why = end.message.as_deref().unwrap_or("failed");
-                    self.failure = Some(format!("step `{name}` failed: {why}"));
-                }
-                phase.halt.cancel();
+                let why = end.message.as_deref().unwrap_or("failed");
+                self.failed
+                    .insert(node, format!("step `{name}` failed: {why}"));
             }
             StepPhase::Cancelled => self.cancelled = true,
             _ => {}
+        }
+        // A failure fails the run once no step that could handle it can
+        // still run; then nothing new starts but the handlers.
+        if self.failure.is_none() && !self.failed.is_empty() {
+            let state = |n: u32| self.state(n);
+            if let Some(f) = run_failure(self.graph, self.requirements, &state) {
+                self.failure = self.failed.get(&f).cloned();
+                phase.halt.cancel();
+            }
         }
         for &next in graph.downstream(node) {
             let waiting = &mut self.waiting[next as usize];
@@ -311,6 +366,24 @@ impl PhaseState {
             if *waiting == 0 {
                 self.ready.push_back(next);
             }
+        }
+    }
+
+    /// How a node ended, as `depends` sees it; `None` while it has not.
+    fn ended(&self, node: u32) -> Option<Ended> {
+        match self.done[node as usize]? {
+            StepPhase::Succeeded | StepPhase::Cached => Some(Ended::Succeeded),
+            StepPhase::Failed => Some(Ended::Failed),
+            StepPhase::Skipped => Some(Ended::Skipped),
+            StepPhase::Cancelled | StepPhase::Pending | StepPhase::Running => None,
+        }
+    }
+
+    fn state(&self, node: u32) -> State {
+        match (self.ended(node), self.done[node as usize]) {
+            (Some(e), _) => State::Ended(e),
+            (None, Some(StepPhase::Cancelled)) => State::Cancelled,
+            (None, _) => State::Pending,
         }
     }
 

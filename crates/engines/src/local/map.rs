@@ -13,7 +13,12 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 /// Fans a `map` step out into instances `step[i]` and aggregates them.
-pub(super) async fn run_map(run: Arc<Run>, phase: Arc<Phase>, index: usize) -> StepEnd {
+pub(super) async fn run_map(
+    run: Arc<Run>,
+    phase: Arc<Phase>,
+    index: usize,
+    halt: tokio_util::sync::CancellationToken,
+) -> StepEnd {
     let ir = run.plan.ir_step(index);
     let map = ir.map.as_ref().expect("a map step");
     let name = &ir.name;
@@ -43,6 +48,7 @@ pub(super) async fn run_map(run: Arc<Run>, phase: Arc<Phase>, index: usize) -> S
         let instance = Instance {
             run: run.clone(),
             phase: phase.clone(),
+            halt: halt.clone(),
             index,
             name: format!("{name}[{i}]"),
             item: Some(item),

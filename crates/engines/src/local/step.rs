@@ -26,6 +26,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 /// How a step (or instance) ended, for the driver.
 pub(super) struct StepEnd {
@@ -59,15 +60,23 @@ impl StepEnd {
 }
 
 /// Runs step `index` of the plan (main steps, then exit handlers).
-pub(super) async fn run_step(run: Arc<Run>, phase: Arc<Phase>, index: usize) -> StepEnd {
+/// Runs one step; `halt` stops its retries and its tries not started yet
+/// (the driver's call, or a failed instance of the same map).
+pub(super) async fn run_step(
+    run: Arc<Run>,
+    phase: Arc<Phase>,
+    index: usize,
+    halt: CancellationToken,
+) -> StepEnd {
     let ir = run.plan.ir_step(index);
     if ir.map.is_some() {
-        return map::run_map(run, phase, index).await;
+        return map::run_map(run, phase, index, halt).await;
     }
     let name = ir.name.clone();
     Instance {
         run,
         phase,
+        halt,
         index,
         name,
         item: None,
@@ -120,6 +129,8 @@ enum Ended {
 pub(super) struct Instance {
     pub run: Arc<Run>,
     pub phase: Arc<Phase>,
+    /// Start no new try (see [`run_step`]).
+    pub halt: CancellationToken,
     /// The step's index in the plan.
     pub index: usize,
     pub name: String,
@@ -283,9 +294,9 @@ impl Instance {
                         meta.retry < r.limit
                             && (r.on == RetryOn::Always || kind == FailureKind::Transient)
                     });
-                    let Some(policy) = retry.filter(|_| !self.phase.halt.is_cancelled()) else {
+                    let Some(policy) = retry.filter(|_| !self.halt.is_cancelled()) else {
                         tracing::debug!(step = %self.name, attempt = meta.attempt, ?kind, "step failed");
-                        self.phase.halt.cancel();
+                        self.halt.cancel();
                         let state =
                             report(StepPhase::Failed, Some(message), StepOutputs::default());
                         return self.end(state).await;
@@ -317,7 +328,7 @@ impl Instance {
                     meta.memory_limit = memory_limit;
                     tokio::select! {
                         _ = tokio::time::sleep(wait) => {}
-                        _ = self.phase.halt.cancelled() => {}
+                        _ = self.halt.cancelled() => {}
                     }
                 }
             }
@@ -389,9 +400,9 @@ impl Instance {
     async fn attempt(&self, meta: TryMeta) -> Option<Try> {
         let _permits = tokio::select! {
             permits = self.acquire() => permits,
-            _ = self.phase.halt.cancelled() => return None,
+            _ = self.halt.cancelled() => return None,
         };
-        if self.phase.halt.is_cancelled() {
+        if self.halt.is_cancelled() {
             return None;
         }
         let dir = self.dir().join(meta.attempt.to_string());

@@ -23,7 +23,9 @@
 //! flags a manifest needs beyond a default install are listed in the
 //! annotation [`FEATURE_FLAGS`].
 //!
-//! Refused with [`EngineError::Unsupported`]: training jobs, `tune`,
+//! Refused with [`EngineError::Unsupported`]: `depends` entries with
+//! outcomes or `||`/`!` (a task runs only after its `runAfter` succeeded),
+//! training jobs, `tune`,
 //! `while`, `retry.on: transient`, `schedule`, concurrency limits that
 //! could bind (`parallelism`, `map.parallelism`), exit handlers ordered
 //! other than as one chain, reading a mapped step's outputs as one value,
@@ -246,6 +248,12 @@ type PipelineRun = Object<PipelineRunSpec>;
 
 fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), EngineError> {
     let dag = crate::compile::dag(plan)?;
+    crate::compile::plain_depends_only(
+        plan,
+        &dag,
+        ENGINE,
+        "a Tekton pipeline task runs only after the tasks in its `runAfter` succeeded (task outcomes are readable only in `finally` tasks)",
+    )?;
     let mut ctx = Ctx::new(plan);
     let wf = &plan.workflow;
     let main = wf.steps.len();

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod bash_operator;
+mod depends;
 mod in_airflow;
 mod output;
 mod structure;

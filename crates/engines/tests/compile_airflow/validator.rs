@@ -34,7 +34,11 @@ fn write_all(dir: &Path) -> Vec<String> {
     let plans = compile_support::examples()
         .into_iter()
         .chain(features())
-        .chain([("quoting".to_owned(), torture_plan())]);
+        .chain([("quoting".to_owned(), torture_plan())])
+        .chain([(
+            "depends-all-done".to_owned(),
+            compile_support::plan(super::depends::ALL_DONE),
+        )]);
     for (name, plan) in plans {
         for (variant, options) in [("pod", &POD), ("bash", &BASH)] {
             let run = run_spec(&format!("run_{variant}"));

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod control_flow;
+mod depends;
 mod limits;
 mod reuse;
 mod structure;
@@ -119,6 +120,8 @@ fn all_plans() -> Vec<(String, Plan)> {
     out.push(("all-reused".into(), all_reused()));
     out.push(("job-options".into(), plan(JOB_OPTIONS)));
     out.push(("map-when".into(), plan(MAP_WHEN)));
+    out.push(("depends-expressions".into(), plan(depends::DEPENDS_EXAMPLE)));
+    out.push(("depends-reused".into(), depends::reused_depends_plan()));
     out
 }
 

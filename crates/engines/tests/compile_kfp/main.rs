@@ -18,6 +18,7 @@ use std::process::Command;
 mod components;
 mod control_flow;
 mod coverage;
+mod depends;
 mod output;
 mod reused;
 mod validator;

@@ -17,6 +17,7 @@ use std::process::Command;
 mod conditions;
 mod coverage;
 mod data_flow;
+mod depends;
 mod output;
 mod reused;
 mod tasks;
@@ -262,5 +263,6 @@ fn compilable() -> Vec<(String, Plan)> {
         .filter(|(n, _)| !refused(n))
         .chain(adapted())
         .chain(extras())
+        .chain([("depends-succeeded".to_owned(), plan(depends::SUCCEEDED))])
         .collect()
 }

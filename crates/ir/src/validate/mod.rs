@@ -1,6 +1,7 @@
 //! Semantic validation: names, references, dependencies, ranges. Reports
 //! every problem in one pass and builds the dependency graphs on the way.
 
+use crate::depends::{Expr, Requirement, Requirements};
 use crate::graph::Graph;
 use crate::names::{
     is_dns_label, is_dns_subdomain, is_env_name, is_identifier, is_label_key, is_label_value,
@@ -13,15 +14,35 @@ use crate::scalar::Duration;
 use crate::types::*;
 use std::collections::{HashMap, HashSet};
 
+mod depends;
 mod references;
 mod step;
 
 /// The dependency graphs of a valid workflow: one over `steps`, one over
-/// `onExit` (indexes into those lists).
+/// `onExit` (indexes into those lists), and what each step requires of
+/// its upstream steps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Dag {
     pub steps: Graph,
     pub on_exit: Graph,
+    pub step_requirements: Requirements,
+    pub exit_requirements: Requirements,
+}
+
+impl Dag {
+    /// The graph of the main steps, or of the exit handlers.
+    pub fn graph(&self, exit: bool) -> &Graph {
+        if exit { &self.on_exit } else { &self.steps }
+    }
+
+    /// The requirements of the main steps, or of the exit handlers.
+    pub fn requirements(&self, exit: bool) -> &Requirements {
+        if exit {
+            &self.exit_requirements
+        } else {
+            &self.step_requirements
+        }
+    }
 }
 
 const MAX_MAP_ITEMS: usize = 10_000;
@@ -67,6 +88,8 @@ struct StepLinks<'a> {
     upstream: Vec<u32>,
     /// Steps read by `when`, with where they were read.
     when_reads: Vec<(u32, Pointer, &'a str)>,
+    /// The step's `depends` entries that parsed and resolved, by index.
+    entries: Vec<(usize, Expr<u32>)>,
 }
 
 pub(crate) fn validate(wf: &Workflow, limits: &Limits, report: Report) -> (Option<Dag>, Report) {
@@ -147,14 +170,14 @@ impl<'a> Validator<'a> {
             .collect();
 
         let steps = self.graph(&wf.steps, &mut links, &steps_path);
-        let on_exit = self.graph(
-            &wf.on_exit,
-            &mut exit_links.into_iter().collect(),
-            &exit_path,
-        );
+        let mut exit_links: Vec<StepLinks<'a>> = exit_links;
+        let on_exit = self.graph(&wf.on_exit, &mut exit_links, &exit_path);
+        let (steps, on_exit) = (steps?, on_exit?);
         Some(Dag {
-            steps: steps?,
-            on_exit: on_exit?,
+            step_requirements: requirements(&steps, links),
+            exit_requirements: requirements(&on_exit, exit_links),
+            steps,
+            on_exit,
         })
     }
 
@@ -195,12 +218,13 @@ impl<'a> Validator<'a> {
                     // At a step's `depends` entry naming another step of
                     // the cycle when there is one; else (references, groups)
                     // at the cycle's first step.
-                    let in_cycle = |name: &String| names.contains(&name.as_str());
                     let at = cycle
                         .iter()
                         .find_map(|&i| {
-                            let entry = steps[i as usize].depends.iter().position(in_cycle)?;
-                            Some(base.index(i as usize).key("depends").index(entry))
+                            let (entry, _) = links[i as usize].entries.iter().find(|(_, e)| {
+                                e.names().iter().any(|&&u| u != i && cycle.contains(&u))
+                            })?;
+                            Some(base.index(i as usize).key("depends").index(*entry))
                         })
                         .unwrap_or_else(|| base.index(cycle[0] as usize));
                     self.report.push(
@@ -328,6 +352,13 @@ impl<'a> Validator<'a> {
                         Code::InvalidValue,
                         format!("{dep:?} is an exit-handler step"),
                     ),
+                    None if crate::depends::parse(dep).is_ok_and(|e| e.as_bare().is_none()) => {
+                        self.report.push(
+                            &at,
+                            Code::InvalidValue,
+                            format!("a group's `depends` takes step or group names only, not the expression {dep:?}; put it on the member steps"),
+                        )
+                    }
                     None => self.report.push(
                         &at,
                         Code::UnknownStep,
@@ -339,13 +370,19 @@ impl<'a> Validator<'a> {
         // Members run side by side: none may wait for another.
         for (&member, &g) in &member_of {
             let step = &self.wf.steps[member as usize];
-            for (d, dep) in step.depends.iter().enumerate() {
-                let same_group = match self.names.get(dep.as_str()) {
-                    Some(Target::Step(other)) => member_of.get(other) == Some(&g),
-                    Some(Target::Group(other)) => *other == g,
-                    _ => false,
+            for (d, entry) in step.depends.iter().enumerate() {
+                let Ok(expr) = crate::depends::parse(entry) else {
+                    continue; // reported with the step
                 };
-                if same_group {
+                let same_group =
+                    expr.names()
+                        .into_iter()
+                        .find(|dep| match self.names.get(dep.as_str()) {
+                            Some(Target::Step(other)) => member_of.get(other) == Some(&g),
+                            Some(Target::Group(other)) => *other == g,
+                            _ => false,
+                        });
+                if let Some(dep) = same_group {
                     self.report.push(
                         &Pointer::root().key("steps").index(member as usize).key("depends").index(d),
                         Code::ConflictingFields,
@@ -484,4 +521,41 @@ fn is_timezone_name(tz: &str) -> bool {
                         .bytes()
                         .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+'))
             }))
+}
+
+/// Each node's requirements: its resolved entries, then a bare one for
+/// every upstream node no entry names.
+fn requirements(graph: &Graph, links: Vec<StepLinks<'_>>) -> Requirements {
+    let nodes = links
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let named: HashSet<u32> = l
+                .entries
+                .iter()
+                .flat_map(|(_, e)| e.names())
+                .copied()
+                .collect();
+            let mut out: Vec<Requirement> = l
+                .entries
+                .into_iter()
+                .map(|(entry, expr)| Requirement {
+                    expr,
+                    entry: Some(entry),
+                })
+                .collect();
+            out.extend(
+                graph
+                    .upstream(i as u32)
+                    .iter()
+                    .filter(|u| !named.contains(u))
+                    .map(|&u| Requirement {
+                        expr: Expr::Ref(u, None),
+                        entry: None,
+                    }),
+            );
+            out
+        })
+        .collect();
+    Requirements::new(nodes)
 }

@@ -354,40 +354,6 @@ impl<'a> Validator<'a> {
         }
     }
 
-    pub(super) fn depends(
-        &mut self,
-        step: &Step,
-        exit: bool,
-        index: u32,
-        path: &Pointer,
-        links: &mut StepLinks<'a>,
-    ) {
-        for (i, dep) in step.depends.iter().enumerate() {
-            let at = path.index(i);
-            match (self.names.get(dep.as_str()).copied(), exit) {
-                (Some(Target::Step(d)), false) if d == index => {
-                    self.report.push(&at, Code::Cycle, format!("dependency cycle: {dep} → {dep}"))
-                }
-                (Some(Target::Exit(d)), true) if d == index => {
-                    self.report.push(&at, Code::Cycle, format!("dependency cycle: {dep} → {dep}"))
-                }
-                (Some(Target::Step(_)) | Some(Target::Group(_)), false) => self.expand(dep, &mut links.upstream),
-                (Some(Target::Exit(d)), true) => links.upstream.push(d),
-                (Some(Target::Exit(_)), false) => self.report.push(
-                    &at,
-                    Code::InvalidValue,
-                    format!("{dep:?} is an exit-handler step; main steps cannot depend on it"),
-                ),
-                (Some(_), true) => self.report.push(
-                    &at,
-                    Code::InvalidValue,
-                    format!("exit-handler steps run after the DAG; they can only depend on other exit-handler steps, not {dep:?}"),
-                ),
-                (None, _) => self.report.push(&at, Code::UnknownStep, format!("no step or group named {dep:?}")),
-            }
-        }
-    }
-
     #[allow(clippy::too_many_arguments)]
     pub(super) fn condition(
         &mut self,

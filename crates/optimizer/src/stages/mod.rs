@@ -431,12 +431,7 @@ fn part_stage(
         .iter()
         .any(|&i| steps.contains_key(&plan.workflow.steps[i].name));
     for &i in own {
-        let depends = dag
-            .steps
-            .upstream(i as u32)
-            .iter()
-            .map(|&u| plan.workflow.steps[u as usize].name.clone())
-            .collect();
+        let depends = depends_of(plan, dag, false, i as u32);
         builder.own(
             plan.workflow.steps[i].clone(),
             depends,
@@ -456,16 +451,10 @@ fn trial_stage(
     steps: &BTreeMap<String, Progress>,
 ) -> Stage {
     let mut builder = StageBuilder::new(plan, steps);
-    let upstream: Vec<String> = dag
-        .steps
-        .upstream(tune_step as u32)
-        .iter()
-        .map(|&u| {
-            let s = &plan.workflow.steps[u as usize];
-            builder.stand_in(s);
-            s.name.clone()
-        })
-        .collect();
+    for &u in dag.steps.upstream(tune_step as u32) {
+        builder.stand_in(&plan.workflow.steps[u as usize]);
+    }
+    let upstream = depends_of(plan, dag, false, tune_step as u32);
     let started = trials.iter().any(|t| steps.contains_key(&t.name));
     for trial in trials {
         builder.own(trial, upstream.clone(), &Action::Run);
@@ -514,12 +503,7 @@ fn exit_stage(plan: &Plan, dag: &Dag, status: &str, steps: &BTreeMap<String, Pro
                 read.insert(s.to_owned());
             }
         }
-        let mut depends: Vec<String> = dag
-            .on_exit
-            .upstream(i as u32)
-            .iter()
-            .map(|&u| plan.workflow.on_exit[u as usize].name.clone())
-            .collect();
+        let mut depends = depends_of(plan, dag, true, i as u32);
         for name in read {
             if let Some(s) = by_name.get(name.as_str()) {
                 builder.stand_in(s);
@@ -529,6 +513,30 @@ fn exit_stage(plan: &Plan, dag: &Dag, status: &str, steps: &BTreeMap<String, Pro
         builder.own(handler, depends, &Action::Run);
     }
     builder.finish(EXIT_STAGE.into(), false)
+}
+
+/// A step's `depends` in a stage, where groups are gone: its upstream
+/// steps by name, or, when its entries ask for outcomes, each of its
+/// requirements written out over step names.
+fn depends_of(plan: &Plan, dag: &Dag, exit: bool, node: u32) -> Vec<String> {
+    let steps = if exit {
+        &plan.workflow.on_exit
+    } else {
+        &plan.workflow.steps
+    };
+    let requirements = dag.requirements(exit);
+    if requirements.is_plain(node) {
+        return (dag.graph(exit).upstream(node).iter())
+            .map(|&u| steps[u as usize].name.clone())
+            .collect();
+    }
+    (requirements.of(node).iter())
+        .map(|r| {
+            r.expr
+                .map(&mut |&u| steps[u as usize].name.as_str())
+                .to_string()
+        })
+        .collect()
 }
 
 /// Assembles a stage's plan.

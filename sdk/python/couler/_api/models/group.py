@@ -20,7 +20,9 @@ class Group:
     Attributes:
         name (str):
         steps (list[str]): Member step names; members must not depend on each other.
-        depends (list[str] | Unset): Steps or groups every member waits for.
+        depends (list[str] | Unset): Steps or groups every member waits for and needs to succeed: plain
+            names only (an expression such as `a.failed` goes on the member
+            steps' own `depends`).
     """
 
     name: str

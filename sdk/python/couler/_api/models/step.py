@@ -37,8 +37,19 @@ class Step:
             name (str): Step name: lowercase letters, digits and `-`, at most 63 characters.
             cache (Cache | None | Unset):
             container (Container | None | Unset): Run a container.
-            depends (list[str] | Unset): Steps or groups that must succeed first (references to outputs add
-                dependencies on their own).
+            depends (list[str] | Unset): What must hold of earlier steps for this one to run; all entries
+                must hold. An entry is a step or group name, which must have
+                succeeded (a cache hit counts), or an expression:
+                `expr := and ('||' and)*`, `and := unary ('&&' unary)*`,
+                `unary := '!' unary | '(' expr ')' | NAME ('.' OUTCOME)?`, with
+                OUTCOME one of `succeeded`, `failed`, `skipped`, `any` (ended
+                whatever the outcome), e.g. `a && (c.succeeded || c.failed)`. A
+                group can only be named bare. The step waits until every step an
+                entry names has ended, then is skipped (with the entry as reason)
+                if an entry is false. A failed step fails the run unless a step that
+                ran depends on it, directly or through steps that did not run (a
+                handled failure). References to outputs add dependencies that must
+                succeed, unless an entry names the step.
             description (None | str | Unset):
             hints (Hints | None | Unset): Opaque scheduling hints passed to engines that understand them.
             inputs (Inputs | None | Unset):

@@ -33,6 +33,53 @@ pub struct Unsupported {
     pub message: String,
 }
 
+/// Features whose loss leaves what runs, and what it computes, as it was:
+/// Kubernetes settings of pods and workflow objects, metadata, retention,
+/// and notes on how something was carried over. Everything else the
+/// importer cannot carry over changes the run.
+const KEEPS_RUN: &[&str] = &[
+    "while bound",
+    "startingDeadlineSeconds",
+    "annotation",
+    "label",
+    "workflowMetadata",
+    "podMetadata",
+    "metadata",
+    "serviceAccountName",
+    "automountServiceAccountToken",
+    "executor",
+    "securityContext",
+    "imagePullPolicy",
+    "imagePullSecrets",
+    "dnsPolicy",
+    "dnsConfig",
+    "hostAliases",
+    "tolerations",
+    "affinity",
+    "nodeSelector",
+    "priorityClassName",
+    "priority",
+    "schedulerName",
+    "podPriorityClassName",
+    "podGC",
+    "ttlStrategy",
+    "ttlSecondsAfterFinished",
+    "archiveLogs",
+    "archiveLocation",
+    "artifactRepositoryRef",
+    "successfulJobsHistoryLimit",
+    "failedJobsHistoryLimit",
+    "resources.limits",
+];
+
+impl Unsupported {
+    /// Whether leaving this out changes what runs (a step, an input, a
+    /// dependency, a condition); false for Kubernetes settings only.
+    pub fn changes_run(&self) -> bool {
+        !KEEPS_RUN.contains(&self.feature.as_str())
+    }
+}
+
 impl fmt::Display for Unsupported {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = if self.path.is_empty() {
@@ -159,4 +206,38 @@ pub(crate) fn dns_label(raw: &str, max: usize) -> String {
 
 fn truncate(s: &str, n: usize) -> &str {
     &s[..s.len().min(n)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(feature: &str) -> Unsupported {
+        Unsupported {
+            path: "/spec".into(),
+            feature: feature.into(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn kubernetes_settings_and_notes_keep_the_run_and_the_rest_change_it() {
+        for keeps in [
+            "serviceAccountName",
+            "imagePullPolicy",
+            "while bound",
+            "podGC",
+        ] {
+            assert!(!item(keeps).changes_run(), "{keeps}");
+        }
+        for changes in [
+            "volumes",
+            "templateRef",
+            "recursion",
+            "depends",
+            "something new",
+        ] {
+            assert!(item(changes).changes_run(), "{changes}");
+        }
+    }
 }

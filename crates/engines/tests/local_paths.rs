@@ -198,3 +198,67 @@ steps:
         "{message}"
     );
 }
+
+/// The Couler SDK's parameter passing (its `parameter_passing_golden.yaml`,
+/// whalesay image and all): imported, it runs unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_couler_sdk_program_writing_under_mnt_runs_as_imported() {
+    let imported = couler_engines::import::argo(
+        r#"
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: pytest-}
+spec:
+  entrypoint: pytest
+  templates:
+    - name: pytest
+      dag:
+        tasks:
+          - name: A
+            template: A
+            arguments:
+              parameters:
+                - {name: para-A-0, value: 'echo -n A > /mnt/t1.txt && echo -n B > /mnt/t2.txt'}
+          - name: B
+            dependencies: [A]
+            template: B
+            arguments:
+              parameters:
+                - {name: para-B-0, value: '--input: x'}
+                - {name: para-B-1, value: "{{tasks.A.outputs.parameters.output-id-208}}"}
+                - {name: para-B-2, value: "{{tasks.A.outputs.parameters.output-id-211}}"}
+    - name: A
+      inputs: {parameters: [{name: para-A-0}]}
+      container:
+        image: docker/whalesay:latest
+        command: [bash, -c]
+        args: ["{{inputs.parameters.para-A-0}}"]
+        volumeMounts: [{name: couler-out-dir-0, mountPath: /mnt}]
+      outputs:
+        parameters:
+          - {name: output-id-208, valueFrom: {path: /mnt/t1.txt}}
+          - {name: output-id-211, valueFrom: {path: /mnt/t2.txt}}
+    - name: B
+      inputs: {parameters: [{name: para-B-0}, {name: para-B-1}, {name: para-B-2}]}
+      container:
+        image: docker/whalesay:latest
+        command: [echo]
+        args: ["{{inputs.parameters.para-B-0}}", "{{inputs.parameters.para-B-1}}", "{{inputs.parameters.para-B-2}}"]
+  volumes:
+    - emptyDir: {}
+      name: couler-out-dir-0
+"#,
+    )
+    .expect("imports");
+    let changing: Vec<_> = imported
+        .unsupported
+        .iter()
+        .filter(|u| u.changes_run())
+        .collect();
+    assert!(changing.is_empty(), "{changing:#?}");
+    let yaml = serde_json::to_string(&imported.workflow).unwrap();
+    let (_tmp, h) = setup("declared-couler");
+    let r = run(&*(h.engine)(), &h.run_spec("couler"), plan(&yaml), vec![]).await;
+    assert_eq!(r.outcome, RunOutcome::Succeeded, "{r:#?}");
+    assert_eq!(r.result("b"), "--input: x A B");
+}

@@ -17,16 +17,28 @@
 //!     oom                               present after an out-of-memory kill: bytes used and the limit
 //!     work/                             all the step sees of the data directory (its cwd):
 //!       script                          a script step's source
-//!       inputs/<A>                      {{inputs.artifacts.A.path}}
-//!       outputs/parameters/<P>          {{outputs.parameters.P.path}}
-//!       outputs/artifacts/<A>           {{outputs.artifacts.A.path}}
+//!       paths/<declared path>           in the sandbox: every declared input and output
+//!                                       ({{…path}}); each declared directory is shown here
+//!       inputs/<A>                      without the sandbox: {{inputs.artifacts.A.path}}
+//!       outputs/parameters/<P>          without the sandbox: {{outputs.parameters.P.path}}
+//!       outputs/artifacts/<A>           without the sandbox: {{outputs.artifacts.A.path}}
 //! cas/<2 hex>/<blake3 hex>              artifacts by content (see `cas`)
 //! uids.json                             each tenant's uid (running as root)
 //! ```
 //!
-//! Declared `path`s of inputs and outputs are container paths; here the
-//! `{{…path}}` references point into the try's work directory instead, so
-//! steps must write through those references. A step runs in its
+//! Declared `path`s of inputs and outputs are container paths, and in the
+//! sandbox they hold as in a container (see `declared`): the directory of
+//! each is a fresh writable directory of the try's own (as an `emptyDir`
+//! volume mounted there would be), input artifacts are copied into it, and
+//! outputs are read from it; the `{{…path}}` references name the same
+//! files by their host paths, so a step may use either. A declared path
+//! the sandbox cannot show (under `/usr`, `/etc` or another system
+//! directory, `/proc`, `/dev`, `/sys`, the data directory or
+//! `local.mounts`) is refused when the run starts, naming the step and the
+//! path. Without the sandbox (`local.sandbox.isolation = "off"`) declared
+//! paths are not used: the references point into the work directory, steps
+//! must write through them, and an output that is not there says so. A step
+//! runs in its
 //! `workingDir` (made empty in the sandbox when the host has none there) or
 //! its work directory, with an environment of its own `env`, the values of
 //! the secrets it references (from [`RunSpec::secrets`]) and a short
@@ -83,6 +95,7 @@
 
 mod cas;
 mod cgroup;
+mod declared;
 mod driver;
 mod live;
 mod map;
@@ -280,6 +293,22 @@ impl EngineAdapter for LocalEngine {
                     step.name
                 ),
             });
+        }
+        if let Ok(Some(sandbox)) = &self.shared.sandbox {
+            let running = (0..plan.steps.len())
+                .filter(|i| matches!(plan.steps[*i].action, couler_optimizer::Action::Run))
+                .map(|i| plan.ir_step(i))
+                .collect::<Vec<_>>();
+            let refused = declared::refusals(&running, &sandbox.reserved());
+            if !refused.is_empty() {
+                return Err(EngineError::Unsupported {
+                    engine: ENGINE,
+                    feature: format!(
+                        "declared paths the sandbox cannot show: {}",
+                        refused.join("; ")
+                    ),
+                });
+            }
         }
         let dir = self.dir_of(run);
 

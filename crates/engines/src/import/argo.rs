@@ -14,6 +14,7 @@
 //! | dag/steps template `outputs` (`valueFrom.parameter`, `from`) | what the inner step's output resolves to |
 //! | `container` / `script` templates | `container` / `script`: image (a parameter's default written in), command, args, env (`secretKeyRef` → secret), workingDir, source; `resources.requests` (`limits` when no request) |
 //! | template `nodeSelector`, `tolerations` (and the workflow's) | `hints` |
+//! | `emptyDir` volumes (the workflow's or a template's) mounted at the directory of a declared input or output path | nothing: engines give each step a fresh writable directory there (reported as keeping the run) |
 //! | `outputs.parameters` `valueFrom.path` (+`default`), `outputs.artifacts` `path` | `outputs` |
 //! | `retryStrategy` `limit`, `retryPolicy`, `backoff` (`duration`, `factor`, `cap`) | `retry` (`OnError`/`OnTransientError` → `transient`, else `always`; `cap` → `maxDuration`) |
 //! | `activeDeadlineSeconds`, template `timeout` | `timeout` |
@@ -33,6 +34,7 @@ mod loops;
 mod order;
 mod text;
 mod vars;
+mod volumes;
 
 use super::{ImportError, Imported, Names, Ptr, Report, dns_label};
 use couler_ir::names::{is_identifier, is_label_key, is_label_value};
@@ -200,6 +202,8 @@ struct Importer<'d> {
     facts: HashMap<String, StepFacts>,
     /// Where the kept schedule came from.
     schedule_at: Ptr,
+    /// The workflow's `emptyDir` volumes, by name.
+    empty_dirs: HashSet<String>,
 }
 
 impl<'d> Importer<'d> {
@@ -225,6 +229,7 @@ impl<'d> Importer<'d> {
             stack: Vec::new(),
             facts: HashMap::new(),
             schedule_at: Ptr::root(),
+            empty_dirs: HashSet::new(),
         }
     }
 
@@ -334,6 +339,7 @@ impl<'d> Importer<'d> {
                     self.hints.node_selector = self.node_selector(value, &path);
                 }
                 "tolerations" => self.hints.tolerations = self.tolerations(value, &path),
+                "volumes" => self.empty_dirs = self.volumes(value, &path),
                 other => self.report.push(
                     &path,
                     other,

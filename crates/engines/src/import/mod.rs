@@ -70,6 +70,10 @@ const KEEPS_RUN: &[&str] = &[
     "successfulJobsHistoryLimit",
     "failedJobsHistoryLimit",
     "resources.limits",
+    // Engines give each step a fresh writable directory where the step
+    // declares paths, which is all these volumes did (see argo/volumes.rs).
+    "emptyDir volume",
+    "emptyDir mount",
 ];
 
 impl Unsupported {

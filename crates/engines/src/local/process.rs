@@ -34,9 +34,10 @@
 
 use super::cas::Cas;
 use super::cgroup::{Limits, TryCgroup};
+use super::declared::{Declared, Files};
 use super::memory::{MEMORY_SAMPLE, OOM_FILE, Oom, over_limit, read_oom_file};
 use super::sandbox::{self, Confinement, Sandbox};
-use super::template::{output_artifact_path, output_parameter_path, work_dir};
+use super::template::work_dir;
 use crate::StepMetrics;
 use couler_optimizer::{ArtifactRef, Named, StepOutputs};
 use serde::{Deserialize, Serialize};
@@ -93,14 +94,6 @@ pub(super) struct StateFile {
     pub meta: TryMeta,
 }
 
-/// What to read back after a successful exit.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Collect {
-    /// Output parameters with their defaults.
-    pub parameters: Vec<(String, Option<String>)>,
-    pub artifacts: Vec<String>,
-}
-
 /// Everything one try needs, resolved up front.
 pub(super) struct Launch {
     pub dir: PathBuf,
@@ -113,7 +106,9 @@ pub(super) struct Launch {
     pub working_dir: Option<PathBuf>,
     /// Artifacts to place before the start: destination and source.
     pub inputs: Vec<(PathBuf, ArtifactRef)>,
-    pub collect: Collect,
+    /// Declared inputs and outputs: what to read back after a successful
+    /// exit, and what the sandbox shows.
+    pub files: Files,
     pub meta: TryMeta,
     pub cas: Cas,
     pub log_tail: usize,
@@ -413,7 +408,7 @@ fn read_back(
     let err = tail(stderr, launch.log_tail as u64).unwrap_or_default();
     let outputs = (exit == Exit::Code(0)).then(|| {
         let cut = out.len().saturating_sub(RESULT_LIMIT as usize);
-        collect(&launch.dir, &launch.collect, &launch.cas, &out[cut..])
+        collect(&launch.files, &launch.cas, &out[cut..])
     });
     Outcome {
         stderr_line: last_line(&err),
@@ -445,14 +440,24 @@ fn kernel_oom(launch: &Launch, cgroup: &TryCgroup) -> Option<Oom> {
 fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
     let dir = &launch.dir;
     let work = work_dir(dir);
-    fs::create_dir_all(&work).map_err(|e| format!("could not create {}: {e}", work.display()))?;
-    if !launch.collect.parameters.is_empty() {
-        let at = output_parameter_path(dir, "");
-        fs::create_dir_all(&at).map_err(|e| format!("could not create {}: {e}", at.display()))?;
-    }
-    if !launch.collect.artifacts.is_empty() {
-        let at = output_artifact_path(dir, "");
-        fs::create_dir_all(&at).map_err(|e| format!("could not create {}: {e}", at.display()))?;
+    let jail = &launch.jail;
+    let cwd = match &launch.working_dir {
+        Some(wd) if jail.sandbox.is_none() && !wd.is_dir() => {
+            return Err(format!(
+                "working directory {} does not exist on this host (the local engine runs steps on the host, not in their image)",
+                wd.display()
+            ));
+        }
+        Some(wd) => wd,
+        None => &work,
+    };
+    let mut owned = vec![dir.to_owned(), work.clone()];
+    owned.extend(writable_dirs(
+        &launch.files,
+        jail.sandbox.as_ref().map(|_| cwd.as_path()),
+    ));
+    for at in &owned {
+        fs::create_dir_all(at).map_err(|e| format!("could not create {}: {e}", at.display()))?;
     }
     for (dest, artifact) in &launch.inputs {
         launch.cas.materialise(artifact, dest).map_err(|e| {
@@ -467,17 +472,7 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
         fs::write(Launch::script_path(dir), source)
             .map_err(|e| format!("could not write the script: {e}"))?;
     }
-    let jail = &launch.jail;
-    let mut owned = vec![dir.as_path(), work.as_path()];
-    let (parameters, artifacts) = (
-        output_parameter_path(dir, ""),
-        output_artifact_path(dir, ""),
-    );
-    for at in [&parameters, &artifacts] {
-        if at.is_dir() {
-            owned.extend([at.as_path(), at.parent().expect("outputs/…")]);
-        }
-    }
+    let owned: Vec<&Path> = owned.iter().map(PathBuf::as_path).collect();
     sandbox::hand_over(jail.owner, &owned)
         .map_err(|e| format!("could not hand the work directory to the step's user: {e}"))?;
     if let (Some(cgroup), Some(limits)) = (&jail.cgroup, jail.limits) {
@@ -485,16 +480,6 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
             .create(limits)
             .map_err(|e| format!("could not create the step's cgroup: {e}"))?;
     }
-    let cwd = match &launch.working_dir {
-        Some(wd) if jail.sandbox.is_none() && !wd.is_dir() => {
-            return Err(format!(
-                "working directory {} does not exist on this host (the local engine runs steps on the host, not in their image)",
-                wd.display()
-            ));
-        }
-        Some(wd) => wd,
-        None => &work,
-    };
     let log = |name: &str| {
         OpenOptions::new()
             .read(true)
@@ -517,7 +502,7 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
                 cgroup: jail.cgroup.as_ref(),
                 network: sandbox.network(jail.network, jail.owner)?,
             };
-            sandbox.command(&exit_file, &work, cwd, &launch.argv, &confinement)
+            sandbox.command(&exit_file, &launch.files, cwd, &launch.argv, &confinement)?
         }
         None => {
             let mut command = Command::new("/bin/sh");
@@ -593,12 +578,52 @@ fn unix_ms(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64
 }
 
+/// The directories a try writes in, made before it starts and handed to
+/// its user (parents first): where its outputs go, and in the sandbox its
+/// declared directories and a `workingDir` inside one of them.
+fn writable_dirs(files: &Files, sandboxed_cwd: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if !files.shown {
+        for (list, kind) in [
+            (&files.parameters, "parameters"),
+            (&files.artifacts, "artifacts"),
+        ] {
+            if !list.is_empty() {
+                let outputs = files.work.join("outputs");
+                dirs.extend([outputs.join(kind), outputs]);
+            }
+        }
+        dirs.sort();
+        dirs.dedup();
+        return dirs;
+    }
+    if !files.links.is_empty() || !files.dirs.is_empty() {
+        dirs.push(files.work.join("paths"));
+    }
+    dirs.extend(files.dirs.iter().cloned());
+    dirs.extend(sandboxed_cwd.and_then(|cwd| files.host_of(cwd)));
+    dirs
+}
+
+/// Where a declared output was looked for, for the message that it is not
+/// there.
+fn looked_at(d: &Declared, reference: &str, files: &Files) -> String {
+    if files.shown {
+        return format!("{} ({reference})", d.path);
+    }
+    format!(
+        "{reference} ({}); without the sandbox (local.sandbox.isolation = \"off\") the declared path {} is not read, so write through the reference",
+        d.host.display(),
+        d.path
+    )
+}
+
 /// Reads a step's outputs after it exited 0.
-fn collect(dir: &Path, spec: &Collect, cas: &Cas, stdout: &[u8]) -> Result<StepOutputs, String> {
+fn collect(files: &Files, cas: &Cas, stdout: &[u8]) -> Result<StepOutputs, String> {
     let mut parameters = Named::new();
-    for (name, default) in &spec.parameters {
-        let path = output_parameter_path(dir, name);
-        let value = match File::open(&path) {
+    for d in &files.parameters {
+        let (name, path) = (&d.name, &d.host);
+        let value = match File::open(path) {
             Ok(f) => {
                 let mut bytes = Vec::new();
                 f.take(PARAMETER_LIMIT + 1)
@@ -612,12 +637,13 @@ fn collect(dir: &Path, spec: &Collect, cas: &Cas, stdout: &[u8]) -> Result<StepO
                 }
                 String::from_utf8_lossy(&bytes).trim_end().to_owned()
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => match default {
-                Some(d) => d.clone(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match &d.default {
+                Some(default) => default.clone(),
                 None => {
+                    let reference = format!("{{{{outputs.parameters.{name}.path}}}}");
                     return Err(format!(
-                        "output parameter `{name}` was not written to {{{{outputs.parameters.{name}.path}}}} ({}) and has no default",
-                        path.display()
+                        "output parameter `{name}` was not written to {} and has no default",
+                        looked_at(d, &reference, files)
                     ));
                 }
             },
@@ -626,16 +652,17 @@ fn collect(dir: &Path, spec: &Collect, cas: &Cas, stdout: &[u8]) -> Result<StepO
         parameters.insert(name.clone(), value);
     }
     let mut artifacts = Named::new();
-    for name in &spec.artifacts {
-        let path = output_artifact_path(dir, name);
-        match cas.store(&path) {
+    for d in &files.artifacts {
+        let name = &d.name;
+        match cas.store(&d.host) {
             Ok(stored) => {
                 artifacts.insert(name.clone(), stored);
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let reference = format!("{{{{outputs.artifacts.{name}.path}}}}");
                 return Err(format!(
-                    "output artifact `{name}` was not written to {{{{outputs.artifacts.{name}.path}}}} ({})",
-                    path.display()
+                    "output artifact `{name}` was not written to {}",
+                    looked_at(d, &reference, files)
                 ));
             }
             Err(e) => return Err(format!("could not store output artifact `{name}`: {e}")),

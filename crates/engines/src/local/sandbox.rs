@@ -6,10 +6,12 @@
 //! the host's system directories read only (`/usr` and the `/bin`, `/lib…`
 //! links or directories, `/etc`, `/opt`), a private `/tmp`, its own `/proc`
 //! and a minimal `/dev`, its work directory (at the same path as on the
-//! host, so `{{…path}}` references hold) and the host paths the platform
-//! lists in `local.mounts`; nothing else of the data directory: not other
-//! runs, not the artifact store, not the try's own control files. Its
-//! network is a loopback of its own. Nested user namespaces are refused.
+//! host, so `{{…path}}` references hold), the host paths the platform
+//! lists in `local.mounts`, and at the directory of each declared input and
+//! output path a directory of the work directory (see `declared`); nothing
+//! else of the data directory: not other runs, not the artifact store, not
+//! the try's own control files. Its network is a loopback of its own.
+//! Nested user namespaces are refused.
 //!
 //! Running as root, the engine gives each tenant a uid and gid of its own
 //! from `uid_base` (kept in `<data dir>/uids.json`), and the try's wrapper
@@ -23,12 +25,15 @@
 //! the engine spawns `/bin/sh` with [`PREPARE`], which, still as the
 //! engine's user, joins the try's cgroups, opens the host paths to show
 //! (descriptors 3… for `--bind-fd`, so a tenant's uid needs no access to
-//! the directories above them: a data directory of mode 0700 is fine),
+//! the directories above them: a data directory of mode 0700 is fine;
+//! declared directories are the engine's own, made in the try's work
+//! directory just before),
 //! then runs bubblewrap through `nsenter`, which joins the tenant's
 //! network namespace (host networking) and drops to the tenant's uid and
 //! gid with no supplementary groups. The shell records the exit status.
 
 use super::cgroup::TryCgroup;
+use super::declared::{Files, Reserved};
 use super::network::{HostNetwork, Network};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -115,6 +120,7 @@ pub(super) struct Sandbox {
     /// A resolver configuration to show as `/etc/resolv.conf` with host
     /// networking, where the host's names a resolver on its own loopback.
     resolv_conf: Option<PathBuf>,
+    data_dir: PathBuf,
 }
 
 /// What one try runs as and in.
@@ -143,13 +149,14 @@ const UPSTREAM_RESOLV_CONF: &str = "/run/systemd/resolve/resolv.conf";
 
 /// System directories shown read only when present: a directory is bound,
 /// a link (merged `/usr`) is recreated.
-const SYSTEM: &[&str] = &[
+pub(super) const SYSTEM: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
 ];
 /// Descriptors handed to bubblewrap are placed from this number up (the
 /// shell opens them: it knows single digits only).
 const FIRST_FD: RawFd = 3;
-/// Host paths a try can be shown: its work directory and `local.mounts`.
+/// Host paths a try can be shown: its work directory, `local.mounts` and
+/// its declared directories (descriptors 3 to 9).
 const MAX_BINDS: usize = 7;
 
 impl Sandbox {
@@ -213,9 +220,10 @@ impl Sandbox {
             resolv_conf: upstream.exists().then(|| upstream.to_owned()),
             network: config.network,
             host_network,
+            data_dir: data_dir.to_owned(),
         };
         let mut probe = Command::new(&sandbox.bwrap);
-        probe.args(sandbox.args(Path::new("/"), &[], false));
+        probe.args(sandbox.args(Path::new("/"), &[], &[], false));
         probe.arg("--").arg("true");
         match probe.output() {
             Ok(out) if out.status.success() => Ok(sandbox),
@@ -225,6 +233,16 @@ impl Sandbox {
                 String::from_utf8_lossy(&out.stderr).trim()
             )),
             Err(e) => Err(format!("cannot run {}: {e}", sandbox.bwrap.display())),
+        }
+    }
+
+    /// What declared directories must stay clear of.
+    pub(super) fn reserved(&self) -> Reserved<'_> {
+        Reserved {
+            system: SYSTEM,
+            data_dir: &self.data_dir,
+            mounts: &self.mounts,
+            spare_binds: MAX_BINDS - 1 - self.mounts.len(),
         }
     }
 
@@ -267,9 +285,18 @@ impl Sandbox {
     }
 
     /// bubblewrap's arguments up to the program: namespaces, the system,
-    /// `/proc`, `/dev`, `/tmp`, then each bound descriptor at its path.
-    /// `joined`: the try joins a network namespace before bubblewrap starts.
-    fn args(&self, cwd: &Path, binds: &[(RawFd, &Path, bool)], joined: bool) -> Vec<OsString> {
+    /// `/proc`, `/dev`, `/tmp`, an empty working directory where nothing
+    /// else is, then each bound descriptor at its path (declared
+    /// directories first, so that the work directory or a mount below one
+    /// stays visible) and the links of declared files in `/`. `joined`: the
+    /// try joins a network namespace before bubblewrap starts.
+    fn args(
+        &self,
+        cwd: &Path,
+        binds: &[Bind<'_>],
+        links: &[(PathBuf, PathBuf)],
+        joined: bool,
+    ) -> Vec<OsString> {
         let mut args: Vec<OsString> = [
             "--unshare-user",
             "--unshare-ipc",
@@ -293,17 +320,21 @@ impl Sandbox {
         for arg in ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"] {
             args.push(arg.into());
         }
-        for (fd, path, writable) in binds {
-            let flag = if *writable {
+        if !self.shows(cwd, binds) {
+            // A `workingDir` the sandbox has not: an empty one of its own,
+            // below what is bound.
+            args.extend(["--tmpfs".into(), cwd.into()]);
+        }
+        for bind in binds {
+            let flag = if bind.writable {
                 "--bind-fd"
             } else {
                 "--ro-bind-fd"
             };
-            args.extend([flag.into(), fd.to_string().into(), path.into()]);
+            args.extend([flag.into(), bind.fd.to_string().into(), bind.at.into()]);
         }
-        if !self.shows(cwd, binds) {
-            // A `workingDir` the sandbox has not: an empty one of its own.
-            args.extend(["--tmpfs".into(), cwd.into()]);
+        for (target, link) in links {
+            args.extend(["--symlink".into(), target.into(), link.into()]);
         }
         // The sandbox's root (the skeleton holding the mount points) is
         // not for steps to write in either.
@@ -313,26 +344,27 @@ impl Sandbox {
     }
 
     /// Whether `path` lies in what the sandbox shows of the host.
-    fn shows(&self, path: &Path, binds: &[(RawFd, &Path, bool)]) -> bool {
+    fn shows(&self, path: &Path, binds: &[Bind<'_>]) -> bool {
         let system = SYSTEM.iter().map(Path::new);
         path == Path::new("/")
             || path.starts_with("/tmp")
             || system
-                .chain(binds.iter().map(|b| b.1))
+                .chain(binds.iter().map(|b| b.at))
                 .any(|p| path.starts_with(p))
     }
 
     /// The command that runs `program` (the step's argv) in a sandbox as
-    /// `confinement` says, showing `work` writable and the platform's
-    /// mounts, and writes its exit status to `exit_file`.
+    /// `confinement` says, showing the work directory and the declared
+    /// directories of `files` writable and the platform's mounts, and
+    /// writes its exit status to `exit_file`.
     pub(super) fn command(
         &self,
         exit_file: &Path,
-        work: &Path,
+        files: &Files,
         cwd: &Path,
         program: &[String],
         confinement: &Confinement<'_>,
-    ) -> Command {
+    ) -> Result<Command, String> {
         let mut command = Command::new("/bin/sh");
         command
             .arg("-c")
@@ -343,14 +375,34 @@ impl Sandbox {
             command.args(cgroup.procs_files());
         }
         command.arg("--");
-        let mut shown = vec![(work, true)];
-        shown.extend(self.mounts.iter().map(|m| (m.path.as_path(), m.writable)));
-        command.args(shown.iter().map(|(path, _)| path));
+        // (host path to open, where the sandbox shows it, writable)
+        let mut shown: Vec<(&Path, &Path, bool)> = files
+            .binds
+            .iter()
+            .map(|(host, at)| (host.as_path(), at.as_path(), true))
+            .collect();
+        shown.push((&files.work, &files.work, true));
+        shown.extend(
+            self.mounts
+                .iter()
+                .map(|m| (m.path.as_path(), m.path.as_path(), m.writable)),
+        );
+        if shown.len() > MAX_BINDS {
+            return Err(format!(
+                "the step would be shown {} directories; the sandbox shows at most {MAX_BINDS}",
+                shown.len()
+            ));
+        }
+        command.args(shown.iter().map(|(host, _, _)| host));
         command.arg("--");
-        let binds: Vec<(RawFd, &Path, bool)> = shown
+        let binds: Vec<Bind<'_>> = shown
             .iter()
             .enumerate()
-            .map(|(i, (path, writable))| (FIRST_FD + i as RawFd, *path, *writable))
+            .map(|(i, (_, at, writable))| Bind {
+                fd: FIRST_FD + i as RawFd,
+                at,
+                writable: *writable,
+            })
             .collect();
         if let (Some(nsenter), Some((uid, gid))) = (&self.nsenter, confinement.owner) {
             command.arg(nsenter);
@@ -359,13 +411,21 @@ impl Sandbox {
             }
             command.args(["-S", &uid.to_string(), "-G", &gid.to_string(), "--"]);
         }
+        let joined = confinement.network.is_some();
         command
             .arg(&self.bwrap)
-            .args(self.args(cwd, &binds, confinement.network.is_some()))
+            .args(self.args(cwd, &binds, &files.links, joined))
             .arg("--")
             .args(program);
-        command
+        Ok(command)
     }
+}
+
+/// A descriptor the sandbox shows at `at`.
+struct Bind<'a> {
+    fd: RawFd,
+    at: &'a Path,
+    writable: bool,
 }
 
 /// Gives `owner` the try directory and what the step writes in.

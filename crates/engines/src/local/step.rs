@@ -11,11 +11,12 @@
 //! iterations, which run the same code on like inputs.
 
 use super::cgroup::{self, Limits};
+use super::declared::Files;
 use super::driver::{Phase, Run};
 use super::map;
-use super::process::{self, Collect, Earlier, Exit, Jail, Launch, OnDisk, Outcome, Stop, TryMeta};
+use super::process::{self, Earlier, Exit, Jail, Launch, OnDisk, Outcome, Stop, TryMeta};
 use super::retry::{backoff, human, mib, raised_limit};
-use super::template::{Scope, input_artifact_path};
+use super::template::Scope;
 use crate::failure::{FailureKind, classify};
 use crate::{StepPhase, StepState, Update};
 use couler_ir::refs::{Ref, sole_reference};
@@ -105,13 +106,13 @@ pub(super) fn scope<'a>(
     phase: &'a Phase,
     outputs: &'a std::collections::HashMap<String, Arc<StepOutputs>>,
     item: Option<&'a Value>,
-    dir: Option<&'a Path>,
+    files: Option<&'a Files>,
 ) -> Scope<'a> {
     Scope {
         outputs,
         own: None,
         item,
-        dir,
+        files,
         workflow_name: &run.plan.workflow.name,
         parameters: &run.plan.parameters,
         status: phase.status,
@@ -444,7 +445,7 @@ impl Instance {
             env: Vec::new(),
             working_dir: None,
             inputs: Vec::new(),
-            collect: collect_spec(ir),
+            files: self.files(&dir),
             meta,
             cas: self.run.engine.cas.clone(),
             log_tail: self.run.engine.config.log_tail_bytes,
@@ -453,6 +454,12 @@ impl Instance {
         let timeout = ir.timeout.map(|t| t.as_std());
         let (outcome, stop) = earlier.wait(launch, &self.phase.cancel, timeout).await;
         Try { outcome, stop, dir }
+    }
+
+    /// Where the try in `dir` finds its declared inputs and outputs.
+    fn files(&self, dir: &Path) -> Files {
+        let sandboxed = matches!(self.run.engine.sandbox, Ok(Some(_)));
+        Files::new(dir, self.ir(), sandboxed)
     }
 
     /// The cgroup of the try in `dir`, where the kernel limits tries.
@@ -544,6 +551,13 @@ impl Instance {
         let ir = self.ir();
         let mut step = ir.clone();
         let mut inputs = Vec::new();
+        let files = self.files(dir);
+        if let Ok(Some(sandbox)) = &self.run.engine.sandbox {
+            let refused = files.refusals(&sandbox.reserved());
+            if !refused.is_empty() {
+                return Err(refused.join("; "));
+            }
+        }
         {
             let outputs = self.run.outputs.read().unwrap_or_else(|e| e.into_inner());
             scope(
@@ -551,7 +565,7 @@ impl Instance {
                 &self.phase,
                 &outputs,
                 self.item.as_ref(),
-                Some(dir),
+                Some(&files),
             )
             .render_step(&mut step)?;
             for input in ir.inputs.iter().flat_map(|i| &i.artifacts) {
@@ -568,7 +582,7 @@ impl Instance {
                             input.name
                         )
                     })?;
-                inputs.push((input_artifact_path(dir, &input.name), stored.clone()));
+                inputs.push((files.input(&input.name), stored.clone()));
             }
         }
         let (argv, script, working_dir, extra) = match step.kind() {
@@ -642,31 +656,12 @@ impl Instance {
             env,
             working_dir: working_dir.map(PathBuf::from),
             inputs,
-            collect: collect_spec(ir),
+            files,
             meta,
             cas: engine.cas.clone(),
             log_tail: engine.config.log_tail_bytes,
             jail,
         })
-    }
-}
-
-fn collect_spec(ir: &Step) -> Collect {
-    let Some(outputs) = &ir.outputs else {
-        return Collect::default();
-    };
-    Collect {
-        parameters: outputs
-            .parameters
-            .iter()
-            .map(|p| {
-                (
-                    p.name.clone(),
-                    p.default.as_ref().map(|d| d.as_str().to_owned()),
-                )
-            })
-            .collect(),
-        artifacts: outputs.artifacts.iter().map(|a| a.name.clone()).collect(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Run-time references: what `{{…}}` means when a step instance starts, and
 //! how `when`/`while` conditions are judged.
 
+use super::declared::Files;
 use couler_ir::refs::{Ref, Segment, segments};
 use couler_ir::{Condition, Operator, Step};
 use couler_optimizer::StepOutputs;
@@ -17,31 +18,18 @@ pub(super) struct Scope<'a> {
     /// The step's own latest outputs, for `while` conditions.
     pub own: Option<(&'a str, &'a StepOutputs)>,
     pub item: Option<&'a Value>,
-    /// The try directory, for `{{inputs|outputs.….path}}`.
-    pub dir: Option<&'a Path>,
+    /// The try's files, for `{{inputs|outputs.….path}}`.
+    pub files: Option<&'a Files>,
     pub workflow_name: &'a str,
     pub parameters: &'a BTreeMap<String, String>,
     /// `succeeded`, `failed` or `cancelled`, in exit handlers.
     pub status: Option<&'a str>,
 }
 
-/// Where a try keeps its files, relative to the try directory.
 /// The part of a try directory its step sees (and writes): the rest holds
 /// the engine's records of the try.
 pub(super) fn work_dir(dir: &Path) -> std::path::PathBuf {
     dir.join("work")
-}
-
-pub(super) fn input_artifact_path(dir: &Path, name: &str) -> std::path::PathBuf {
-    work_dir(dir).join("inputs").join(name)
-}
-
-pub(super) fn output_parameter_path(dir: &Path, name: &str) -> std::path::PathBuf {
-    work_dir(dir).join("outputs").join("parameters").join(name)
-}
-
-pub(super) fn output_artifact_path(dir: &Path, name: &str) -> std::path::PathBuf {
-    work_dir(dir).join("outputs").join("artifacts").join(name)
 }
 
 impl Scope<'_> {
@@ -175,9 +163,9 @@ impl Scope<'_> {
             Ref::TrialParameter(_) | Ref::TrialBudget => {
                 return Err("hyperparameter trials are not expanded for the local engine".into());
             }
-            Ref::InputArtifactPath(a) => self.path(out, |d| input_artifact_path(d, a))?,
-            Ref::OutputParameterPath(p) => self.path(out, |d| output_parameter_path(d, p))?,
-            Ref::OutputArtifactPath(a) => self.path(out, |d| output_artifact_path(d, a))?,
+            Ref::InputArtifactPath(a) => self.path(out, |f| f.input(a))?,
+            Ref::OutputParameterPath(p) => self.path(out, |f| f.parameter(p))?,
+            Ref::OutputArtifactPath(a) => self.path(out, |f| f.artifact(a))?,
         }
         Ok(())
     }
@@ -197,12 +185,12 @@ impl Scope<'_> {
     fn path(
         &self,
         out: &mut String,
-        at: impl FnOnce(&Path) -> std::path::PathBuf,
+        at: impl FnOnce(&Files) -> std::path::PathBuf,
     ) -> Result<(), String> {
-        let dir = self
-            .dir
+        let files = self
+            .files
             .ok_or("paths are only known inside a running step")?;
-        out.push_str(&at(dir).to_string_lossy());
+        out.push_str(&at(files).to_string_lossy());
         Ok(())
     }
 }
@@ -253,7 +241,11 @@ mod tests {
             outputs,
             own: None,
             item,
-            dir: Some(Path::new("/w")),
+            // The layout without the sandbox (see `declared` for the other).
+            files: Some(Box::leak(Box::new(Files {
+                work: "/w/work".into(),
+                ..Files::default()
+            }))),
             workflow_name: "wf",
             parameters: params,
             status: None,

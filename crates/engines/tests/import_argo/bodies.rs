@@ -176,3 +176,115 @@ spec:
         );
     }
 }
+
+#[test]
+fn empty_dir_volumes_where_paths_are_declared_keep_the_run() {
+    // The Couler SDK's shape: an emptyDir mounted at /mnt, outputs in /mnt.
+    let imported = import(&workflow(
+        r#"
+  entrypoint: main
+  volumes:
+  - {name: couler-out-dir-0, emptyDir: {}}
+  - {name: data, persistentVolumeClaim: {claimName: datasets}}
+  - {name: conf, configMap: {name: app}}
+  templates:
+  - name: main
+    steps:
+    - - {name: produce, template: produce}
+    - - {name: other, template: other}
+  - name: produce
+    container:
+      image: alpine
+      command: [sh, -c, "echo -n hi > /mnt/hello_world.txt"]
+      volumeMounts: [{name: couler-out-dir-0, mountPath: /mnt/}]
+    outputs: {parameters: [{name: out, valueFrom: {path: /mnt/hello_world.txt}}]}
+  - name: other
+    volumes: [{name: scratch, emptyDir: {medium: Memory}}, {name: host, hostPath: {path: /var/run}}]
+    container:
+      image: alpine
+      command: [sh, -c, "cat /in/x"]
+      volumeMounts:
+      - {name: scratch, mountPath: /in}
+      - {name: couler-out-dir-0, mountPath: /scratch}
+      - {name: scratch, mountPath: /ro, readOnly: true}
+      - {name: data, mountPath: /data}
+      - {name: host, mountPath: /var/run}
+    outputs: {artifacts: [{name: x, path: /in/x}]}
+"#,
+    ));
+    let at = |feature: &str| -> Vec<&str> {
+        let mut paths: Vec<&str> = imported
+            .unsupported
+            .iter()
+            .filter(|u| u.feature == feature)
+            .map(|u| u.path.as_str())
+            .collect();
+        paths.sort();
+        paths
+    };
+    assert_eq!(
+        at("emptyDir volume"),
+        ["/spec/templates/2/volumes/0", "/spec/volumes/0"]
+    );
+    assert_eq!(
+        at("emptyDir mount"),
+        [
+            "/spec/templates/1/container/volumeMounts/0",
+            "/spec/templates/2/container/volumeMounts/0"
+        ]
+    );
+    assert_eq!(
+        at("volumes"),
+        [
+            "/spec/templates/2/volumes/1",
+            "/spec/volumes/1",
+            "/spec/volumes/2"
+        ]
+    );
+    // At a directory without declared paths, read only, or another volume.
+    assert_eq!(
+        at("volumeMounts"),
+        [
+            "/spec/templates/2/container/volumeMounts/1",
+            "/spec/templates/2/container/volumeMounts/2",
+            "/spec/templates/2/container/volumeMounts/3",
+            "/spec/templates/2/container/volumeMounts/4"
+        ]
+    );
+    let changing: Vec<(&str, &str)> = imported
+        .unsupported
+        .iter()
+        .filter(|u| u.changes_run())
+        .map(|u| (u.feature.as_str(), u.path.as_str()))
+        .filter(|(_, path)| !path.starts_with("/spec/templates/2/container/volumeMounts"))
+        .collect();
+    assert_eq!(
+        changing,
+        [
+            ("volumes", "/spec/volumes/1"),
+            ("volumes", "/spec/volumes/2"),
+            ("volumes", "/spec/templates/2/volumes/1"),
+        ]
+    );
+    let message = |path: &str| {
+        let u = imported
+            .unsupported
+            .iter()
+            .find(|u| u.path == path)
+            .unwrap();
+        u.message.clone()
+    };
+    assert!(
+        message("/spec/templates/1/container/volumeMounts/0")
+            .contains("each step gets a fresh writable directory there"),
+        "{:?}",
+        imported.unsupported
+    );
+    assert!(
+        message("/spec/templates/2/container/volumeMounts/1")
+            .contains("no declared input or output path lies directly in /scratch"),
+        "{:?}",
+        imported.unsupported
+    );
+    assert!(message("/spec/volumes/1").contains("persistentVolumeClaim volume \"data\""));
+}

@@ -152,7 +152,7 @@ fn unsupported_tasks_are_left_out_and_bridged() {
     let imported = import(&workflow(
         r#"
   entrypoint: main
-  volumes: [{name: v, emptyDir: {}}]
+  volumes: [{name: v, persistentVolumeClaim: {claimName: data}}]
   templates:
   - name: main
     dag:
@@ -175,7 +175,7 @@ fn unsupported_tasks_are_left_out_and_bridged() {
         .iter()
         .map(|u| (u.feature.as_str(), u.path.as_str()))
         .collect();
-    assert_eq!(paths["volumes"], "/spec/volumes");
+    assert_eq!(paths["volumes"], "/spec/volumes/0");
     assert_eq!(paths["suspend template"], "/spec/templates/1/suspend");
     assert_eq!(
         paths["templateRef"],

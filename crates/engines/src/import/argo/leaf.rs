@@ -3,6 +3,7 @@
 
 use super::expand::Call;
 use super::vars::{Node, Vars};
+use super::volumes::Mounts;
 use super::{Importer, Ptr, entries, items, scalar, str_at};
 use couler_ir::names::{is_dns_subdomain, is_env_name, is_identifier, is_secret_key};
 use couler_ir::refs::{Ref, Segment, segments};
@@ -29,6 +30,7 @@ const LEAF_KEYS: &[&str] = &[
     "nodeSelector",
     "tolerations",
     "daemon",
+    "volumes",
 ];
 /// Where an Argo artifact can live besides a path; none exists in the IR.
 const ARTIFACT_SOURCES: &[&str] = &[
@@ -64,6 +66,11 @@ impl Importer<'_> {
         };
         let inputs = self.input_artifacts(tpl, tpl_at, call, &mut vars);
         let outputs = self.outputs(tpl, tpl_at, &mut vars);
+        let mut empty_dirs = self.empty_dirs.clone();
+        if let Some(own) = tpl.get("volumes") {
+            empty_dirs.extend(self.volumes(own, &tpl_at.key("volumes")));
+        }
+        let mounts = Mounts::new(empty_dirs, inputs.as_ref(), outputs.as_ref());
         for (key, _, at) in entries(Some(tpl), tpl_at) {
             if !LEAF_KEYS.contains(&key) {
                 self.report.push(
@@ -76,7 +83,7 @@ impl Importer<'_> {
         let (container, script, resources) = match (tpl.get("container"), tpl.get("script")) {
             (Some(c), _) => {
                 let at = tpl_at.key("container");
-                let (body, resources) = self.container(c, &at, &vars, false);
+                let (body, resources) = self.container(c, &at, &vars, false, &mounts);
                 (
                     Some(Container {
                         image: body.image,
@@ -91,7 +98,7 @@ impl Importer<'_> {
             }
             (None, Some(s)) => {
                 let at = tpl_at.key("script");
-                let (body, resources) = self.container(s, &at, &vars, true);
+                let (body, resources) = self.container(s, &at, &vars, true, &mounts);
                 let command = if body.command.is_empty() {
                     self.report.push(
                         &at.key("command"),
@@ -353,6 +360,7 @@ impl Importer<'_> {
         at: &Ptr,
         vars: &Vars,
         script: bool,
+        mounts: &Mounts,
     ) -> (Body, Option<Resources>) {
         let mut body = Body::default();
         let mut resources = None;
@@ -381,6 +389,7 @@ impl Importer<'_> {
                     }
                 }
                 "resources" => resources = self.resources(value, &k_at),
+                "volumeMounts" => self.volume_mounts(value, &k_at, mounts),
                 other => self.report.push(
                     &k_at,
                     other,

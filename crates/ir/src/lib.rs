@@ -11,6 +11,7 @@
 
 pub mod graph;
 pub mod hash;
+mod job;
 pub mod names;
 mod parse;
 pub mod problem;

@@ -103,7 +103,8 @@ fn role_fields_are_validated_with_their_paths() {
         "{p}"
     );
     assert!(
-        p.iter().any(|p| p.path == "/steps/0/job/replicas/worker/args/0"),
+        p.iter()
+            .any(|p| p.path == "/steps/0/job/replicas/worker/args/0"),
         "{p}"
     );
 }

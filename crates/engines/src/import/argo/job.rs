@@ -357,8 +357,7 @@ impl Importer<'_> {
         job.env = lead.env.clone();
         job.working_dir = lead.working_dir.clone();
         for (name, (kind, body)) in &bodies {
-            let (inherited, _) = job.argv_of(name);
-            let inherits_command = !inherited.is_empty();
+            let inherited = job.argv_of(name).0.to_vec();
             let differs = job.argv_of(name) != (body.command.as_slice(), body.args.as_slice());
             let replica = job
                 .replicas
@@ -368,8 +367,10 @@ impl Importer<'_> {
                 replica.image = Some(body.image.clone());
             }
             if differs {
-                if body.command.is_empty() {
-                    if !inherits_command {
+                if body.command == inherited && !body.args.is_empty() {
+                    replica.args = body.args.clone();
+                } else if body.command.is_empty() {
+                    if inherited.is_empty() {
                         replica.args = body.args.clone();
                     } else {
                         self.report.push(

@@ -94,6 +94,41 @@ fn cancel_stops_running_steps() {
     );
 }
 
+/// The workflow's deadline: the running step fails with the reason, what
+/// never started is cancelled, the exit handler runs seeing the run failed,
+/// and the run fails saying why.
+#[test]
+fn a_run_past_its_deadline_fails_and_its_exit_handler_runs() {
+    let couler = Couler::start();
+    let (_, token) = couler.tenant("acme");
+    let _scheduler = couler.scheduler("deadline");
+    let yaml = "apiVersion: couler.dev/v1alpha1\nname: late\ntimeout: 3s\nsteps:\n  - {name: nap, container: {image: alpine, command: [sleep, '60']}}\n  - {name: after, depends: [nap], container: {image: alpine, command: ['true']}}\nonExit:\n  - {name: report, when: [{input: '{{workflow.status}}', operator: eq, value: failed}], container: {image: alpine, command: ['true']}}\n";
+    let run = couler.submit(&token, yaml, json!({}));
+    let started = Instant::now();
+    let done = couler.wait(&token, &run, LIMIT);
+    assert_eq!(done["status"], "failed", "{done:#}");
+    assert_eq!(done["message"], "deadline exceeded after 3s", "{done:#}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the deadline took {:?}",
+        started.elapsed()
+    );
+    let steps = step_statuses(&done);
+    assert_eq!(steps["nap"], "failed", "{done:#}");
+    assert_eq!(steps["after"], "cancelled", "{done:#}");
+    assert_eq!(steps["report"], "succeeded", "{done:#}");
+    let nap = (done["steps"].as_array().unwrap().iter())
+        .find(|s| s["name"] == "nap")
+        .unwrap();
+    assert!(
+        nap["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("deadline exceeded after 3s"),
+        "{done:#}"
+    );
+}
+
 #[test]
 fn transient_failures_are_retried_and_retry_from_failure_keeps_finished_steps_and_instances() {
     let couler = Couler::start();

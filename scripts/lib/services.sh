@@ -99,6 +99,10 @@ ensure_test_tools() {
   ensure_browser
   command -v busybox >/dev/null || apt_install busybox
   command -v unshare >/dev/null || apt_install util-linux
+  # Host programs the Couler SDK's example programs run as steps (the local
+  # engine ignores images): cowsay, and `python` for scripts.
+  [ -x /usr/games/cowsay ] || apt_install cowsay
+  [ -e /usr/bin/python ] || apt_install python-is-python3
   "$(dirname "${BASH_SOURCE[0]}")/../s3-server" --setup
 }
 

@@ -48,6 +48,11 @@ enum Tag {
     When,
     Operator,
     Operand,
+    /// A training-job role's own image, command and args (absent when the
+    /// role runs the job's, so that such keys did not change).
+    RoleImage,
+    RoleCommand,
+    RoleArg,
 }
 
 /// Tagged, length-prefixed fields (a tag byte, the length as LEB128, the
@@ -251,6 +256,15 @@ fn encode<'a>(
         for (role, r) in &j.replicas {
             h.field(Tag::Replica, role.as_bytes());
             h.field(Tag::Count, &r.count.to_le_bytes());
+            if let Some(image) = &r.image {
+                h.field(Tag::RoleImage, image.as_bytes());
+            }
+            for c in &r.command {
+                h.text(Tag::RoleCommand, c, outputs_of)?;
+            }
+            for a in &r.args {
+                h.text(Tag::RoleArg, a, outputs_of)?;
+            }
         }
         (
             &j.image,

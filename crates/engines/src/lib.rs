@@ -252,6 +252,21 @@ pub trait EngineAdapter: Send + Sync {
     /// cancelled steps and `Finished { Cancelled }`.
     async fn cancel(&self, run: &RunSpec, engine_ref: &str) -> Result<(), EngineError>;
 
+    /// Stops a run whose deadline (the workflow's `timeout`) passed, as
+    /// `cancel` does: running steps stop, nothing new starts, exit handlers
+    /// still run. The scheduler fails the run with `message` whatever the
+    /// engine reports; an engine that can tells its exit handlers that the
+    /// run failed (by default they see what a cancel shows them).
+    async fn expire(
+        &self,
+        run: &RunSpec,
+        engine_ref: &str,
+        message: &str,
+    ) -> Result<(), EngineError> {
+        let _ = message;
+        self.cancel(run, engine_ref).await
+    }
+
     /// The full logs of one step (instance) so far.
     async fn logs(
         &self,

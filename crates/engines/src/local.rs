@@ -132,6 +132,8 @@ const ENGINE: &str = "local";
 pub const READS: &[&str] = &["file://"];
 const LOCK_FILE: &str = "driver.lock";
 const CANCELLED_FILE: &str = "cancelled";
+/// Holds why the run's deadline stopped it (see `EngineAdapter::expire`).
+const DEADLINE_FILE: &str = "deadline";
 /// How long `start` waits for another driver of the same run to let go.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 
@@ -189,6 +191,8 @@ struct Active {
     id: u64,
     /// The token `cancel()` trips (swapped when exit handlers start).
     cancel: Arc<Mutex<CancellationToken>>,
+    /// The main DAG's token, which `expire()` trips: exit handlers run on.
+    main: CancellationToken,
     task: JoinHandle<()>,
 }
 
@@ -325,7 +329,8 @@ impl EngineAdapter for LocalEngine {
         }
 
         let (tx, rx) = mpsc::channel(crate::track::UPDATE_BUFFER);
-        let cancel = Arc::new(Mutex::new(CancellationToken::new()));
+        let main = CancellationToken::new();
+        let cancel = Arc::new(Mutex::new(main.clone()));
         let slots = plan
             .workflow
             .parallelism
@@ -357,7 +362,15 @@ impl EngineAdapter for LocalEngine {
                 active.remove(&key);
             }
         });
-        active.insert(dir.clone(), Active { id, cancel, task });
+        active.insert(
+            dir.clone(),
+            Active {
+                id,
+                cancel,
+                main,
+                task,
+            },
+        );
         drop(active);
         Ok(Started {
             engine_ref: dir.to_string_lossy().into_owned(),
@@ -374,6 +387,28 @@ impl EngineAdapter for LocalEngine {
         let live = self.active().get(&dir).map(|a| a.cancel.clone());
         match live {
             Some(token) => token.lock().unwrap_or_else(|e| e.into_inner()).cancel(),
+            None => process::stop_orphans(dir).await,
+        }
+        Ok(())
+    }
+
+    /// Stops the main DAG as `cancel` does, but the run fails with
+    /// `message` and its exit handlers see `{{workflow.status}}` failed;
+    /// exit handlers already running go on.
+    async fn expire(
+        &self,
+        run: &RunSpec,
+        engine_ref: &str,
+        message: &str,
+    ) -> Result<(), EngineError> {
+        let dir = self.run_dir(run, engine_ref)?;
+        // Recorded first, so that a driver started later fails the run too.
+        tokio::fs::write(dir.join(DEADLINE_FILE), message)
+            .await
+            .map_err(|e| EngineError::Other(format!("cannot stop run {}: {e}", run.run)))?;
+        let live = self.active().get(&dir).map(|a| a.main.clone());
+        match live {
+            Some(token) => token.cancel(),
             None => process::stop_orphans(dir).await,
         }
         Ok(())
@@ -461,7 +496,7 @@ async fn open_run_dir(dir: PathBuf) -> Result<(bool, bool, File), EngineError> {
                 unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
             Ok((
                 existed,
-                at.join(CANCELLED_FILE).exists(),
+                at.join(CANCELLED_FILE).exists() || at.join(DEADLINE_FILE).exists(),
                 locked.then_some(lock),
             ))
         })

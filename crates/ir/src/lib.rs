@@ -14,6 +14,7 @@
 pub mod depends;
 pub mod graph;
 pub mod hash;
+mod job;
 pub mod names;
 mod parse;
 pub mod problem;

@@ -5,6 +5,7 @@
 //! hashes serialize these types as declared, so reordering fields changes
 //! every hash.
 
+pub use crate::job::{Framework, Replica, TrainingJob};
 use crate::scalar::{Cpu, Duration, Memory, ParamValue, whole};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,12 @@ pub struct Workflow {
     /// Run the workflow on a schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<Schedule>,
+    /// Deadline of a run: once it has been running this long it fails
+    /// ("deadline exceeded"), its running steps are stopped and nothing new
+    /// starts; `onExit` steps still run. Last, so that workflows without
+    /// one keep their content hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Duration>,
 }
 
 /// A workflow input.
@@ -195,6 +202,19 @@ impl Step {
         })
     }
 
+    /// Every image the step runs: a job's own and its roles' (each once).
+    pub fn images(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self.image().into_iter().collect();
+        if let Some(j) = &self.job {
+            for image in j.replicas.values().filter_map(|r| r.image.as_deref()) {
+                if !out.contains(&image) {
+                    out.push(image);
+                }
+            }
+        }
+        out
+    }
+
     pub fn env(&self) -> &[EnvVar] {
         match self.kind() {
             Some(StepKind::Container(c)) => &c.env,
@@ -296,55 +316,6 @@ pub struct Script {
     pub env: Vec<EnvVar>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub working_dir: Option<String>,
-}
-
-/// A distributed training job (Kubeflow training operator style).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[schemars(deny_unknown_fields)]
-pub struct TrainingJob {
-    pub framework: Framework,
-    pub image: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub command: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env: Vec<EnvVar>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub working_dir: Option<String>,
-    /// Replicas by role. Roles: pytorch `master`, `worker`; tensorflow
-    /// `chief`, `worker`, `ps`, `evaluator`; mpi `launcher`, `worker`.
-    pub replicas: BTreeMap<String, Replica>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Framework {
-    Pytorch,
-    Tensorflow,
-    Mpi,
-}
-
-impl Framework {
-    pub fn roles(self) -> &'static [&'static str] {
-        match self {
-            Framework::Pytorch => &["master", "worker"],
-            Framework::Tensorflow => &["chief", "worker", "ps", "evaluator"],
-            Framework::Mpi => &["launcher", "worker"],
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[schemars(deny_unknown_fields)]
-pub struct Replica {
-    /// Number of replicas in this role (at least 1).
-    #[serde(deserialize_with = "whole::deserialize")]
-    pub count: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<Resources>,
 }
 
 /// An environment variable: a literal `value`, or a `secret` referenced by

@@ -384,8 +384,9 @@ impl ImagePolicy {
     /// Every step's image must be allowed.
     pub fn check(&self, workflow: &Workflow) -> Result<(), PolicyError> {
         for step in workflow.steps.iter().chain(&workflow.on_exit) {
-            let image = step.image().unwrap_or("");
-            if !self.allows(image) {
+            let images = step.images();
+            let images = if images.is_empty() { vec![""] } else { images };
+            if let Some(image) = images.into_iter().find(|i| !self.allows(i)) {
                 return Err(PolicyError::DisallowedImage {
                     step: step.name.clone(),
                     image: image.to_owned(),

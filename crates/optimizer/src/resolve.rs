@@ -124,7 +124,7 @@ pub fn visit_runnable_text(step: &mut Step, f: &impl Fn(&mut String)) {
         s.working_dir.iter_mut().for_each(f);
     }
     if let Some(j) = &mut step.job {
-        j.command.iter_mut().chain(j.args.iter_mut()).for_each(f);
+        j.texts_mut().for_each(f);
         env(&mut j.env);
         j.working_dir.iter_mut().for_each(f);
     }

@@ -381,6 +381,9 @@ pub fn family(step: &couler_ir::Step) -> Option<String> {
             put("job");
             put(&j.image);
             j.command.iter().for_each(|s| put(s));
+            for r in j.replicas.values() {
+                r.image.iter().chain(&r.command).for_each(|s| put(s));
+            }
         }
     }
     Some(h.finalize().to_hex()[..32].to_owned())

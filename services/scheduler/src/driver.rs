@@ -4,6 +4,7 @@
 
 use crate::Context;
 use crate::caching::Claims;
+use crate::deadline::{self, Deadline};
 use crate::lease::{Control, Ticket};
 use couler_cache::CacheKey;
 use couler_engines::{RunOutcome, RunSpec, StepPhase, StepState, Update};
@@ -179,6 +180,7 @@ async fn drive_run(
     let mut writer = cache_writer(ctx, &driving, &plan, claims);
     let families = families(&plan);
     let mut tracker = Tracker::new(&driving);
+    let mut deadline = Deadline::of(&driving, &plan.workflow);
     let mut updates = started.updates;
     loop {
         tokio::select! {
@@ -197,6 +199,16 @@ async fn drive_run(
                     return Ok(());
                 }
             },
+            _ = deadline::passes(&deadline) => {
+                if let Some(d) = &mut deadline {
+                    d.fire();
+                    let message = d.message();
+                    tracing::info!("the run's deadline passed; stopping it");
+                    deadline::note(ctx, tenant, run, &message).await?;
+                    tracker.expire(message.clone());
+                    engine.expire(&spec, &engine_ref, &message).await?;
+                }
+            }
             update = updates.recv() => {
                 let Some(first) = update else {
                     return fail(ctx, tenant, run, RunStatus::Running, "the engine stopped reporting before the run ended").await;
@@ -224,6 +236,7 @@ async fn drive_run(
                         RunOutcome::Failed => RunStatus::Failed,
                         RunOutcome::Cancelled => RunStatus::Cancelled,
                     };
+                    let (to, message) = deadline::outcome(deadline.as_ref(), to, message);
                     return finish(ctx, tenant, run, RunStatus::Running, to, message.as_deref()).await;
                 }
             }
@@ -556,6 +569,8 @@ pub(crate) fn status_of(p: StepPhase) -> StepStatus {
 /// Checks engine reports against the step lifecycle.
 pub(crate) struct Tracker {
     known: HashMap<String, (StepStatus, u32)>,
+    /// Why the run's deadline stopped it, once it did.
+    expired: Option<String>,
 }
 
 impl Tracker {
@@ -566,7 +581,14 @@ impl Tracker {
                 .iter()
                 .map(|s| (s.name.clone(), (s.status, s.attempt.max(0) as u32)))
                 .collect(),
+            expired: None,
         }
+    }
+
+    /// From now on, steps reported cancelled were stopped by the run's
+    /// deadline (see `deadline::stopped`).
+    pub(crate) fn expire(&mut self, reason: String) {
+        self.expired = Some(reason);
     }
 
     /// Queues the writes of a legal report; false for a repeated or
@@ -577,12 +599,14 @@ impl Tracker {
         family: Option<&String>,
         writes: &mut Vec<StepWrite>,
     ) -> bool {
-        let to = status_of(state.phase);
         let (from, attempt) = self
             .known
             .get(&state.name)
             .copied()
             .unwrap_or((StepStatus::Pending, 0));
+        let stopped = (self.expired.as_deref()).and_then(|r| deadline::stopped(state, from, r));
+        let state = stopped.as_ref().unwrap_or(state);
+        let to = status_of(state.phase);
         let _span = tracing::info_span!("step", step = %state.name, from = %from, to = %to, attempt = state.attempt).entered();
         if from == to && state.attempt == attempt {
             return false; // a repeated report (e.g. after re-attaching)

@@ -6,6 +6,7 @@
 
 mod caching;
 pub mod config;
+mod deadline;
 mod driver;
 pub mod engines;
 mod lease;

@@ -5,6 +5,7 @@
 
 use crate::Context;
 use crate::caching::{Claims, Writer};
+use crate::deadline::{self, Deadline};
 use crate::driver::{Tracker, cache_writer, fail, families, finish, hand_back, persist, retrying};
 use crate::lease::Control;
 use couler_cache::CacheKey;
@@ -66,6 +67,7 @@ pub async fn drive(
         claims,
         postponed: HashMap::new(),
     };
+    let mut deadline = Deadline::of(d, &plan.workflow);
     loop {
         if let Some((outcome, message)) = driver.advance(&plan, &dag).await? {
             let to = match outcome {
@@ -73,6 +75,7 @@ pub async fn drive(
                 Outcome::Failed => RunStatus::Failed,
                 Outcome::Cancelled => RunStatus::Cancelled,
             };
+            let (to, message) = deadline::outcome(deadline.as_ref(), to, message);
             return finish(ctx, tenant, run, RunStatus::Running, to, message.as_deref()).await;
         }
         if driver.running.is_empty() && driver.postponed.is_empty() {
@@ -95,6 +98,15 @@ pub async fn drive(
                     return Ok(());
                 }
             },
+            _ = deadline::passes(&deadline) => {
+                if let Some(d) = &mut deadline {
+                    d.fire();
+                    let message = d.message();
+                    tracing::info!("the run's deadline passed; stopping it");
+                    deadline::note(ctx, tenant, run, &message).await?;
+                    driver.expire(message).await;
+                }
+            }
             Some((stage, report)) = driver.reports.next() => {
                 let mut batch = vec![(stage, report)];
                 while batch.len() < 512 {
@@ -490,6 +502,25 @@ impl Staged<'_> {
             StepPhase::Cancelled => Progress::Cancelled,
         };
         self.progress.insert(state.name.clone(), progress);
+    }
+
+    /// Stops the run for its deadline: as a cancel, but the stages that
+    /// run are told why, and the exit stage runs on.
+    async fn expire(&mut self, reason: String) {
+        self.cancelled = true;
+        self.postponed.clear();
+        self.tracker.expire(reason.clone());
+        for (id, stage) in &self.running {
+            if id == couler_optimizer::stages::EXIT_STAGE {
+                continue;
+            }
+            if let Err(e) = (self.engine)
+                .expire(&stage.spec, &stage.engine_ref, &reason)
+                .await
+            {
+                tracing::warn!(error = %e, stage = ?stage.spec.stage, "stopping a stage failed");
+            }
+        }
     }
 
     async fn cancel(&mut self) {

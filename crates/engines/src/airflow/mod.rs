@@ -13,12 +13,14 @@
 //! | `timeout` | `execution_timeout` |
 //! | `onExit` + `{{workflow.status}}` | `couler__status` (`all_done`, after every leaf) → exit steps → `couler__outcome` (`all_done`), which fails the run if any task failed |
 //! | `parallelism` / `schedule` | `max_active_tasks` / `CronTriggerTimetable(cron, timezone=…)` |
+//! | workflow `timeout` | `dagrun_timeout` (the scheduler enforces it too); refused with `onExit` steps, which Airflow would skip |
 //! | labels, tenant, run | DAG `tags` and pod `labels` |
 //!
 //! Cached or reused steps are not emitted; their recorded outputs are
 //! written into their consumers as literals.
 //!
 //! Refused ([`EngineError::Unsupported`]): `while` (a DAG run is acyclic),
+//! a workflow `timeout` with exit handlers,
 //! training jobs (the Kubernetes provider has no operator that runs a
 //! training-operator job to completion), `tune` steps, `when` conditions
 //! that read `{{item}}`, and with pods, artifacts (Airflow has no artifact
@@ -73,6 +75,12 @@ pub fn compile_with(
     run: &RunSpec,
     options: &AirflowOptions,
 ) -> Result<Manifest, EngineError> {
+    let wf = &plan.workflow;
+    if wf.timeout.is_some() && !wf.on_exit.is_empty() {
+        return Err(unsupported(
+            "a workflow `timeout` with `onExit` steps: Airflow's dagrun_timeout skips every unfinished task, the exit steps included, where Couler still runs them".into(),
+        ));
+    }
     let dag = crate::compile::dag(plan)?;
     let ctx = Ctx::new(plan, run, options, &dag);
     let content = ctx.dag_file()?;
@@ -443,6 +451,9 @@ impl<'a> Ctx<'a> {
         out.push_str("    catchup=False,\n    is_paused_upon_creation=False,\n");
         if let Some(p) = wf.parallelism {
             let _ = writeln!(out, "    max_active_tasks={p},");
+        }
+        if let Some(t) = wf.timeout {
+            let _ = writeln!(out, "    dagrun_timeout={},", step::seconds(t.as_std()));
         }
         let _ = writeln!(out, "    tags={},", py_list(&tags));
         out.push_str("    user_defined_macros={\"couler_output\": couler_output, \"couler_dir\": couler_dir},\n    jinja_environment_kwargs={\"keep_trailing_newline\": True},\n) as dag:\n");

@@ -344,7 +344,7 @@ fn common(step: &Step, kwargs: &mut Kwargs) {
     }
 }
 
-fn seconds(d: std::time::Duration) -> String {
+pub(crate) fn seconds(d: std::time::Duration) -> String {
     if d.subsec_nanos() == 0 {
         format!("timedelta(seconds={})", d.as_secs())
     } else {

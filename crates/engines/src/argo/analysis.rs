@@ -208,7 +208,15 @@ pub(super) fn texts(step: &Step) -> Vec<&str> {
             out.push(&s.source);
             (&s.command, &[][..], &s.env, &s.working_dir)
         }
-        Some(StepKind::Job(j)) => (&j.command, &j.args[..], &j.env, &j.working_dir),
+        Some(StepKind::Job(j)) => {
+            out.extend(
+                j.replicas
+                    .values()
+                    .flat_map(|r| r.command.iter().chain(&r.args))
+                    .map(String::as_str),
+            );
+            (&j.command, &j.args[..], &j.env, &j.working_dir)
+        }
         None => return out,
     };
     out.extend(command.iter().chain(args).map(String::as_str));

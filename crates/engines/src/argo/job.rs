@@ -10,11 +10,12 @@ use super::templates::{resources, seconds};
 use crate::EngineError;
 use couler_ir::{Framework, TrainingJob};
 use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
 /// The container fields after references were rewritten.
-pub(super) struct Spec {
-    pub command: Vec<String>,
-    pub args: Vec<String>,
+pub(super) struct Spec<'a> {
+    /// Each role's command and args (see `TrainingJob::argv_of`).
+    pub argv: BTreeMap<&'a str, (Vec<String>, Vec<String>)>,
     pub env: Vec<EnvVar>,
     pub working_dir: Option<String>,
 }
@@ -46,7 +47,7 @@ pub(super) fn resource(
     a: &Analysis<'_>,
     s: &StepInfo<'_>,
     job: &TrainingJob,
-    spec: Spec,
+    spec: Spec<'_>,
 ) -> Result<ResourceTemplate, EngineError> {
     let (kind, specs_field, container_name) = kind(job.framework);
     let ir = s.ir;
@@ -57,19 +58,16 @@ pub(super) fn resource(
     }
     let mut replicas = Map::new();
     for (role, replica) in &job.replicas {
-        // MPI workers wait for the launcher's `mpirun`; they keep the
-        // image's own entrypoint.
-        let runs_command = !(job.framework == Framework::Mpi && role != "launcher");
         let mut container = json!({
             "name": container_name,
-            "image": job.image,
+            "image": job.image_of(role),
         });
-        if runs_command {
-            if !spec.command.is_empty() {
-                container["command"] = json!(spec.command);
+        if let Some((command, args)) = spec.argv.get(role.as_str()) {
+            if !command.is_empty() {
+                container["command"] = json!(command);
             }
-            if !spec.args.is_empty() {
-                container["args"] = json!(spec.args);
+            if !args.is_empty() {
+                container["args"] = json!(args);
             }
         }
         if !spec.env.is_empty() {
@@ -135,15 +133,10 @@ pub(super) fn resource(
 /// The job is judged by its leading role: the master, chief or launcher
 /// when it has one, otherwise by all of its workers.
 fn conditions(job: &TrainingJob) -> (String, String) {
-    let leader = ["master", "chief", "launcher"]
-        .into_iter()
-        .find(|r| job.replicas.contains_key(*r));
-    let (role, needed) = match leader {
-        Some(r) => (r, 1),
-        None => (
-            "worker",
-            job.replicas.get("worker").map_or(1, |w| w.count.max(1)),
-        ),
+    let role = job.leader();
+    let needed = match role {
+        "worker" => job.replicas.get("worker").map_or(1, |w| w.count.max(1)),
+        _ => 1,
     };
     let path = format!("status.replicaStatuses.{}", replica_type(role));
     (
@@ -178,6 +171,9 @@ mod tests {
                         Replica {
                             count: *n,
                             resources: None,
+                            image: None,
+                            command: vec![],
+                            args: vec![],
                         },
                     )
                 })

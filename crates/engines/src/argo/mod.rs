@@ -24,9 +24,10 @@
 //! | `onExit`, `{{workflow.status}}` | `spec.onExit`: an `exit-handler` DAG; the status as `succeeded`/`failed` via an expression (Argo's `Error` reads as `failed`; a stopped workflow reports `Failed`, so `cancelled` never shows) |
 //! | exit handlers reading main steps | global outputs (`globalName`, `{{workflow.outputs.…}}`) |
 //! | `parallelism` | `spec.parallelism` |
+//! | workflow `timeout` | `spec.activeDeadlineSeconds` (Argo stops the run and still runs `onExit`; the scheduler enforces it too) |
 //! | `schedule` | a `CronWorkflow` file beside the `Workflow` (`schedules`, `timezone`) |
 //! | reused (cached) steps | no task; their recorded outputs are written in where read (artifacts by their `s3://`, `gs://` or `http(s)://` location); a step behind one reused as skipped gets `when: "false"` |
-//! | `cache` | nothing: the optimizer decided reuse before compiling |
+//! | `cache` | nothing (no `memoize`): Couler's cache index decided reuse before compiling, keyed on exact inputs |
 //!
 //! Refused with [`EngineError::Unsupported`]: `tune` steps that would run
 //! (the scheduler runs trials in stages), artifacts of `map` steps read by
@@ -104,6 +105,7 @@ fn build(plan: &Plan, run: &RunSpec) -> Result<(Workflow, Option<CronWorkflow>),
         entrypoint: a.main_template.clone(),
         on_exit,
         parallelism: wf.parallelism,
+        active_deadline_seconds: wf.timeout.map(|t| templates::seconds(t.as_std())),
         arguments: Arguments {
             parameters: wf
                 .parameters

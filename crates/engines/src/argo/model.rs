@@ -74,6 +74,9 @@ pub(super) struct WorkflowSpec {
     pub on_exit: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parallelism: Option<u32>,
+    /// The run's deadline, in whole seconds (rounded up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_deadline_seconds: Option<u64>,
     #[serde(skip_serializing_if = "Arguments::is_empty")]
     pub arguments: Arguments,
     #[serde(skip_serializing_if = "Metadata::is_empty")]

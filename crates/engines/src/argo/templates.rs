@@ -53,9 +53,15 @@ impl<'a> Analysis<'a> {
                 }));
             }
             Some(StepKind::Job(j)) => {
+                let mut argv = std::collections::BTreeMap::new();
+                for role in j.replicas.keys() {
+                    let (command, args) = j.argv_of(role);
+                    let command = self.rewrite_all(s, command, &mut body)?;
+                    let args = self.rewrite_all(s, args, &mut body)?;
+                    argv.insert(role.as_str(), (command, args));
+                }
                 let spec = job::Spec {
-                    command: self.rewrite_all(s, &j.command, &mut body)?,
-                    args: self.rewrite_all(s, &j.args, &mut body)?,
+                    argv,
                     env: self.env(s, &j.env, &mut body)?,
                     working_dir: self.rewrite_opt(s, j.working_dir.as_deref(), &mut body)?,
                 };

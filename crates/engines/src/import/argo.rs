@@ -17,20 +17,25 @@
 //! | `emptyDir` volumes (the workflow's or a template's) mounted at the directory of a declared input or output path | nothing: engines give each step a fresh writable directory there (reported as keeping the run) |
 //! | `outputs.parameters` `valueFrom.path` (+`default`), `outputs.artifacts` `path` | `outputs` |
 //! | `retryStrategy` `limit`, `retryPolicy`, `backoff` (`duration`, `factor`, `cap`) | `retry` (`OnError`/`OnTransientError` → `transient`, else `always`; `cap` → `maxDuration`) |
-//! | `activeDeadlineSeconds`, template `timeout` | `timeout` |
+//! | template `activeDeadlineSeconds`, `timeout` | the step's `timeout` |
+//! | `spec.activeDeadlineSeconds` | the workflow's `timeout` (the deadline of a run) |
+//! | template `memoize` (`maxAge`) | `cache` with `ttl` (`""`: none); Couler keys on the step's exact inputs, not `key` (reported) |
+//! | `resource` templates creating a `kubeflow.org` PyTorchJob, TFJob or MPIJob | `job` steps: roles, replicas, per-role image, command, args and resources, env; conditions, `cleanPodPolicy` and restart policies reported |
 //! | a steps template that re-runs its one step by calling itself `when …` | `while` (at most 1000 iterations, reported) |
 //! | `spec.onExit` | `onExit` steps |
 //! | `spec.parallelism`; a template's `parallelism` over one loop (else the entrypoint's) | `parallelism`; `map.parallelism` |
 //!
 //! Everything else is reported with its JSON pointer. A task that cannot
-//! be formed (`templateRef`, `resource`, `suspend`, `http`, daemon
+//! be formed (`templateRef`, other `resource` templates, `suspend`, `http`, daemon
 //! templates, other recursion, a `when` with no IR form, …) is left out,
 //! and the tasks after it wait for its upstream steps instead; an
 //! unresolvable `{{…}}` is replaced by `%…%` text.
 
 mod expand;
+mod job;
 mod leaf;
 mod loops;
+mod memo;
 mod order;
 mod text;
 mod vars;
@@ -38,7 +43,7 @@ mod volumes;
 
 use super::{ImportError, Imported, Names, Ptr, Report, dns_label};
 use couler_ir::names::{is_identifier, is_label_key, is_label_value};
-use couler_ir::scalar::ParamValue;
+use couler_ir::scalar::{Duration, ParamValue};
 use couler_ir::{Code, Condition, Hints, Parameter, Schedule, Step, Workflow};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -140,6 +145,7 @@ pub fn argo(yaml: &str) -> Result<Imported, ImportError> {
         on_exit: Vec::new(),
         parallelism: None,
         schedule,
+        timeout: None,
     })
 }
 
@@ -195,6 +201,8 @@ struct Importer<'d> {
     on_exit: Vec<Step>,
     parameters: Vec<Parameter>,
     parallelism: Option<u32>,
+    /// `spec.activeDeadlineSeconds`.
+    timeout: Option<Duration>,
     /// The workflow's own `nodeSelector` and `tolerations`, for every step.
     hints: Hints,
     /// Templates being expanded, to stop recursion.
@@ -222,6 +230,7 @@ impl<'d> Importer<'d> {
             on_exit: Vec::new(),
             parameters: Vec::new(),
             parallelism: None,
+            timeout: None,
             hints: Hints {
                 node_selector: BTreeMap::new(),
                 tolerations: Vec::new(),
@@ -335,6 +344,7 @@ impl<'d> Importer<'d> {
                         .report
                         .push(&path, "parallelism", "not a positive whole number"),
                 },
+                "activeDeadlineSeconds" => self.timeout = self.deadline(value, &path),
                 "nodeSelector" => {
                     self.hints.node_selector = self.node_selector(value, &path);
                 }
@@ -345,6 +355,24 @@ impl<'d> Importer<'d> {
                     other,
                     format!("the workflow setting {other:?} has no IR equivalent"),
                 ),
+            }
+        }
+    }
+
+    /// `spec.activeDeadlineSeconds` as the workflow's deadline.
+    fn deadline(&mut self, v: &Value, at: &Ptr) -> Option<Duration> {
+        let secs = scalar(v).and_then(|s| s.trim().parse::<u64>().ok());
+        match secs {
+            Some(s) if s > 0 && s <= leaf::MAX_TIMEOUT_SECS => {
+                Some(Duration(std::time::Duration::from_secs(s)))
+            }
+            _ => {
+                self.report.push(
+                    at,
+                    "activeDeadlineSeconds",
+                    format!("{v} is not a whole number of seconds in (0, 30 days]; the run has no deadline"),
+                );
+                None
             }
         }
     }
@@ -465,6 +493,7 @@ impl<'d> Importer<'d> {
         wf.steps = std::mem::take(&mut self.steps);
         wf.on_exit = std::mem::take(&mut self.on_exit);
         wf.parallelism = self.parallelism;
+        wf.timeout = self.timeout;
         if wf.steps.is_empty() {
             return Err(ImportError::Nothing {
                 unsupported: self.report.into_items(),

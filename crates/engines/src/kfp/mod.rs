@@ -20,6 +20,7 @@
 //! | `map.parallelism` | `iteratorPolicy.parallelismLimit` |
 //! | `retry` (limit, backoff) | `retryPolicy` |
 //! | `timeout` | `activeDeadlineSeconds` (platform spec) |
+//! | workflow `timeout` | nothing in the manifest: a `PipelineSpec` has no run deadline, so the scheduler keeps it (it terminates the run through the API, and the `on-exit` DAG still runs) |
 //! | `onExit`, `{{workflow.status}}` | `exit-handler-1` DAG + `on-exit` DAG with `ALL_UPSTREAM_TASKS_COMPLETED`; the `PipelineTaskFinalStatus` input, selected to `succeeded`/`failed`/`cancelled` |
 //! | env `secret` | `secretAsEnv` (platform spec; names only) |
 //! | resources | `resources` requests and limits, `accelerator` `nvidia.com/gpu` |

@@ -98,7 +98,15 @@ pub(super) async fn drive(
     let Some(main_end) = run_phase(&run, &dag, &main).await else {
         return;
     };
-    let status = match (&main_end.failure, main_end.cancelled) {
+    // A main DAG stopped by the run's deadline failed.
+    let expired = match main_end.cancelled {
+        true => tokio::fs::read_to_string(run.dir.join(super::DEADLINE_FILE))
+            .await
+            .ok(),
+        false => None,
+    };
+    let failure = main_end.failure.or(expired);
+    let status = match (&failure, main_end.cancelled) {
         (Some(_), _) => "failed",
         (None, true) => "cancelled",
         (None, false) => "succeeded",
@@ -109,7 +117,7 @@ pub(super) async fn drive(
     let Some(exit_end) = run_phase(&run, &dag, &exit).await else {
         return;
     };
-    let (outcome, message) = if let Some(failure) = main_end.failure {
+    let (outcome, message) = if let Some(failure) = failure {
         (RunOutcome::Failed, Some(failure))
     } else if main_end.cancelled {
         (RunOutcome::Cancelled, Some("cancelled".to_owned()))

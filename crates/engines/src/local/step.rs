@@ -604,9 +604,14 @@ impl Instance {
                 )
             }
             Some(StepKind::Job(j)) => {
-                let argv: Vec<String> = j.command.iter().chain(&j.args).cloned().collect();
+                // One process: the leading role's (see `job_note`).
+                let leader = j.leader();
+                let (command, args) = j.argv_of(leader);
+                let argv: Vec<String> = command.iter().chain(args).cloned().collect();
                 if argv.is_empty() {
-                    return Err("the job has no command: the local engine cannot use the image's entrypoint".into());
+                    return Err(format!(
+                        "the job's {leader} has no command: the local engine cannot use the image's entrypoint"
+                    ));
                 }
                 let single = ["WORLD_SIZE=1", "RANK=0", "LOCAL_RANK=0"];
                 let extra = single
@@ -679,11 +684,11 @@ fn job_note(ir: &Step) -> Option<String> {
         .map(|(role, r)| format!("{role} ×{}", r.count))
         .collect();
     Some(format!(
-        "{:?} job replicas ({}) collapsed to one process (WORLD_SIZE=1, RANK=0) on the local engine",
-        job.framework,
-        replicas.join(", ")
-    )
-    .to_lowercase())
+        "{} job replicas ({}) collapsed to one process running the {}'s command (WORLD_SIZE=1, RANK=0) on the local engine",
+        format!("{:?}", job.framework).to_lowercase(),
+        replicas.join(", "),
+        job.leader()
+    ))
 }
 
 /// Turns a try's process outcome into success, a classified failure or a

@@ -14,7 +14,8 @@
 //! | `map.items` | `matrix.params` `item` (`matrix.include` when `{{item.FIELD}}` is read) |
 //! | `map.from` | `matrix` over `$(tasks.S.results.R[*])`: a mapped step's gathered results, or an array result `R-items` the wrapper derives from S's JSON list |
 //! | `retry.limit` / `backoff` | `retries`; a first step sleeping per `$(context.task.retry-count)` |
-//! | `timeout` | pipeline task `timeout`; the run itself has none (`timeouts.pipeline: 0s`) |
+//! | `timeout` | pipeline task `timeout` |
+//! | workflow `timeout` | `timeouts.tasks` (running tasks time out, nothing new starts, `finally` tasks still run, as Argo runs `onExit`); the run as a whole has none (`timeouts.pipeline: 0s`); the scheduler enforces it too |
 //! | `onExit`, `{{workflow.status}}` | `finally` tasks (a chain of exit handlers: one task, one step each), `$(tasks.status)` |
 //! | resources / hints | step `computeResources` / `taskRunSpecs[].podTemplate` |
 //! | reused (cached) steps | no task; their outputs become literals |
@@ -407,6 +408,7 @@ fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), Engine
                 .collect(),
             timeouts: TimeoutFields {
                 pipeline: "0s".into(),
+                tasks: wf.timeout.map(|t| names::go_duration(t.as_std())),
             },
             workspaces: if uses_workspace {
                 vec![WorkspaceBinding {

@@ -241,6 +241,10 @@ pub struct PipelineRunSpec {
 #[derive(Debug, Serialize)]
 pub struct TimeoutFields {
     pub pipeline: String,
+    /// The deadline of the pipeline's tasks; `finally` tasks still run
+    /// after it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

@@ -317,7 +317,7 @@ pub fn texts(step: &Step) -> Vec<&str> {
         out.extend(s.working_dir.as_deref());
     }
     if let Some(j) = &step.job {
-        out.extend(j.command.iter().chain(&j.args).map(String::as_str));
+        out.extend(j.texts().map(String::as_str));
         env(&j.env, &mut out);
         out.extend(j.working_dir.as_deref());
     }

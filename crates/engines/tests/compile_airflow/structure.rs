@@ -148,6 +148,8 @@ fn container_fields_secrets_resources_and_hints() {
     has(t, "working_dir=\"/tmp\"");
     has(t, "\"team\": \"ml\"");
     has(t, "doc_md=\"Says hello.\"");
+    // The workflow's deadline.
+    has(&dag, "    dagrun_timeout=timedelta(seconds=7200),\n");
     assert!(
         !t.contains("TOKEN\":"),
         "a secret is a reference, not a value"
@@ -231,6 +233,16 @@ fn refuses_what_airflow_cannot_express() {
         "{why}"
     );
     refused(&feature("jobs"), &BASH);
+    // Airflow's dagrun_timeout would skip the exit steps Couler runs.
+    let mut deadline = feature("exit-handler");
+    deadline.workflow.timeout = Some(couler_ir::scalar::Duration(std::time::Duration::from_secs(
+        60,
+    )));
+    let why = refused(&deadline, &POD);
+    assert!(
+        why.contains("`timeout`") && why.contains("`onExit`"),
+        "{why}"
+    );
     let why = refused(&feature("script-outputs"), &POD);
     assert!(
         why.contains("`produce`") && why.contains("artifact `data`"),

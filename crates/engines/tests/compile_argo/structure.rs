@@ -71,6 +71,8 @@ fn every_plan_compiles_to_a_workflow_naming_its_run() {
 fn container_fields_resources_hints_and_secret_references() {
     let plan = feature("container-args-env");
     let wf = Wf::of(&plan);
+    // The workflow's deadline, in whole seconds.
+    assert_eq!(wf.0["spec"]["activeDeadlineSeconds"], 7200);
     let hello = wf.template("hello");
     let c = &hello["container"];
     assert_eq!(c["image"], "alpine:3.20");

@@ -28,9 +28,15 @@ fn training_jobs_become_kubeflow_resources() {
     assert_eq!(specs["Master"]["replicas"], 1);
     assert_eq!(specs["Worker"]["replicas"], 2);
     assert_eq!(specs["Worker"]["restartPolicy"], "Never");
+    let master = &specs["Master"]["template"]["spec"]["containers"][0];
+    assert_eq!(master["image"], "pytorch/pytorch:2.3.0");
     let worker = &specs["Worker"]["template"]["spec"]["containers"][0];
     assert_eq!(worker["name"], "pytorch");
-    assert_eq!(worker["image"], "pytorch/pytorch:2.3.0");
+    // A role's own image wins over the job's.
+    assert_eq!(
+        worker["image"],
+        "pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime"
+    );
     assert_eq!(worker["command"], json!(["python", "train.py"]));
     assert_eq!(worker["resources"]["limits"]["nvidia.com/gpu"], "1");
 
@@ -49,6 +55,17 @@ fn training_jobs_become_kubeflow_resources() {
         r["successCondition"],
         "status.replicaStatuses.Chief.succeeded > 0"
     );
+    // Each role's command and args: the job's, its own args, its own command.
+    let container = |role: &str| specs[role]["template"]["spec"]["containers"][0].clone();
+    assert_eq!(container("Chief")["command"], json!(["python", "train.py"]));
+    assert_eq!(container("Chief")["args"], json!(["--role=chief"]));
+    assert_eq!(
+        container("Worker")["command"],
+        json!(["python", "train.py"])
+    );
+    assert_eq!(container("Worker")["args"], json!(["--role=worker"]));
+    assert_eq!(container("PS")["command"], json!(["python", "ps.py"]));
+    assert!(container("PS").get("args").is_none());
 
     let (r, mpi) = manifest("mpi");
     assert_eq!(mpi["kind"], "MPIJob");

@@ -66,6 +66,7 @@ const FEATURES: &[(&str, &str)] = &[
 apiVersion: couler.dev/v1alpha1
 name: container-args-env
 labels: {team: ml}
+timeout: 2h
 parameters: [{name: who, default: world}]
 steps:
   - name: hello
@@ -222,13 +223,14 @@ steps:
       framework: pytorch
       image: pytorch/pytorch:2.3.0
       command: [python, train.py]
-      replicas: {master: {count: 1}, worker: {count: 2, resources: {gpu: 1}}}
+      replicas: {master: {count: 1}, worker: {count: 2, resources: {gpu: 1}, image: 'pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime'}}
   - name: tf
     job:
       framework: tensorflow
       image: tensorflow/tensorflow:2.16.1
       command: [python, train.py]
-      replicas: {chief: {count: 1}, worker: {count: 2}, ps: {count: 1}}
+      args: [--role=chief]
+      replicas: {chief: {count: 1}, worker: {count: 2, args: [--role=worker]}, ps: {count: 1, command: [python, ps.py]}}
   - name: mpi
     job:
       framework: mpi

@@ -5,6 +5,11 @@ use super::*;
 #[test]
 fn containers_keep_env_secrets_resources_and_hints() {
     let (pipeline, run) = compiled(&feature("container-args-env"));
+    // The workflow's deadline bounds the tasks; `finally` tasks run after it.
+    assert_eq!(
+        run["spec"]["timeouts"],
+        json!({"pipeline": "0s", "tasks": "2h0m0s"})
+    );
     let hello = task(&pipeline, "hello");
     assert_eq!(hello["description"], "Says hello.");
     let step = &hello["taskSpec"]["steps"][0];

@@ -131,6 +131,9 @@ impl<'a> Validator<'a> {
         if let Some(schedule) = &wf.schedule {
             self.schedule(schedule, &root.key("schedule"));
         }
+        if let Some(t) = wf.timeout {
+            self.duration(t, MAX_TIMEOUT, &root.key("timeout"));
+        }
 
         let total = wf.steps.len() + wf.on_exit.len();
         if wf.steps.is_empty() {

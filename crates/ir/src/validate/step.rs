@@ -133,6 +133,14 @@ impl<'a> Validator<'a> {
             self.env(&j.env, &p.key("env"), &mut data);
             self.working_dir(j.working_dir.as_deref(), &p.key("workingDir"), &mut data);
             self.replicas(j, &p.key("replicas"));
+            for (role, r) in &j.replicas {
+                let at = p.key("replicas").key(role);
+                if let Some(image) = &r.image {
+                    self.image(image, &at.key("image"));
+                }
+                self.strings(&r.command, &at.key("command"), &mut data);
+                self.strings(&r.args, &at.key("args"), &mut data);
+            }
         }
     }
 

@@ -644,6 +644,8 @@ impl<'a> StageBuilder<'a> {
             on_exit: Vec::new(),
             parallelism: w.parallelism,
             schedule: None,
+            // The run's deadline spans its stages: the scheduler keeps it.
+            timeout: None,
         };
         Stage {
             id,

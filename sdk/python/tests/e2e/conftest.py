@@ -93,8 +93,12 @@ def _wait_ready(url: str, deadline: float) -> None:
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[Server]:
-    database = f"couler_sdk_{uuid.uuid4().hex[:12]}"
+    # Named so that scripts/test's clean-up finds what a killed run left.
+    name = uuid.uuid4().hex[:12]
+    database = f"couler_test_sdk_{name}"
+    prefix = f"couler-test-sdk-{name}"
     data_dir = Path(tempfile.mkdtemp(prefix="couler-sdk-e2e-"))
+    # Step users (one uid per tenant) must be able to reach the data dir.
     data_dir.chmod(0o755)
     log = data_dir / "couler-up.log"
     env = dict(os.environ)
@@ -104,7 +108,7 @@ def server() -> Iterator[Server]:
     env.pop("COULER_SERVER", None)
     env.pop("COULER_TOKEN", None)
     # A cache index of its own: the machine's Redis is shared.
-    env["COULER__REDIS__KEY_PREFIX"] = database
+    env["COULER__REDIS__KEY_PREFIX"] = prefix
     with log.open("w") as out:
         proc = subprocess.Popen(
             [
@@ -136,7 +140,7 @@ def server() -> Iterator[Server]:
             proc.kill()
             proc.wait()
         _psql(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        _drop_keys(database)
+        _drop_keys(prefix)
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

@@ -150,3 +150,25 @@ def test_an_argo_import_that_changes_the_run_is_refused_unless_accepted(client: 
     result = client.workflows.import_argo(ARGO, accept_changes=True, run={"labels": {"from": "argo"}})
     assert result.run is not None
     assert client.runs.wait(result.run.id, timeout=120).status == "succeeded"
+
+
+def test_the_readmes_example_runs(server, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example under the README's "Python SDK" heading, as written."""
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[4]
+    readme = (repo / "README.md").read_text()
+    section = readme.split("## Python SDK", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 6, code
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("COULER_SERVER", server.url)
+    monkeypatch.setenv("COULER_TOKEN", server.token)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    assert out.getvalue().splitlines()[0] == "succeeded", out.getvalue()
+    assert "A says hi" in out.getvalue()

@@ -168,6 +168,9 @@ impl<'d> Importer<'d> {
             self.template_parallelism(tpl, tpl_at, &call, before);
             return node;
         }
+        if let Some(node) = self.training_job(name, tpl, tpl_at, &call) {
+            return node;
+        }
         match OTHER_KINDS.iter().find(|k| tpl.get(**k).is_some()) {
             Some(kind) => self.report.push(
                 &tpl_at.key(kind),

@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 const MAX_RETRIES: u32 = 100;
-const MAX_TIMEOUT_SECS: u64 = 30 * 24 * 3600;
+pub(super) const MAX_TIMEOUT_SECS: u64 = 30 * 24 * 3600;
 /// Keys of a template that [`Importer::leaf`] reads.
 const LEAF_KEYS: &[&str] = &[
     "name",
@@ -31,6 +31,7 @@ const LEAF_KEYS: &[&str] = &[
     "tolerations",
     "daemon",
     "volumes",
+    "memoize",
 ];
 /// Where an Argo artifact can live besides a path; none exists in the IR.
 const ARTIFACT_SOURCES: &[&str] = &[
@@ -127,6 +128,39 @@ impl Importer<'_> {
             }
             (None, None) => unreachable!("leaf templates have a container or a script"),
         };
+        let step = Step {
+            name,
+            description: None,
+            container,
+            script,
+            job: None,
+            resources,
+            hints: None,
+            inputs,
+            outputs,
+            depends: Vec::new(),
+            when: Vec::new(),
+            map: None,
+            repeat,
+            retry: None,
+            timeout: None,
+            cache: None,
+            tune: None,
+        };
+        self.place(tpl, tpl_at, call, &vars, step)
+    }
+
+    /// Completes `step` with what every imported leaf takes from its
+    /// template (hints, retries, timeout, cache) and from its call (when,
+    /// map, dependencies), and adds it to the workflow.
+    pub(super) fn place(
+        &mut self,
+        tpl: &Value,
+        tpl_at: &Ptr,
+        call: &Call,
+        vars: &Vars,
+        mut step: Step,
+    ) -> Node {
         let mut hints = self.hints.clone();
         if let Some(selector) = tpl.get("nodeSelector") {
             let own = self.node_selector(selector, &tpl_at.key("nodeSelector"));
@@ -136,45 +170,31 @@ impl Importer<'_> {
             let own = self.tolerations(t, &tpl_at.key("tolerations"));
             hints.tolerations.extend(own);
         }
-        let hints =
+        step.hints =
             (!hints.node_selector.is_empty() || !hints.tolerations.is_empty()).then_some(hints);
-        let retry = tpl
+        step.retry = tpl
             .get("retryStrategy")
-            .and_then(|r| self.retry(r, &tpl_at.key("retryStrategy"), &vars));
-        let timeout = self.timeout(tpl, tpl_at, &vars);
-        let depends = self.depends(&call.upstream, &call.when, &call.at, &name);
+            .and_then(|r| self.retry(r, &tpl_at.key("retryStrategy"), vars));
+        step.timeout = self.timeout(tpl, tpl_at, vars);
+        step.cache = self.memoize(tpl, tpl_at, vars);
+        step.depends = self.depends(&call.upstream, &call.when, &call.at, &step.name);
+        step.when = call.when.clone();
+        step.map = call.map.clone();
 
         let node = Node::Leaf {
-            step: name.clone(),
-            parameters: outputs
+            step: step.name.clone(),
+            parameters: step
+                .outputs
                 .iter()
                 .flat_map(|o| &o.parameters)
                 .map(|p| p.name.clone())
                 .collect(),
-            artifacts: outputs
+            artifacts: step
+                .outputs
                 .iter()
                 .flat_map(|o| &o.artifacts)
                 .map(|a| a.name.clone())
                 .collect(),
-        };
-        let step = Step {
-            name,
-            description: None,
-            container,
-            script,
-            job: None,
-            resources,
-            hints,
-            inputs,
-            outputs,
-            depends,
-            when: call.when.clone(),
-            map: call.map.clone(),
-            repeat,
-            retry,
-            timeout,
-            cache: None,
-            tune: None,
         };
         self.record(&step);
         if call.exit {
@@ -354,7 +374,7 @@ impl Importer<'_> {
     }
 
     /// A container or script body, and its resources.
-    fn container(
+    pub(super) fn container(
         &mut self,
         c: &Value,
         at: &Ptr,
@@ -520,7 +540,7 @@ impl Importer<'_> {
         out
     }
 
-    fn resources(&mut self, v: &Value, at: &Ptr) -> Option<Resources> {
+    pub(super) fn resources(&mut self, v: &Value, at: &Ptr) -> Option<Resources> {
         let mut r = Resources {
             cpu: None,
             memory: None,
@@ -725,10 +745,10 @@ impl Importer<'_> {
 
 /// What a container and a script have in common.
 #[derive(Default)]
-struct Body {
-    image: String,
-    command: Vec<String>,
-    args: Vec<String>,
-    env: Vec<EnvVar>,
-    working_dir: Option<String>,
+pub(super) struct Body {
+    pub image: String,
+    pub command: Vec<String>,
+    pub args: Vec<String>,
+    pub env: Vec<EnvVar>,
+    pub working_dir: Option<String>,
 }

@@ -40,6 +40,10 @@ class CoulerWorkflow:
         parallelism (int | None | Unset): At most this many steps run at once.
         parameters (list[Parameter] | Unset): Workflow inputs, referenced as `{{workflow.parameters.NAME}}`.
         schedule (None | Schedule | Unset): Run the workflow on a schedule.
+        timeout (int | None | str | Unset): Deadline of a run: once it has been running this long it fails
+            ("deadline exceeded"), its running steps are stopped and nothing new
+            starts; `onExit` steps still run. Last, so that workflows without
+            one keep their content hash.
     """
 
     api_version: CoulerWorkflowApiVersion
@@ -52,6 +56,7 @@ class CoulerWorkflow:
     parallelism: int | None | Unset = UNSET
     parameters: list[Parameter] | Unset = UNSET
     schedule: None | Schedule | Unset = UNSET
+    timeout: int | None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.schedule import Schedule  # noqa: PLC0415
@@ -110,6 +115,12 @@ class CoulerWorkflow:
         else:
             schedule = self.schedule
 
+        timeout: int | None | str | Unset
+        if isinstance(self.timeout, Unset):
+            timeout = UNSET
+        else:
+            timeout = self.timeout
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -133,6 +144,8 @@ class CoulerWorkflow:
             field_dict["parameters"] = parameters
         if schedule is not UNSET:
             field_dict["schedule"] = schedule
+        if timeout is not UNSET:
+            field_dict["timeout"] = timeout
 
         return field_dict
 
@@ -225,6 +238,15 @@ class CoulerWorkflow:
 
         schedule = _parse_schedule(d.pop("schedule", UNSET))
 
+        def _parse_timeout(data: object) -> int | None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | str | Unset, data)
+
+        timeout = _parse_timeout(d.pop("timeout", UNSET))
+
         couler_workflow = cls(
             api_version=api_version,
             name=name,
@@ -236,6 +258,7 @@ class CoulerWorkflow:
             parallelism=parallelism,
             parameters=parameters,
             schedule=schedule,
+            timeout=timeout,
         )
 
         return couler_workflow

@@ -21,17 +21,19 @@ T = TypeVar("T", bound="TrainingJob")
 
 @_attrs_define
 class TrainingJob:
-    """A distributed training job (Kubeflow training operator style).
+    """A distributed training job (Kubeflow training operator style). Each
+    role runs the job's image, command and args unless the role sets its
+    own (see [`Replica`]).
 
-    Attributes:
-        framework (Framework):
-        image (str):
-        replicas (TrainingJobReplicas): Replicas by role. Roles: pytorch `master`, `worker`; tensorflow
-            `chief`, `worker`, `ps`, `evaluator`; mpi `launcher`, `worker`.
-        args (list[str] | Unset):
-        command (list[str] | Unset):
-        env (list[EnvVar] | Unset):
-        working_dir (None | str | Unset):
+        Attributes:
+            framework (Framework):
+            image (str):
+            replicas (TrainingJobReplicas): Replicas by role. Roles: pytorch `master`, `worker`; tensorflow
+                `chief`, `worker`, `ps`, `evaluator`; mpi `launcher`, `worker`.
+            args (list[str] | Unset):
+            command (list[str] | Unset):
+            env (list[EnvVar] | Unset):
+            working_dir (None | str | Unset):
     """
 
     framework: Framework

@@ -40,6 +40,14 @@ pub struct Unsupported {
 const KEEPS_RUN: &[&str] = &[
     "while bound",
     "startingDeadlineSeconds",
+    // Couler keys cached results on exact inputs, not on a user's key.
+    "memoize.key",
+    "memoize.cache",
+    // Training jobs: pod clean-up, the created object's metadata (a read
+    // of it is reported where it is read), and the operator's own verdict.
+    "cleanPodPolicy",
+    "job outputs",
+    "job condition",
     "annotation",
     "label",
     "workflowMetadata",

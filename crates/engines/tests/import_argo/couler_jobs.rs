@@ -161,12 +161,25 @@ fn a_pytorch_job_becomes_a_job_step_with_per_role_images() {
         "command string",
         "restartPolicy",
         "cleanPodPolicy",
-        "resource.successCondition",
-        "resource.failureCondition",
+        "job condition",
         "job outputs",
     ] {
         assert!(reported(&imported, feature), "{feature} not reported");
     }
+    // Couler's replica-count conditions ask what the leading role's outcome
+    // says; what changes the run is the one-string commands and the restarts.
+    let changing: Vec<&str> = imported
+        .unsupported
+        .iter()
+        .filter(|u| u.changes_run())
+        .map(|u| u.feature.as_str())
+        .collect();
+    assert_eq!(
+        changing,
+        ["command string", "restartPolicy", "command string"],
+        "{:?}",
+        imported.unsupported
+    );
     assert!(!reported(&imported, "resource template"));
     assert_eq!(
         reported_at(&imported, "restartPolicy"),

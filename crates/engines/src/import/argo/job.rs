@@ -160,16 +160,25 @@ impl Importer<'_> {
         for (key, value, k_at) in entries(Some(resource), at) {
             match key {
                 "action" | "manifest" | "setOwnerReference" => {}
-                "successCondition" | "failureCondition" => self.report.push(
-                    &k_at,
-                    format!("resource.{key}"),
-                    format!("Couler judges a training job by its leading role (master, chief or launcher, else all workers), not by {:?}", scalar(value).unwrap_or_default()),
-                ),
-                other => self.report.push(
-                    &k_at,
-                    format!("resource.{other}"),
-                    "has no IR equivalent",
-                ),
+                "successCondition" | "failureCondition" => {
+                    let condition = scalar(value).unwrap_or_default();
+                    // A replica-status count (what the Couler SDK writes)
+                    // asks what the leading role's outcome already says.
+                    let feature = if is_replica_count(&condition) {
+                        "job condition".to_owned()
+                    } else {
+                        format!("resource.{key}")
+                    };
+                    self.report.push(
+                        &k_at,
+                        feature,
+                        format!("Couler judges a training job by its leading role (master, chief or launcher, else all workers), not by {condition:?}"),
+                    )
+                }
+                other => {
+                    self.report
+                        .push(&k_at, format!("resource.{other}"), "has no IR equivalent")
+                }
             }
         }
     }
@@ -419,4 +428,37 @@ fn command_list(container: &Value) -> Value {
 
 fn same_env(a: &[EnvVar], b: &[EnvVar]) -> bool {
     a.len() == b.len() && a.iter().all(|x| b.contains(x))
+}
+
+/// `status.replicaStatuses.ROLE.(succeeded|failed) OP N`, the conditions
+/// the Couler SDK gives its training jobs.
+fn is_replica_count(condition: &str) -> bool {
+    let parts: Vec<&str> = condition.split_whitespace().collect();
+    let [field, op, n] = parts.as_slice() else {
+        return false;
+    };
+    let path: Vec<&str> = field.split('.').collect();
+    matches!(
+        path.as_slice(),
+        ["status", "replicaStatuses", role, "succeeded" | "failed"] if !role.is_empty()
+    ) && matches!(*op, "==" | ">" | ">=")
+        && n.parse::<u32>().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_couler_sdks_conditions_are_replica_counts() {
+        use super::is_replica_count;
+        assert!(is_replica_count(
+            "status.replicaStatuses.Worker.succeeded == 1"
+        ));
+        assert!(is_replica_count(
+            "status.replicaStatuses.Launcher.failed > 0"
+        ));
+        assert!(!is_replica_count("status.phase == Done"));
+        assert!(!is_replica_count(
+            "status.replicaStatuses.Worker.active > 0"
+        ));
+    }
 }

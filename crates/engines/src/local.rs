@@ -93,6 +93,7 @@
 //! step processes running for the next start to re-attach. The exit status
 //! is not fsync'ed: re-attach survives a scheduler crash, not a power cut.
 
+mod beneath;
 mod cas;
 mod cgroup;
 mod declared;
@@ -108,7 +109,10 @@ mod step;
 mod template;
 
 pub use network::Network;
-pub use sandbox::{HostMount, Isolation, SandboxConfig};
+pub use sandbox::{
+    ClosedDir, HostMount, Isolation, SandboxConfig, SandboxError, closed_ancestor, tenant_uids,
+    unreachable_message,
+};
 
 use crate::{EngineAdapter, EngineError, LogCursor, RunSpec, Started, StepState};
 use async_trait::async_trait;
@@ -181,7 +185,7 @@ struct Shared {
     base_env: Vec<(String, String)>,
     /// Every try's sandbox; `Err`: required but not available here, so
     /// steps fail saying why.
-    sandbox: Result<Option<Arc<sandbox::Sandbox>>, String>,
+    sandbox: Result<Option<Arc<sandbox::Sandbox>>, SandboxError>,
     /// Where tries get kernel resource limits; none: limits are advisory.
     cgroups: Option<cgroup::Cgroups>,
 }
@@ -196,7 +200,29 @@ struct Active {
     task: JoinHandle<()>,
 }
 
+/// Why a local engine does not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Every step would fail: their users cannot reach the data directory
+    /// or a mount (see `sandbox`).
+    #[error("the local engine cannot start: {0}")]
+    Unreachable(String),
+}
+
 impl LocalEngine {
+    /// An engine, or why it would fail every step it ran; a missing
+    /// bubblewrap is not such a reason (steps fail saying how to fix it,
+    /// `local.sandbox.isolation = "off"` on a single-tenant machine).
+    pub fn try_new(config: LocalConfig) -> Result<LocalEngine, StartError> {
+        let engine = LocalEngine::new(config);
+        match &engine.shared.sandbox {
+            Err(SandboxError::Unreachable(why)) => Err(StartError::Unreachable(why.clone())),
+            _ => Ok(engine),
+        }
+    }
+
+    /// An engine whose steps fail, saying why, where it cannot sandbox them
+    /// (see [`LocalEngine::try_new`]).
     pub fn new(mut config: LocalConfig) -> LocalEngine {
         if let Ok(absolute) = std::path::absolute(&config.data_dir) {
             config.data_dir = absolute;
@@ -521,7 +547,7 @@ async fn open_run_dir(dir: PathBuf) -> Result<(bool, bool, File), EngineError> {
 fn isolation(
     config: &LocalConfig,
 ) -> (
-    Result<Option<Arc<sandbox::Sandbox>>, String>,
+    Result<Option<Arc<sandbox::Sandbox>>, SandboxError>,
     Option<cgroup::Cgroups>,
 ) {
     let sandbox = match config.sandbox.isolation {
@@ -543,7 +569,7 @@ fn isolation(
                 }
                 Err(why) => {
                     tracing::error!(reason = %why, "local engine: no sandbox, so no step will start");
-                    Err(format!("the local engine cannot sandbox steps: {why}"))
+                    Err(why)
                 }
             }
         }

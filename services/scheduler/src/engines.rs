@@ -25,7 +25,7 @@ impl Engines {
             local_config.max_parallel_steps = n;
         }
         local_config.sandbox = local.sandbox.clone();
-        let mut engines = Engines::default().with(Arc::new(LocalEngine::new(local_config)));
+        let mut engines = Engines::default().with(Arc::new(LocalEngine::try_new(local_config)?));
         if let Some(a) = &config.airflow {
             engines = engines.with(Arc::new(AirflowAdapter::new(a.adapter())?));
         }

@@ -32,14 +32,15 @@
 //! restart, a takeover) finishes the stop and reports its reason, not a
 //! lost process.
 
+use super::beneath::Beneath;
 use super::cas::Cas;
 use super::cgroup::{Limits, TryCgroup};
-use super::declared::{Declared, Files};
+use super::declared::Files;
 use super::memory::{MEMORY_SAMPLE, OOM_FILE, Oom, over_limit, read_oom_file};
 use super::sandbox::{self, Confinement, Sandbox};
 use super::template::work_dir;
 use crate::StepMetrics;
-use couler_optimizer::{ArtifactRef, Named, StepOutputs};
+use couler_optimizer::{ArtifactRef, StepOutputs};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -58,7 +59,6 @@ pub(super) const KILL_GRACE: Duration = Duration::from_secs(2);
 const POLL: Duration = Duration::from_millis(50);
 /// `{{steps.S.outputs.result}}` keeps the last 256 KiB of standard output.
 const RESULT_LIMIT: u64 = 256 * 1024;
-const PARAMETER_LIMIT: u64 = 1024 * 1024;
 const STDERR_MARK: &str = "--- stderr ---\n";
 
 pub(super) const STATE_FILE: &str = "state.json";
@@ -408,7 +408,7 @@ fn read_back(
     let err = tail(stderr, launch.log_tail as u64).unwrap_or_default();
     let outputs = (exit == Exit::Code(0)).then(|| {
         let cut = out.len().saturating_sub(RESULT_LIMIT as usize);
-        collect(&launch.files, &launch.cas, &out[cut..])
+        outputs::collect(&launch.files, &launch.cas, &out[cut..])
     });
     Outcome {
         stderr_line: last_line(&err),
@@ -451,22 +451,31 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
         Some(wd) => wd,
         None => &work,
     };
-    let mut owned = vec![dir.to_owned(), work.clone()];
+    // The try directory stays the engine's: the step's user gets its work
+    // directory and what it writes in, never the engine's records beside
+    // them (exit, state.json, logs), which the engine writes while the
+    // step runs.
+    let mut owned = vec![work.clone()];
     owned.extend(writable_dirs(
         &launch.files,
         jail.sandbox.as_ref().map(|_| cwd.as_path()),
     ));
-    for at in &owned {
+    for at in std::iter::once(dir.as_path()).chain(owned.iter().map(|d| d.as_path())) {
         fs::create_dir_all(at).map_err(|e| format!("could not create {}: {e}", at.display()))?;
     }
-    for (dest, artifact) in &launch.inputs {
-        launch.cas.materialise(artifact, dest).map_err(|e| {
-            format!(
-                "could not place input artifact {} at {}: {e}",
-                artifact.digest,
-                dest.display()
-            )
-        })?;
+    if !launch.inputs.is_empty() {
+        let base =
+            Beneath::root(&work).map_err(|e| format!("could not open the work directory: {e}"))?;
+        for (dest, artifact) in &launch.inputs {
+            let rel = dest.strip_prefix(&work).unwrap_or(dest);
+            launch.cas.materialise(artifact, &base, rel).map_err(|e| {
+                format!(
+                    "could not place input artifact {} at {}: {e}",
+                    artifact.digest,
+                    dest.display()
+                )
+            })?;
+        }
     }
     if let Some(source) = &launch.script {
         fs::write(Launch::script_path(dir), source)
@@ -605,76 +614,6 @@ fn writable_dirs(files: &Files, sandboxed_cwd: Option<&Path>) -> Vec<PathBuf> {
     dirs
 }
 
-/// Where a declared output was looked for, for the message that it is not
-/// there.
-fn looked_at(d: &Declared, reference: &str, files: &Files) -> String {
-    if files.shown {
-        return format!("{} ({reference})", d.path);
-    }
-    format!(
-        "{reference} ({}); without the sandbox (local.sandbox.isolation = \"off\") the declared path {} is not read, so write through the reference",
-        d.host.display(),
-        d.path
-    )
-}
-
-/// Reads a step's outputs after it exited 0.
-fn collect(files: &Files, cas: &Cas, stdout: &[u8]) -> Result<StepOutputs, String> {
-    let mut parameters = Named::new();
-    for d in &files.parameters {
-        let (name, path) = (&d.name, &d.host);
-        let value = match File::open(path) {
-            Ok(f) => {
-                let mut bytes = Vec::new();
-                f.take(PARAMETER_LIMIT + 1)
-                    .read_to_end(&mut bytes)
-                    .map_err(|e| format!("could not read output parameter `{name}`: {e}"))?;
-                if bytes.len() as u64 > PARAMETER_LIMIT {
-                    return Err(format!(
-                        "output parameter `{name}` is over {} KiB; use an output artifact",
-                        PARAMETER_LIMIT / 1024
-                    ));
-                }
-                String::from_utf8_lossy(&bytes).trim_end().to_owned()
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => match &d.default {
-                Some(default) => default.clone(),
-                None => {
-                    let reference = format!("{{{{outputs.parameters.{name}.path}}}}");
-                    return Err(format!(
-                        "output parameter `{name}` was not written to {} and has no default",
-                        looked_at(d, &reference, files)
-                    ));
-                }
-            },
-            Err(e) => return Err(format!("could not read output parameter `{name}`: {e}")),
-        };
-        parameters.insert(name.clone(), value);
-    }
-    let mut artifacts = Named::new();
-    for d in &files.artifacts {
-        let name = &d.name;
-        match cas.store(&d.host) {
-            Ok(stored) => {
-                artifacts.insert(name.clone(), stored);
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let reference = format!("{{{{outputs.artifacts.{name}.path}}}}");
-                return Err(format!(
-                    "output artifact `{name}` was not written to {}",
-                    looked_at(d, &reference, files)
-                ));
-            }
-            Err(e) => return Err(format!("could not store output artifact `{name}`: {e}")),
-        }
-    }
-    Ok(StepOutputs {
-        result: Some(String::from_utf8_lossy(stdout).trim().to_owned()),
-        parameters,
-        artifacts,
-    })
-}
-
 /// The last `max` bytes of a file.
 fn tail(file: &mut File, max: u64) -> io::Result<Vec<u8>> {
     let len = file.metadata()?.len();
@@ -725,6 +664,7 @@ pub(super) fn full_log(dir: &Path) -> io::Result<String> {
     Ok(combine(&read(STDOUT_FILE)?, &read(STDERR_FILE)?))
 }
 
+mod outputs;
 mod reattach;
 
 pub(super) use reattach::{Earlier, OnDisk, latest_try, stop_orphans};

@@ -24,10 +24,11 @@
 //! of the whole process: 5 ms at 300 MB, where `posix_spawn` takes 0.9):
 //! the engine spawns `/bin/sh` with [`PREPARE`], which, still as the
 //! engine's user, joins the try's cgroups, opens the host paths to show
-//! (descriptors 3… for `--bind-fd`, so a tenant's uid needs no access to
-//! the directories above them: a data directory of mode 0700 is fine;
-//! declared directories are the engine's own, made in the try's work
-//! directory just before),
+//! (descriptors 3… for `--bind-fd`; declared directories are the engine's
+//! own, made in the try's work directory just before; bubblewrap turns each
+//! descriptor back into its path and opens that as the tenant's uid, so the
+//! directories above the data directory must be searchable by all users:
+//! the engine checks that when it starts, see `reach`),
 //! then runs bubblewrap through `nsenter`, which joins the tenant's
 //! network namespace (host networking) and drops to the tenant's uid and
 //! gid with no supplementary groups. The shell records the exit status.
@@ -44,6 +45,23 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
+
+mod reach;
+
+pub use reach::{ClosedDir, closed_ancestor, unreachable_message};
+
+/// Why steps cannot be sandboxed here.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SandboxError {
+    /// bubblewrap (or what it needs) is missing or cannot run here: steps
+    /// fail saying so.
+    #[error("{0}")]
+    Unavailable(String),
+    /// Steps' users cannot reach the data directory or a mount: every step
+    /// would fail, so the engine does not start.
+    #[error("{0}")]
+    Unreachable(String),
+}
 
 /// How steps of the local engine are isolated (`[local]` settings).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -90,6 +108,14 @@ impl Default for SandboxConfig {
 pub enum Isolation {
     Bubblewrap,
     Off,
+}
+
+/// Whether steps run as their tenants' own uids with these settings here
+/// (bubblewrap, the engine running as root): those uids must then reach
+/// the data directory (see `reach`).
+pub fn tenant_uids(config: &SandboxConfig) -> bool {
+    // SAFETY: plain syscall.
+    config.isolation == Isolation::Bubblewrap && unsafe { libc::geteuid() } == 0
 }
 
 /// A host path visible in every step's sandbox, at the same path.
@@ -160,9 +186,17 @@ const FIRST_FD: RawFd = 3;
 const MAX_BINDS: usize = 7;
 
 impl Sandbox {
-    /// Checks that bubblewrap runs here (one sandboxed `true`); `Err` says
-    /// why not.
-    pub(super) fn detect(config: &SandboxConfig, data_dir: &Path) -> Result<Sandbox, String> {
+    /// Checks that bubblewrap runs here (one sandboxed `true`) and that a
+    /// try in the data directory can be shown to its step (see `reach`);
+    /// `Err` says why not.
+    pub(super) fn detect(config: &SandboxConfig, data_dir: &Path) -> Result<Sandbox, SandboxError> {
+        let sandbox = Sandbox::find(config, data_dir).map_err(SandboxError::Unavailable)?;
+        sandbox.probe_reach().map_err(SandboxError::Unreachable)?;
+        Ok(sandbox)
+    }
+
+    /// Finds bubblewrap and what it shows, and runs one sandboxed `true`.
+    fn find(config: &SandboxConfig, data_dir: &Path) -> Result<Sandbox, String> {
         let bwrap = find_program(&config.bwrap).ok_or_else(|| {
             format!(
                 "bubblewrap ({}) is not installed; install it (Debian: apt-get install bubblewrap) or set local.sandbox.isolation = \"off\" on a single-tenant machine",

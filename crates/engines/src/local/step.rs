@@ -482,7 +482,12 @@ impl Instance {
 
     /// What confines a new try in `dir`: sandbox, owner and cgroup.
     fn jail(&self, dir: &Path, meta: &TryMeta) -> Result<Jail, String> {
-        let sandbox = self.run.engine.sandbox.clone()?;
+        let sandbox = self
+            .run
+            .engine
+            .sandbox
+            .clone()
+            .map_err(|why| format!("the local engine cannot sandbox steps: {why}"))?;
         let owner = match &sandbox {
             Some(sandbox) => sandbox.owner(&self.run.spec.tenant)?,
             None => None,

@@ -98,10 +98,14 @@ pub struct ImportResult {
 
 /// `source`'s schema: an object, or text.
 fn source_schema() -> utoipa::openapi::schema::Schema {
-    use utoipa::openapi::schema::{Object, OneOfBuilder, Type};
+    use utoipa::openapi::schema::{Object, ObjectBuilder, OneOfBuilder, Type};
     OneOfBuilder::new()
         .item(Object::with_type(Type::Object))
-        .item(Object::with_type(Type::String))
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(r"\S")),
+        )
         .description(Some("The manifest: a JSON object, or YAML (or JSON) text."))
         .build()
         .into()

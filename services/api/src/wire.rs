@@ -99,6 +99,15 @@ fn counted_from_one<'de, D: serde::Deserializer<'de>>(
             self.check(i64::try_from(n).unwrap_or(i64::MAX), &n)
         }
 
+        /// JSON Schema counts `3.0` as an integer, so the API does too.
+        fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Self::Value, E> {
+            if n.fract() == 0.0 && n.abs() < 1e15 {
+                self.check(n as i64, &n)
+            } else {
+                Err(E::custom(format!("{n} is not {} count from 1", self.0)))
+            }
+        }
+
         fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
             match text.trim().parse::<i64>() {
                 Ok(n) => self.check(n, &format_args!("{text:?}")),
@@ -188,4 +197,30 @@ pub fn parse_labels(
 pub fn path_id<T: std::str::FromStr>(raw: &str, what: &str) -> crate::error::ApiResult<T> {
     raw.parse()
         .map_err(|_| crate::error::ApiError::not_found(format!("{what} {raw:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    #[derive(Debug, serde::Deserialize)]
+    struct V {
+        #[serde(default, deserialize_with = "super::version")]
+        version: Option<i32>,
+    }
+
+    fn read(json: &str) -> Result<Option<i32>, String> {
+        serde_json::from_str::<V>(json)
+            .map(|v| v.version)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn versions_are_whole_numbers_from_one_in_any_json_spelling() {
+        assert_eq!(read(r#"{"version": 3}"#), Ok(Some(3)));
+        assert_eq!(read(r#"{"version": 3.0}"#), Ok(Some(3)));
+        assert_eq!(read(r#"{"version": null}"#), Ok(None));
+        for bad in ["0", "2.5", "-1.0", "1e300", "3000000000"] {
+            let err = read(&format!(r#"{{"version": {bad}}}"#)).unwrap_err();
+            assert!(err.contains("count from 1"), "{bad}: {err}");
+        }
+    }
 }

@@ -17,6 +17,7 @@ use std::process::Command;
 mod bodies;
 mod control_flow;
 mod corpus;
+mod depends;
 mod documents;
 mod golden;
 mod structure;

@@ -142,7 +142,7 @@ impl Importer<'_> {
             .get("retryStrategy")
             .and_then(|r| self.retry(r, &tpl_at.key("retryStrategy"), &vars));
         let timeout = self.timeout(tpl, tpl_at, &vars);
-        let depends = self.depends(&call.upstream, &call.when, &call.at, &name);
+        let depends = self.depends(&call.upstream);
 
         let node = Node::Leaf {
             step: name.clone(),

@@ -203,3 +203,32 @@ fn the_couler_sdks_exit_handler_runs_its_second_group_after_a_skip() {
         ["heads-637 || heads-637.skipped"]
     );
 }
+
+#[test]
+fn long_chains_of_skippable_steps_stay_within_the_ir_limits() {
+    // Twenty groups of two steps that can each be skipped: written out in
+    // full, what a step requires of the group before would double per group.
+    let mut spec = String::from(
+        "  entrypoint: main\n  arguments: {parameters: [{name: side, value: h}]}\n  templates:\n  - {name: t, container: {image: alpine}}\n  - name: main\n    steps:\n",
+    );
+    for g in 0..20 {
+        spec += &format!(
+            "    - - {{name: h{g}, template: t, when: \"{{{{workflow.parameters.side}}}} == h\"}}\n      - {{name: t{g}, template: t, when: \"{{{{workflow.parameters.side}}}} == t\"}}\n"
+        );
+    }
+    let imported = import(&workflow(&spec));
+    let wf = &imported.workflow;
+    assert_eq!(wf.steps.len(), 40);
+    assert_eq!(
+        depends_of(wf, "h1"),
+        ["h0 || h0.skipped", "t0 || t0.skipped"]
+    );
+    let longest = wf
+        .steps
+        .iter()
+        .flat_map(|s| &s.depends)
+        .map(String::len)
+        .max();
+    assert!(longest < Some(2048), "{longest:?}");
+    assert!(reported(&imported, "depends approximation"));
+}

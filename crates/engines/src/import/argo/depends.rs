@@ -21,12 +21,21 @@
 //! each of its last steps; of a task left out, what that task waited for.
 //! Any other result of those, and `AnySucceeded`/`AllFailed` of a loop,
 //! have no IR form: the task is left out.
+//!
+//! `E_A` is written out in full, so it grows along chains of steps that
+//! can be skipped; past [`MAX_NESTING`] levels or [`MAX_TEXT`] characters
+//! it is left out (reported): a skip of `a` then counts as by its `when`.
 
 use super::vars::Node;
 use super::{Importer, Ptr};
 use couler_ir::depends::{Expr, Outcome};
 use couler_ir::{Condition, MapOver, Step};
 use std::collections::HashMap;
+
+/// Nesting of `E_A` beyond which it is not repeated (IR entries allow 64).
+const MAX_NESTING: usize = 16;
+/// Length of `E_A`'s text beyond which it is not repeated.
+const MAX_TEXT: usize = 1024;
 
 /// A task result an Argo `depends` operand asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,40 +279,56 @@ impl Importer<'_> {
 
     /// What a later step requires of `node` where Argo names it bare or
     /// runs the next step group: that it succeeded or was skipped by its
-    /// own `when`.
-    pub(super) fn after(&self, node: &Node) -> Vec<Expr<String>> {
+    /// own `when`. Approximations are reported at `at`.
+    pub(super) fn after(&mut self, node: &Node, at: &Ptr) -> Vec<Expr<String>> {
         match node {
-            Node::Leaf { step, .. } => vec![self.bare(step)],
+            Node::Leaf { step, .. } => vec![self.bare(step, at)],
             Node::Composite { after, .. } => after.clone(),
             Node::Missing { upstream } => upstream.clone(),
         }
     }
 
-    fn bare(&self, step: &str) -> Expr<String> {
+    fn bare(&mut self, step: &str, at: &Ptr) -> Expr<String> {
         let me = Expr::Ref(step.to_owned(), None);
         match self.facts.get(step) {
-            Some(f) if f.skippable => Expr::any(vec![me, self.skipped(step)]),
+            Some(f) if f.skippable => Expr::any(vec![me, self.skipped(step, at)]),
             _ => me,
         }
     }
 
-    /// `a.skipped && E_A`: skipped with its entries true, by its `when`.
-    fn skipped(&self, step: &str) -> Expr<String> {
-        let mut all = vec![Expr::Ref(step.to_owned(), Some(Outcome::Skipped))];
-        if let Some(f) = self.facts.get(step) {
-            all.extend(f.entries.iter().cloned());
+    /// `E_A`: the AND of the step's entries; `None` when it has none, or
+    /// (reported) when they are too large to repeat.
+    fn own(&mut self, step: &str, at: &Ptr) -> Option<Expr<String>> {
+        let entries = self.facts.get(step)?.entries.clone();
+        if entries.is_empty() {
+            return None;
         }
+        let e = Expr::all(entries);
+        if nesting(&e) > MAX_NESTING || e.to_string().len() > MAX_TEXT {
+            self.report.push(
+                at,
+                "depends approximation",
+                format!("what {step:?} requires is too large to repeat here: a skip of {step:?} counts as by its `when`, even where its own depends were false"),
+            );
+            return None;
+        }
+        Some(e)
+    }
+
+    /// `a.skipped && E_A`: skipped with its entries true, by its `when`.
+    fn skipped(&mut self, step: &str, at: &Ptr) -> Expr<String> {
+        let mut all = vec![Expr::Ref(step.to_owned(), Some(Outcome::Skipped))];
+        all.extend(self.own(step, at));
         Expr::all(all)
     }
 
     /// `a.skipped && !E_A`: skipped because an entry was false; never
     /// (`!a.any`) for a step without entries.
-    fn omitted(&self, step: &str) -> Expr<String> {
-        let entries = self.facts.get(step).map(|f| f.entries.clone());
-        match entries.filter(|e| !e.is_empty()) {
+    fn omitted(&mut self, step: &str, at: &Ptr) -> Expr<String> {
+        match self.own(step, at) {
             Some(e) => Expr::all(vec![
                 Expr::Ref(step.to_owned(), Some(Outcome::Skipped)),
-                Expr::Not(Box::new(Expr::all(e))),
+                Expr::Not(Box::new(e)),
             ]),
             None => never(step),
         }
@@ -336,7 +361,7 @@ impl Importer<'_> {
                     );
                 }
             }
-            if let Some(expr) = self.expr(e, siblings)? {
+            if let Some(expr) = self.expr(e, siblings, at)? {
                 push_new(&mut out, expr);
             }
         }
@@ -346,20 +371,21 @@ impl Importer<'_> {
     /// `None` when the expression asks nothing (a task left out that
     /// waited for nothing).
     fn expr(
-        &self,
+        &mut self,
         e: &Argo,
         siblings: &HashMap<String, Node>,
+        at: &Ptr,
     ) -> Result<Option<Expr<String>>, String> {
         Ok(match e {
-            Argo::Ref(task, result) => self.reference(task, *result, siblings)?,
-            Argo::Not(inner) => match self.expr(inner, siblings)? {
+            Argo::Ref(task, result) => self.reference(task, *result, siblings, at)?,
+            Argo::Not(inner) => match self.expr(inner, siblings, at)? {
                 Some(x) => Some(Expr::Not(Box::new(x))),
                 None => return Err("a `!` negates a task left out that waited for nothing".into()),
             },
             Argo::And(es) => {
                 let mut all = Vec::new();
                 for x in es {
-                    if let Some(x) = self.expr(x, siblings)? {
+                    if let Some(x) = self.expr(x, siblings, at)? {
                         push_new(&mut all, x);
                     }
                 }
@@ -368,7 +394,7 @@ impl Importer<'_> {
             Argo::Or(es) => {
                 let mut any = Vec::new();
                 for x in es {
-                    match self.expr(x, siblings)? {
+                    match self.expr(x, siblings, at)? {
                         Some(x) => push_new(&mut any, x),
                         // One alternative asks nothing: neither does the `||`.
                         None => return Ok(None),
@@ -380,15 +406,16 @@ impl Importer<'_> {
     }
 
     fn reference(
-        &self,
+        &mut self,
         task: &str,
         result: Option<TaskResult>,
         siblings: &HashMap<String, Node>,
+        at: &Ptr,
     ) -> Result<Option<Expr<String>>, String> {
         let step = match (siblings.get(task), result) {
             (None, _) => return Err(format!("no task named {task:?}")),
             (Some(node), None) => {
-                let after = self.after(node);
+                let after = self.after(node, at);
                 return Ok((!after.is_empty()).then(|| Expr::all(after)));
             }
             (Some(Node::Leaf { step, .. }), Some(_)) => step,
@@ -405,22 +432,32 @@ impl Importer<'_> {
                 ));
             }
         };
-        let looping = self.facts.get(step).is_some_and(|f| f.looping);
+        let looping = self.facts.get(step.as_str()).is_some_and(|f| f.looping);
+        let step = step.clone();
         let of = |o| Expr::Ref(step.clone(), Some(o));
         Ok(Some(match result.expect("bare names returned above") {
             TaskResult::Succeeded => of(Outcome::Succeeded),
             TaskResult::Failed | TaskResult::Errored => of(Outcome::Failed),
-            TaskResult::Skipped => self.skipped(step),
-            TaskResult::Omitted => self.omitted(step),
-            TaskResult::Daemoned => never(step),
+            TaskResult::Skipped => self.skipped(&step, at),
+            TaskResult::Omitted => self.omitted(&step, at),
+            TaskResult::Daemoned => never(&step),
             r @ (TaskResult::AnySucceeded | TaskResult::AllFailed) if looping => {
                 return Err(format!(
                     "`{task}.{}` asks about the loop's instances, which IR outcomes do not tell apart",
                     r.as_str()
                 ));
             }
-            TaskResult::AnySucceeded | TaskResult::AllFailed => never(step),
+            TaskResult::AnySucceeded | TaskResult::AllFailed => never(&step),
         }))
+    }
+}
+
+/// Levels of `!`, `&&` and `||` in `e`.
+fn nesting(e: &Expr<String>) -> usize {
+    match e {
+        Expr::Ref(..) => 0,
+        Expr::Not(x) => 1 + nesting(x),
+        Expr::And(xs) | Expr::Or(xs) => 1 + xs.iter().map(nesting).max().unwrap_or(0),
     }
 }
 

@@ -451,7 +451,7 @@ impl<'d> Importer<'d> {
                         let named = str_at(tasks[*j].1, "name").unwrap_or_default();
                         for e in siblings
                             .get(named)
-                            .map(|n| self.after(n))
+                            .map(|n| self.after(n, at))
                             .unwrap_or_default()
                         {
                             if !upstream.contains(&e) {
@@ -469,10 +469,11 @@ impl<'d> Importer<'d> {
         let waited: HashSet<usize> = reads.iter().flatten().copied().collect();
         let mut after = Vec::new();
         for &i in order.iter().filter(|i| !waited.contains(i)) {
-            let name = str_at(tasks[i].1, "name").unwrap_or_default();
+            let (_, task, at) = &tasks[i];
+            let name = str_at(task, "name").unwrap_or_default();
             for e in siblings
                 .get(name)
-                .map(|n| self.after(n))
+                .map(|n| self.after(n, at))
                 .unwrap_or_default()
             {
                 if !after.contains(&e) {
@@ -543,7 +544,7 @@ impl<'d> Importer<'d> {
             let mut done = Vec::new();
             for (_, step, at) in items(Some(group), &group_at) {
                 let node = self.task(step, &at, previous.clone(), call, inputs, passed, siblings);
-                for e in self.after(&node) {
+                for e in self.after(&node, &at) {
                     if !after.contains(&e) {
                         after.push(e);
                     }

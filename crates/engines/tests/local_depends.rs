@@ -3,8 +3,10 @@
 //! programs emit (`integration_tests/dag_depends_example.py`,
 //! `examples/depends.py`). Outcomes follow Argo's rule for DAGs: a failure
 //! fails the run only when it reaches a last step through steps that did
-//! not run.
+//! not run. The same programs as the Argo the SDK emits, imported and run,
+//! give Argo's step statuses and outcome.
 
+mod argo_depends;
 #[allow(dead_code, unused_macros)]
 mod contract;
 mod local_setup;
@@ -169,5 +171,101 @@ steps:
         ("report", StepPhase::Cancelled),
     ]);
     assert_eq!(r.last("report").message.as_deref(), Some("upstream failed"));
+    assert_eq!(r.outcome, RunOutcome::Failed);
+}
+
+/// Imports an Argo workflow, which must lose nothing that changes what
+/// runs, and runs it.
+async fn import_and_run(name: &str, argo: &str) -> Report {
+    let imported = couler_engines::import::argo(argo).expect("imports");
+    let changing: Vec<String> = (imported.unsupported.iter())
+        .filter(|u| u.changes_run())
+        .map(ToString::to_string)
+        .collect();
+    assert!(changing.is_empty(), "{changing:?}");
+    let ir = serde_json::to_string(&imported.workflow).expect("IR as JSON");
+    run_yaml(name, &ir).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_imported_dag_depends_example_runs_as_in_argo() {
+    let r = import_and_run("argo-dag-depends", &argo_depends::dag_depends_example()).await;
+    r.expect(&[
+        ("a", StepPhase::Succeeded),
+        ("b", StepPhase::Succeeded),
+        ("c", StepPhase::Failed),
+        ("should-execute-1", StepPhase::Succeeded),
+        ("should-execute-2", StepPhase::Succeeded),
+        // Argo: Omitted.
+        ("should-not-execute", StepPhase::Skipped),
+        ("should-execute-3", StepPhase::Succeeded),
+    ]);
+    assert_eq!(r.outcome, RunOutcome::Succeeded, "{:?}", r.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_imported_depends_program_runs_as_in_argo() {
+    use StepPhase::{Failed as F, Skipped as S, Succeeded as Ok};
+    // (exit codes of task1..4, phases of task1..4, allfail, anysucceeded,
+    // the run's outcome by Argo's rule)
+    let cases = [
+        ([0, 0, 0, 0], [Ok, S, S, S], S, Ok, RunOutcome::Succeeded),
+        ([1, 0, 0, 0], [F, Ok, S, S], S, Ok, RunOutcome::Failed),
+        ([1, 1, 1, 1], [F, F, F, F], Ok, S, RunOutcome::Failed),
+    ];
+    for (i, (codes, tasks, allfail, any, outcome)) in cases.into_iter().enumerate() {
+        let r = import_and_run(
+            &format!("argo-depends-{i}"),
+            &argo_depends::depends_py(codes),
+        )
+        .await;
+        let mut expected: Vec<(String, StepPhase)> = (tasks.iter().enumerate())
+            .map(|(t, p)| (format!("task{}", t + 1), *p))
+            .collect();
+        expected.push(("allfail".into(), allfail));
+        expected.push(("anysucceeded".into(), any));
+        let expected: Vec<(&str, StepPhase)> =
+            expected.iter().map(|(n, p)| (n.as_str(), *p)).collect();
+        r.expect(&expected);
+        assert_eq!(r.outcome, outcome, "{codes:?}: {:?}", r.message);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_imported_exit_handler_runs_its_second_group_after_a_skipped_first() {
+    let r = import_and_run("argo-exit-failed", &argo_depends::exit_handler(1)).await;
+    r.expect(&[
+        ("flip-coin-167", StepPhase::Failed),
+        ("heads-637", StepPhase::Skipped),
+        ("tails-637", StepPhase::Succeeded),
+    ]);
+    assert_eq!(r.outcome, RunOutcome::Failed);
+
+    let r = import_and_run("argo-exit-succeeded", &argo_depends::exit_handler(0)).await;
+    r.expect(&[
+        ("flip-coin-167", StepPhase::Succeeded),
+        ("heads-637", StepPhase::Succeeded),
+        ("tails-637", StepPhase::Skipped),
+    ]);
+    assert_eq!(r.outcome, RunOutcome::Succeeded, "{:?}", r.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_imported_step_group_runs_after_a_skip_and_not_after_a_failure() {
+    let r = import_and_run("argo-steps-pass", &argo_depends::steps_after_a_skip(0)).await;
+    r.expect(&[
+        ("heads", StepPhase::Skipped),
+        ("tails", StepPhase::Succeeded),
+        ("after", StepPhase::Succeeded),
+    ]);
+    assert_eq!(r.outcome, RunOutcome::Succeeded, "{:?}", r.message);
+
+    // Argo ends the template at the failed group; `after` never runs.
+    let r = import_and_run("argo-steps-fail", &argo_depends::steps_after_a_skip(1)).await;
+    r.expect(&[
+        ("heads", StepPhase::Skipped),
+        ("tails", StepPhase::Failed),
+        ("after", StepPhase::Skipped),
+    ]);
     assert_eq!(r.outcome, RunOutcome::Failed);
 }

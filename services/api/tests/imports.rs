@@ -274,9 +274,6 @@ async fn the_couler_sdks_golden_manifests_import() {
         ("artifact_passing_golden.yaml", "artifact oss"),
         ("artifact_passing_golden.yaml", "unused argument"),
         ("artifact_passing_golden.yaml", "artifact oss"),
-        // An exit handler's step after a skipped one (to be carried over
-        // with status-aware depends).
-        ("workflow_basic_golden.yaml", "skipped dependency"),
     ];
     let api = TestApi::start().await;
     let tenant = api.tenant("acme").await;

@@ -6,7 +6,7 @@
 //! | `metadata.name` / `generateName`, `labels`, description annotation | `name` (as a DNS label), `labels`, `description` |
 //! | `spec.arguments.parameters` (`value`, `enum`, `description`); entrypoint inputs | `parameters` (`default`, `enum`); `{{workflow.parameters.x}}` kept |
 //! | entrypoint `dag` / `steps` template, nested ones | steps, flattened: a nested task is named `outer-inner` (names lowercased, `-` for other characters, unique, at most 63) and waits for what the outer task waited for; a task after a nested template waits for its last steps |
-//! | `dependencies`, `depends` (`A && B.Succeeded`), step groups | `depends`; a bare `A` and a step group also run after a skipped `A` where Couler would skip, so such an edge leads to `A`'s upstream steps instead (reported) |
+//! | `dependencies`, `depends` (`A`, `A.Succeeded`, `.Failed`, `.Skipped`, `.Omitted`, …, `!`, `&&`, `\|\|`), step groups | `depends` entries with outcomes (see `argo/depends.rs`): a bare `A` and the step group before are `a \|\| a.skipped && E_A` where `a` can be skipped by its `when`, as Argo runs the step after a skipped one |
 //! | `when` (govaluate `==`, `!=`, `<`…, `&&`, `x == a \|\| x == b`) | `when` conditions (`in` for the `\|\|` form); `{{workflow.status}}` values as `succeeded`/`failed` |
 //! | `withItems`, `withSequence` (numbers) / `withParam` | `map.items` / `map.from`; `{{item}}`, `{{item.f}}` kept |
 //! | `arguments.parameters` → `{{inputs.parameters.p}}` | substituted into the template's text; `{{tasks.X.outputs.result\|parameters.P}}` → `{{steps.x.outputs.…}}` |
@@ -31,6 +31,7 @@
 //! and the tasks after it wait for its upstream steps instead; an
 //! unresolvable `{{…}}` is replaced by `%…%` text.
 
+mod depends;
 mod expand;
 mod job;
 mod leaf;
@@ -44,7 +45,8 @@ mod volumes;
 use super::{ImportError, Imported, Names, Ptr, Report, dns_label};
 use couler_ir::names::{is_identifier, is_label_key, is_label_value};
 use couler_ir::scalar::{Duration, ParamValue};
-use couler_ir::{Code, Condition, Hints, Parameter, Schedule, Step, Workflow};
+use couler_ir::{Code, Hints, Parameter, Schedule, Step, Workflow};
+use depends::StepFacts;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -181,15 +183,6 @@ fn items<'v>(v: Option<&'v Value>, at: &Ptr) -> Vec<(usize, &'v Value, Ptr)> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// What the importer knows about an IR step it made, for the edges of
-/// later steps.
-#[derive(Debug, Default)]
-struct StepFacts {
-    when: Vec<Condition>,
-    /// Dependencies a skip propagates through (all of them, in IR).
-    depends: Vec<String>,
 }
 
 /// The state of one import.

@@ -124,30 +124,6 @@ fn exit_handlers_and_workflow_status() {
 }
 
 #[test]
-fn a_step_after_a_skippable_step_waits_for_its_upstream_instead() {
-    let imported = import(&workflow(
-        r#"
-  entrypoint: main
-  templates:
-  - name: main
-    steps:
-    - - {name: flip, template: t}
-    - - {name: heads, template: t, when: "{{steps.flip.outputs.result}} == heads"}
-      - {name: tails, template: t, when: "{{steps.flip.outputs.result}} == tails"}
-    - - {name: after, template: t}
-  - {name: t, container: {image: alpine}}
-"#,
-    ));
-    // Argo runs `after` whichever branch ran; Couler would skip it behind
-    // the skipped branch.
-    assert_eq!(step(&imported.workflow, "after").depends, ["flip"]);
-    assert_eq!(
-        reported_at(&imported, "skipped dependency"),
-        "/spec/templates/0/steps/2/0"
-    );
-}
-
-#[test]
 fn a_self_calling_steps_template_is_a_while_loop() {
     let imported = import(&workflow(
         r#"

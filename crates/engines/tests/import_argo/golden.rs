@@ -231,17 +231,10 @@ fn couler_golden_files_round_trip_with_the_same_structure() {
     println!("{report}");
     assert!(problems.is_empty(), "{report}");
     assert_eq!(imported_n, files.len(), "{report}");
-    // Measured: every golden file keeps its structure, except where Argo
-    // runs a step after a skipped one (Couler would skip it): there the
-    // importer waits for the skipped step's upstream instead, dropping
-    // that edge (reported as `skipped dependency`).
-    let known: &[&str] = &["workflow_basic_golden.yaml"];
-    let unexpected: Vec<&String> = different
-        .iter()
-        .filter(|d| !known.contains(&d.as_str()))
-        .collect();
+    // Measured: every golden file keeps its structure (a step after a
+    // skipped one included, with status-aware depends).
     assert!(
-        unexpected.is_empty(),
-        "structure changed in {unexpected:?}:\n{report}"
+        different.is_empty(),
+        "structure changed in {different:?}:\n{report}"
     );
 }

@@ -18,6 +18,7 @@ mod bodies;
 mod control_flow;
 mod corpus;
 mod couler_jobs;
+mod depends;
 mod documents;
 mod golden;
 mod structure;

@@ -1,11 +1,14 @@
 //! Flattening `dag` and `steps` templates into IR steps: calls of
 //! templates, tasks and step groups, their arguments, conditions and
-//! outputs. Loops are in `loops`, dependency edges in `order`.
+//! outputs. Loops are in `loops`, what a task requires of earlier ones in
+//! `depends`.
 
+use super::depends::{self, Argo};
 use super::order::topological;
-use super::text::{self, Dependency};
+use super::text;
 use super::vars::{Node, Vars};
 use super::{Importer, Ptr, entries, items, scalar, str_at};
+use couler_ir::depends::Expr;
 use couler_ir::names::is_identifier;
 use couler_ir::refs::{Ref, sole_reference};
 use couler_ir::scalar::ParamValue;
@@ -37,21 +40,14 @@ const TASK_KEYS: &[&str] = &[
     "withSequence",
 ];
 
-/// A dependency on an IR step.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Edge {
-    pub step: String,
-    /// Only after success; otherwise (Argo's default) also after a skip.
-    pub strict: bool,
-}
-
 /// One call of a template: by a task or step, or as the entrypoint.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Call {
     /// The IR step name (leaf) or the prefix of the names inside
     /// (composite); empty for the entrypoint and the exit handler.
     pub name: String,
-    pub upstream: Vec<Edge>,
+    /// What the call requires of earlier steps: IR `depends` entries.
+    pub upstream: Vec<Expr<String>>,
     pub when: Vec<Condition>,
     pub map: Option<MapOver>,
     /// Argument parameters as IR text.
@@ -70,16 +66,6 @@ fn join(prefix: &str, name: &str) -> String {
     } else {
         format!("{prefix}-{name}")
     }
-}
-
-fn step_names(edges: &[Edge]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for e in edges {
-        if !out.contains(&e.step) {
-            out.push(e.step.clone());
-        }
-    }
-    out
 }
 
 impl<'d> Importer<'d> {
@@ -129,7 +115,7 @@ impl<'d> Importer<'d> {
     /// Imports one call of a template.
     fn call(&mut self, name: &str, tpl: &'d Value, tpl_at: &Ptr, call: Call) -> Node {
         let missing = Node::Missing {
-            upstream: step_names(&call.upstream),
+            upstream: call.upstream.clone(),
         };
         if tpl.get("daemon").and_then(Value::as_bool) == Some(true) {
             self.report.push(
@@ -283,7 +269,7 @@ impl<'d> Importer<'d> {
             .map(|(k, v)| (format!("inputs.artifacts.{k}"), v))
             .collect();
         let mut siblings = HashMap::new();
-        let exits = if tpl.get("dag").is_some() {
+        let (after, handles) = if tpl.get("dag").is_some() {
             self.dag(tpl, tpl_at, &call, inputs, &passed, &mut siblings)
         } else {
             self.groups(tpl, tpl_at, &call, inputs, &passed, &mut siblings)
@@ -336,7 +322,8 @@ impl<'d> Importer<'d> {
             }
         }
         Node::Composite {
-            exits,
+            after,
+            handles,
             parameters,
             artifacts,
         }
@@ -383,6 +370,9 @@ impl<'d> Importer<'d> {
         }
     }
 
+    /// The tasks of a dag template; what a later step requires of the
+    /// dag (its last tasks), and whether a task inside depends on
+    /// another's result.
     fn dag(
         &mut self,
         tpl: &'d Value,
@@ -391,7 +381,7 @@ impl<'d> Importer<'d> {
         inputs: &BTreeMap<String, String>,
         passed: &BTreeMap<String, String>,
         siblings: &mut HashMap<String, Node>,
-    ) -> Vec<String> {
+    ) -> (Vec<Expr<String>>, bool) {
         let dag = &tpl["dag"];
         let dag_at = tpl_at.key("dag");
         for (key, value, at) in entries(Some(dag), &dag_at) {
@@ -408,39 +398,14 @@ impl<'d> Importer<'d> {
             .enumerate()
             .filter_map(|(i, (_, t, _))| Some((str_at(t, "name")?, i)))
             .collect();
-        let mut deps: Vec<Vec<Dependency>> = Vec::with_capacity(tasks.len());
+        // Each task's entries in Argo terms; `None` when they have no IR
+        // form (reported, the task is left out).
+        let mut deps: Vec<Option<Vec<Argo>>> = Vec::with_capacity(tasks.len());
         let mut reads: Vec<Vec<usize>> = Vec::with_capacity(tasks.len());
+        let mut handles = false;
         for (i, (_, task, at)) in tasks.iter().enumerate() {
-            let mut d: Vec<Dependency> = items(task.get("dependencies"), &at.key("dependencies"))
-                .into_iter()
-                .filter_map(|(_, n, _)| n.as_str())
-                .map(|n| Dependency {
-                    task: n.to_owned(),
-                    strict: false,
-                })
-                .collect();
-            if let Some(expression) = str_at(task, "depends") {
-                let (parsed, approximated) = text::depends(expression);
-                if let Some(why) = approximated {
-                    self.report.push(
-                        &at.key("depends"),
-                        "depends expression",
-                        format!("{why} has no IR form; the task waits for all tasks it names"),
-                    );
-                }
-                d.extend(parsed);
-            }
-            d.retain(|dep| {
-                let known = index.contains_key(dep.task.as_str());
-                if !known {
-                    self.report.push(
-                        &at.key("depends"),
-                        "depends",
-                        format!("no task named {:?}", dep.task),
-                    );
-                }
-                known
-            });
+            let d = self.task_dependencies(task, at, &index);
+            handles |= d.iter().flatten().any(|e| !e.is_bare());
             let mut r: Vec<usize> = Vec::new();
             for s in strings_of(task, &["when", "arguments", "withParam"]) {
                 r.extend(
@@ -449,7 +414,8 @@ impl<'d> Importer<'d> {
                         .filter_map(|n| index.get(n).copied()),
                 );
             }
-            r.extend(d.iter().map(|dep| index[dep.task.as_str()]));
+            let named = d.iter().flatten().flat_map(Argo::names);
+            r.extend(named.filter_map(|n| index.get(n).copied()));
             r.retain(|&j| j != i);
             r.sort_unstable();
             r.dedup();
@@ -466,36 +432,105 @@ impl<'d> Importer<'d> {
         }
         for &i in &order {
             let (_, task, at) = &tasks[i];
-            let upstream = if deps[i].is_empty() {
-                call.upstream.clone()
-            } else {
-                let mut edges = Vec::new();
-                for dep in &deps[i] {
-                    let exits = siblings.get(&dep.task).map(Node::exits).unwrap_or_default();
-                    edges.extend(exits.iter().map(|s| Edge {
-                        step: s.clone(),
-                        strict: dep.strict,
-                    }));
-                }
-                edges
+            let name = str_at(task, "name").unwrap_or_default().to_owned();
+            let upstream = match &deps[i] {
+                Some(d) if d.is_empty() => Ok(call.upstream.clone()),
+                Some(d) => self.entries(d, siblings, &at.key("depends")),
+                None => Err(String::new()),
             };
-            let node = self.task(task, at, upstream, call, inputs, passed, siblings);
-            siblings.insert(str_at(task, "name").unwrap_or_default().to_owned(), node);
+            let node = match upstream {
+                Ok(upstream) => self.task(task, at, upstream, call, inputs, passed, siblings),
+                Err(why) => {
+                    if !why.is_empty() {
+                        self.report.push(
+                            &at.key("depends"),
+                            "depends",
+                            format!("{why}, which has no IR form; task {name:?} is left out"),
+                        );
+                    }
+                    // Later tasks require what the tasks it names give.
+                    let mut upstream = Vec::new();
+                    for j in &reads[i] {
+                        let named = str_at(tasks[*j].1, "name").unwrap_or_default();
+                        for e in siblings
+                            .get(named)
+                            .map(|n| self.after(n, at))
+                            .unwrap_or_default()
+                        {
+                            if !upstream.contains(&e) {
+                                upstream.push(e);
+                            }
+                        }
+                    }
+                    Node::Missing { upstream }
+                }
+            };
+            handles |= matches!(node, Node::Composite { handles: true, .. });
+            siblings.insert(name, node);
         }
         // The last tasks: those no other task waits for.
         let waited: HashSet<usize> = reads.iter().flatten().copied().collect();
-        let mut exits = Vec::new();
+        let mut after = Vec::new();
         for &i in order.iter().filter(|i| !waited.contains(i)) {
-            let name = str_at(tasks[i].1, "name").unwrap_or_default();
-            for s in siblings.get(name).map(Node::exits).unwrap_or_default() {
-                if !exits.contains(s) {
-                    exits.push(s.clone());
+            let (_, task, at) = &tasks[i];
+            let name = str_at(task, "name").unwrap_or_default();
+            for e in siblings
+                .get(name)
+                .map(|n| self.after(n, at))
+                .unwrap_or_default()
+            {
+                if !after.contains(&e) {
+                    after.push(e);
                 }
             }
         }
-        exits
+        (after, handles)
     }
 
+    /// A task's `dependencies` (each a bare entry) and `depends`, parsed;
+    /// `None` (reported) when they do not parse or name no sibling.
+    fn task_dependencies(
+        &mut self,
+        task: &Value,
+        at: &Ptr,
+        index: &HashMap<&str, usize>,
+    ) -> Option<Vec<Argo>> {
+        let mut d: Vec<Argo> = items(task.get("dependencies"), &at.key("dependencies"))
+            .into_iter()
+            .filter_map(|(_, n, _)| n.as_str())
+            .map(|n| Argo::Ref(n.to_owned(), None))
+            .collect();
+        if let Some(expression) = str_at(task, "depends") {
+            match depends::parse(expression) {
+                Ok(e) => d.push(e),
+                Err(why) => {
+                    self.report.push(
+                        &at.key("depends"),
+                        "depends",
+                        format!("{expression:?} does not parse ({why}); the task is left out"),
+                    );
+                    return None;
+                }
+            }
+        }
+        let unknown: Vec<&str> = (d.iter().flat_map(Argo::names))
+            .filter(|n| !index.contains_key(n))
+            .collect();
+        if let Some(n) = unknown.first() {
+            self.report.push(
+                &at.key("depends"),
+                "depends",
+                format!("no task named {n:?}; the task is left out"),
+            );
+            return None;
+        }
+        Some(d)
+    }
+
+    /// The groups of a steps template: each step of a group runs after
+    /// every step of the group before ended, succeeded or skipped by its
+    /// `when` (a failure ends the template). What a later step requires
+    /// of the template is that of its last group.
     fn groups(
         &mut self,
         tpl: &'d Value,
@@ -504,27 +539,28 @@ impl<'d> Importer<'d> {
         inputs: &BTreeMap<String, String>,
         passed: &BTreeMap<String, String>,
         siblings: &mut HashMap<String, Node>,
-    ) -> Vec<String> {
+    ) -> (Vec<Expr<String>>, bool) {
         let mut previous = call.upstream.clone();
+        let mut handles = false;
         for (_, group, group_at) in items(tpl.get("steps"), &tpl_at.key("steps")) {
-            let mut exits = Vec::new();
+            let mut after = Vec::new();
             let mut done = Vec::new();
             for (_, step, at) in items(Some(group), &group_at) {
                 let node = self.task(step, &at, previous.clone(), call, inputs, passed, siblings);
-                for s in node.exits() {
-                    exits.push(Edge {
-                        step: s.clone(),
-                        strict: false,
-                    });
+                for e in self.after(&node, &at) {
+                    if !after.contains(&e) {
+                        after.push(e);
+                    }
                 }
+                handles |= matches!(node, Node::Composite { handles: true, .. });
                 done.push((str_at(step, "name").unwrap_or_default().to_owned(), node));
             }
             siblings.extend(done);
-            if !exits.is_empty() || group.as_array().is_some_and(|g| !g.is_empty()) {
-                previous = exits;
+            if group.as_array().is_some_and(|g| !g.is_empty()) {
+                previous = after;
             }
         }
-        step_names(&previous)
+        (previous, handles)
     }
 
     /// One task of a dag or step of a steps template.
@@ -533,7 +569,7 @@ impl<'d> Importer<'d> {
         &mut self,
         task: &'d Value,
         at: &Ptr,
-        upstream: Vec<Edge>,
+        upstream: Vec<Expr<String>>,
         parent: &Call,
         inputs: &BTreeMap<String, String>,
         passed: &BTreeMap<String, String>,
@@ -541,7 +577,7 @@ impl<'d> Importer<'d> {
     ) -> Node {
         let name = str_at(task, "name").unwrap_or("task");
         let missing = Node::Missing {
-            upstream: step_names(&upstream),
+            upstream: upstream.clone(),
         };
         for (key, _, k_at) in entries(Some(task), at) {
             if !TASK_KEYS.contains(&key) {

@@ -125,7 +125,7 @@ impl Importer<'_> {
                 format!("the {framework:?} job in template {name:?} has no role Couler can run; the tasks calling it are left out"),
             );
             return Some(Node::Missing {
-                upstream: call.upstream.iter().map(|e| e.step.clone()).collect(),
+                upstream: call.upstream.clone(),
             });
         }
         let job = self.hoist(framework, roles, &specs_at);

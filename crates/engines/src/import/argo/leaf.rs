@@ -177,7 +177,7 @@ impl Importer<'_> {
             .and_then(|r| self.retry(r, &tpl_at.key("retryStrategy"), vars));
         step.timeout = self.timeout(tpl, tpl_at, vars);
         step.cache = self.memoize(tpl, tpl_at, vars);
-        step.depends = self.depends(&call.upstream, &call.when, &call.at, &step.name);
+        step.depends = self.depends(&call.upstream);
         step.when = call.when.clone();
         step.map = call.map.clone();
 

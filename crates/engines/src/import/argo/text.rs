@@ -1,5 +1,5 @@
-//! Argo's small languages: `{{…}}` tags in strings, govaluate `when`
-//! expressions and enhanced `depends` expressions.
+//! Argo's small languages: `{{…}}` tags in strings and govaluate `when`
+//! expressions (enhanced `depends` expressions are in `depends`).
 
 use couler_ir::scalar::ParamValue;
 use couler_ir::{Condition, Operator};
@@ -273,67 +273,4 @@ fn status_values(mut c: Condition) -> Condition {
     c.value.iter_mut().for_each(map);
     c.values.iter_mut().for_each(map);
     c
-}
-
-/// One dependency of a `depends` expression.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Dependency {
-    pub task: String,
-    /// Only on success (`A.Succeeded`): a skipped `A` skips the dependent,
-    /// as in Couler. A bare `A` also runs after a skipped `A`.
-    pub strict: bool,
-}
-
-/// An enhanced `depends` expression: the dependencies, and (when the
-/// expression is richer than a conjunction of `A`/`A.Succeeded`) why it
-/// was approximated by "after all of them".
-pub(super) fn depends(expression: &str) -> (Vec<Dependency>, Option<String>) {
-    let mut out: Vec<Dependency> = Vec::new();
-    let mut approximated = None;
-    for term in split_top(strip_parens(expression), "&&") {
-        let term = strip_parens(term);
-        let alternatives: Vec<&str> = split_top(term, "||")
-            .into_iter()
-            .map(strip_parens)
-            .collect();
-        let mut task = None;
-        let mut results = Vec::new();
-        let mut plain = !term.contains('!');
-        for alternative in &alternatives {
-            let (name, result) = match alternative.split_once('.') {
-                Some((n, r)) => (n.trim(), Some(r.trim())),
-                None => (alternative.trim(), None),
-            };
-            if task.is_some_and(|t| t != name) || name.is_empty() {
-                plain = false;
-            }
-            task.get_or_insert(name);
-            results.push(result);
-        }
-        let ok = |r: &Option<&str>| matches!(r, None | Some("Succeeded" | "Skipped" | "Daemoned"));
-        plain = plain && results.iter().all(ok);
-        let strict = plain && !results.iter().any(|r| matches!(r, None | Some("Skipped")));
-        if !plain {
-            approximated = Some(format!("`{}`", term.trim()));
-        }
-        let names = if plain {
-            vec![task.unwrap_or_default()]
-        } else {
-            term.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
-                .filter(|w| !w.is_empty())
-                .map(|w| w.split('.').next().unwrap_or(w))
-                .collect()
-        };
-        for name in names {
-            if let Some(existing) = out.iter_mut().find(|d| d.task == name) {
-                existing.strict &= strict;
-            } else {
-                out.push(Dependency {
-                    task: name.to_owned(),
-                    strict,
-                });
-            }
-        }
-    }
-    (out, approximated)
 }

@@ -4,6 +4,7 @@
 
 use super::text::{Piece, pieces};
 use super::{Importer, Ptr};
+use couler_ir::depends::Expr;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What a task or step produced, as later ones may read it.
@@ -15,27 +16,21 @@ pub(super) enum Node {
         parameters: BTreeSet<String>,
         artifacts: BTreeSet<String>,
     },
-    /// A flattened dag or steps template: its last steps, and its outputs
-    /// as IR text.
+    /// A flattened dag or steps template: what a later step requires of
+    /// it (see `Importer::after`), and its outputs as IR text.
     Composite {
-        exits: Vec<String>,
+        after: Vec<Expr<String>>,
+        /// Some task inside depends on another's result: a last task that
+        /// did not run need not mean the template failed.
+        handles: bool,
         parameters: BTreeMap<String, String>,
         artifacts: BTreeMap<String, String>,
     },
-    /// Not imported (reported); later steps wait for what it waited for.
-    Missing { upstream: Vec<String> },
+    /// Not imported (reported); later steps require what it required.
+    Missing { upstream: Vec<Expr<String>> },
 }
 
 impl Node {
-    /// The IR steps a task after this one waits for.
-    pub fn exits(&self) -> &[String] {
-        match self {
-            Node::Leaf { step, .. } => std::slice::from_ref(step),
-            Node::Composite { exits, .. } => exits,
-            Node::Missing { upstream } => upstream,
-        }
-    }
-
     /// `outputs.…` of this node as IR text.
     fn output(&self, rest: &[&str]) -> Option<String> {
         match (self, rest) {

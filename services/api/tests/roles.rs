@@ -357,6 +357,15 @@ fn cases(f: &Fixtures) -> Vec<Case> {
             Json(json!({"description": GENERATE})),
             Editor,
         ),
+        // Importing to look is for viewers; storing or running an import
+        // takes an editor (tests/imports.rs).
+        case(
+            Method::POST,
+            "/v1/workflows:import",
+            "/v1/workflows:import".into(),
+            Json(json!({"source": IMPORTED})),
+            Viewer,
+        ),
         case(
             Method::POST,
             "/v1/workflows:generate",
@@ -441,6 +450,9 @@ fn template(id: &str) -> Value {
         "step": {"container": {"image": "alpine:3.20", "command": ["echo", "hi"]}},
     })
 }
+
+/// An Argo workflow that imports with nothing left behind.
+const IMPORTED: &str = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: imported}\nspec:\n  entrypoint: main\n  templates:\n  - name: main\n    container: {image: alpine, command: [echo, hi]}\n";
 
 /// Routes that need no credentials at all.
 const PUBLIC: &[&str] = &["/healthz", "/readyz", "/metrics"];

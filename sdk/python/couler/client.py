@@ -17,6 +17,7 @@ safe (reads, and writes sent with an `Idempotency-Key`).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -265,8 +266,8 @@ class Workflows:
         """Imports an Argo manifest (dict, YAML text or file). Refused with
         `Invalid` (code `import_changes_run`) when something that changes
         what runs cannot be carried over, unless `accept_changes`."""
-        if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).is_file()):
-            source = Path(source).read_text(encoding="utf-8")
+        if not isinstance(source, dict):
+            source = ir_docs.text_of(source)
         body: dict[str, Any] = {"source": source, "acceptChanges": accept_changes, "store": store}
         if run is not None:
             body["run"] = run
@@ -416,19 +417,15 @@ class Runs:
 def _sse(lines: Iterator[str]) -> Iterator[Event]:
     """Server-sent events (only those carrying a run event's JSON)."""
     data: list[str] = []
-    for line in lines:
-        if line == "":
-            if data:
-                payload = json.loads("\n".join(data))
-                if isinstance(payload, dict) and "id" in payload:
-                    yield Event.from_view(payload)
-            data = []
-        elif line.startswith("data:"):
+    # A blank line ends an event; the end of the stream ends the last one.
+    for line in itertools.chain(lines, [""]):
+        if line.startswith("data:"):
             data.append(line[5:].removeprefix(" "))
-    if data:
-        payload = json.loads("\n".join(data))
-        if isinstance(payload, dict) and "id" in payload:
-            yield Event.from_view(payload)
+        elif line == "" and data:
+            payload = json.loads("\n".join(data))
+            data = []
+            if isinstance(payload, dict) and "id" in payload:
+                yield Event.from_view(payload)
 
 
 class Generations:

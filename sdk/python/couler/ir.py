@@ -45,13 +45,19 @@ def loads(text: str) -> Any:
     return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader
 
 
+def text_of(source: str | Path) -> str:
+    """The text of a file path (a `Path`, or a one-line string naming an
+    existing file), or the string itself."""
+    if isinstance(source, Path) or ("\n" not in source and Path(source).is_file()):
+        return Path(source).read_text(encoding="utf-8")
+    return source
+
+
 def load(source: str | Path | dict[str, Any]) -> dict[str, Any]:
     """A workflow document from a dict, a file path, or YAML/JSON text."""
     if isinstance(source, dict):
         return source
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).is_file()):
-        source = Path(source).read_text(encoding="utf-8")
-    doc = loads(str(source))
+    doc = loads(text_of(source))
     if not isinstance(doc, dict):
         raise Invalid(status=422, code="validation_failed", detail="a workflow document is a mapping", path="")
     return doc

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -40,3 +41,31 @@ def register_upstream_tests() -> list[str]:
         spec.loader.exec_module(package)
         couler.tests = package  # type: ignore[attr-defined]
     return sorted(path.stem for path in tests.glob("*_test.py"))
+
+
+def programs() -> list[str]:
+    """The corpus's programs (examples/, integration_tests/), relative to it."""
+    return sorted(
+        str(path.relative_to(corpus_dir()))
+        for folder in ("examples", "integration_tests")
+        for path in (corpus_dir() / folder).glob("*.py")
+    )
+
+
+def run_program(
+    program: str, url: str, token: str, cwd: Path, timeout: float = 120
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Runs a corpus program unchanged against the control plane at `url`;
+    its result and the ids of the runs it started (`COULER_RUN_ID_FILE`)."""
+    ids = cwd / "run-ids"
+    env = dict(os.environ, COULER_SERVER=url, COULER_TOKEN=token, COULER_RUN_ID_FILE=str(ids))
+    env.pop("COULER_ACCEPT_CHANGES", None)
+    done = subprocess.run(
+        [sys.executable, str(corpus_dir() / program)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return done, ids.read_text().split() if ids.exists() else []

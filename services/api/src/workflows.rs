@@ -139,38 +139,41 @@ pub(crate) async fn save(
     new: &NewVersion,
 ) -> ApiResult<(bool, WorkflowDetail)> {
     let mut tx = state.store.tenant(tenant).await?;
-    let existing = workflows::get_by_name(&mut tx, tenant, &new.name).await?;
-    let (created, workflow, version) = match existing {
+    let saved = match workflows::get_by_name(&mut tx, tenant, &new.name).await? {
         None => {
             let (workflow, version) = workflows::create(&mut tx, tenant, new).await?;
-            (true, workflow, version)
+            (true, detail(workflow, version))
         }
-        Some(workflow) => {
-            let latest =
-                workflows::get_version(&mut tx, tenant, workflow.id, workflow.latest_version)
-                    .await?;
-            match latest.filter(|v| v.ir_hash == new.ir_hash) {
-                Some(latest) => (false, workflow, latest),
-                None => {
-                    let (workflow, version) =
-                        workflows::add_version(&mut tx, tenant, workflow.id, new)
-                            .await?
-                            .ok_or_else(|| {
-                                ApiError::not_found(format!("workflow {:?}", new.name))
-                            })?;
-                    (true, workflow, version)
-                }
-            }
-        }
+        Some(workflow) => add_unless_unchanged(&mut tx, tenant, workflow, new).await?,
     };
     tx.commit().await?;
-    Ok((
-        created,
-        WorkflowDetail {
-            workflow: workflow.into(),
-            version: version.into(),
-        },
-    ))
+    Ok(saved)
+}
+
+/// Adds `new` as the workflow's next version, unless its latest version
+/// has the same canonical hash: then that one, and false.
+async fn add_unless_unchanged(
+    tx: &mut Tx,
+    tenant: TenantId,
+    workflow: Workflow,
+    new: &NewVersion,
+) -> ApiResult<(bool, WorkflowDetail)> {
+    let latest = workflows::get_version(tx, tenant, workflow.id, workflow.latest_version).await?;
+    if let Some(latest) = latest.filter(|v| v.ir_hash == new.ir_hash) {
+        return Ok((false, detail(workflow, latest)));
+    }
+    let name = workflow.name.clone();
+    let (workflow, version) = workflows::add_version(tx, tenant, workflow.id, new)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("workflow {name:?}")))?;
+    Ok((true, detail(workflow, version)))
+}
+
+fn detail(workflow: Workflow, version: Version) -> WorkflowDetail {
+    WorkflowDetail {
+        workflow: workflow.into(),
+        version: version.into(),
+    }
 }
 
 fn author(principal: &Principal) -> &str {
@@ -307,27 +310,14 @@ async fn add_version(
             },
         ])));
     }
-    let latest =
-        workflows::get_version(&mut tx, tenant, workflow.id, workflow.latest_version).await?;
-    if let Some(latest) = latest.filter(|v| v.ir_hash == new.ir_hash) {
-        tx.commit().await?;
-        let detail = WorkflowDetail {
-            workflow: workflow.into(),
-            version: latest.into(),
-        };
-        return Ok((StatusCode::OK, Json(detail)));
-    }
-    let (workflow, version) = workflows::add_version(&mut tx, tenant, workflow.id, &new)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("workflow {reference:?}")))?;
+    let (added, detail) = add_unless_unchanged(&mut tx, tenant, workflow, &new).await?;
     tx.commit().await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(WorkflowDetail {
-            workflow: workflow.into(),
-            version: version.into(),
-        }),
-    ))
+    let status = if added {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(detail)))
 }
 
 /// List a workflow's versions, newest first.

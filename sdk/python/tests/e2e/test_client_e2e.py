@@ -124,9 +124,16 @@ def test_secrets_never_come_back(client: Client) -> None:
 
 
 def test_cache_explain_and_stats(client: Client) -> None:
-    explained = client.cache.explain(ir=two_steps(unique("cached")))
-    assert len(explained.steps) == 2
-    assert client.cache.stats() is not None
+    doc = two_steps(unique("cached"), second="echo explained")
+    who = {"who": unique("explained")}
+    explained = client.cache.explain(ir=doc, parameters=who)
+    assert [s.step for s in explained.steps] == ["one", "two"]
+    assert explained.steps[0].status == "miss", explained
+    before = client.cache.stats()
+    assert client.runs.wait(client.runs.submit(ir=doc, parameters=who).id, timeout=120).status == "succeeded"
+    again = client.runs.wait(client.runs.submit(ir=doc, parameters=who).id, timeout=120)
+    assert [s.status for s in again.steps] == ["cached", "cached"], again.steps
+    assert client.cache.stats().hits >= before.hits + 2
 
 
 ARGO = """

@@ -7,22 +7,15 @@ message naming it, never run wrongly.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from corpus import corpus_dir
+from corpus import corpus_dir, programs, run_program
 
 from couler import Client
 
 HERE = Path(__file__).parent
-PROGRAMS = sorted(
-    str(path.relative_to(corpus_dir()))
-    for folder in ("examples", "integration_tests")
-    for path in (corpus_dir() / folder).glob("*.py")
-)
+PROGRAMS = programs()
 pytestmark = pytest.mark.skipif(not PROGRAMS, reason=f"no Couler corpus at {corpus_dir()}")
 
 
@@ -34,21 +27,6 @@ def not_runnable() -> dict[str, tuple[str, str]]:
             program, word, why = (part.strip() for part in line.split("|"))
             listed[program] = (word, why)
     return listed
-
-
-def run_program(server, program: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    ids = tmp_path / "run-ids"
-    env = server.env(COULER_RUN_ID_FILE=str(ids))
-    env.pop("COULER_ACCEPT_CHANGES", None)
-    done = subprocess.run(
-        [sys.executable, str(corpus_dir() / program)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return done, ids.read_text().split() if ids.exists() else []
 
 
 def statuses(run) -> dict[str, str]:
@@ -139,7 +117,7 @@ def test_every_program_is_either_expected_to_run_or_listed() -> None:
 
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_program_runs_unchanged(server, client: Client, program: str, tmp_path: Path) -> None:
-    done, ids = run_program(server, program, tmp_path)
+    done, ids = run_program(program, server.url, server.token, tmp_path)
     listed = not_runnable()
     if program in listed:
         word, _why = listed[program]

@@ -6,22 +6,15 @@ plane on a loopback port; the test checks what the program submitted.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import corpus_dir
+from corpus import corpus_dir, programs, run_program
 from fake_server import TOKEN, FakeControlPlane
 
-PROGRAMS = sorted(
-    str(path.relative_to(corpus_dir()))
-    for folder in ("examples", "integration_tests")
-    for path in (corpus_dir() / folder).glob("*.py")
-)
+PROGRAMS = programs()
 
 pytestmark = pytest.mark.skipif(not PROGRAMS, reason="no Couler corpus at %s" % corpus_dir())
 
@@ -37,22 +30,6 @@ def plane() -> Iterator[tuple[FakeControlPlane, str]]:
         server.server_close()
 
 
-def run_program(program: str, url: str, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    run_ids = tmp_path / "run-ids"
-    env = dict(os.environ, COULER_SERVER=url, COULER_TOKEN=TOKEN, COULER_RUN_ID_FILE=str(run_ids))
-    env.pop("COULER_ACCEPT_CHANGES", None)
-    done = subprocess.run(
-        [sys.executable, str(corpus_dir() / program)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    ids = run_ids.read_text().split() if run_ids.exists() else []
-    return done, ids
-
-
 # How many workflows each program submits (the others submit one).
 SUBMISSIONS = {
     "examples/default_submitter.py": 2,
@@ -65,7 +42,7 @@ def test_program_runs_unchanged(
     program: str, plane: tuple[FakeControlPlane, str], tmp_path: Path
 ) -> None:
     fake, url = plane
-    done, run_ids = run_program(program, url, tmp_path)
+    done, run_ids = run_program(program, url, TOKEN, tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     imports = fake.imports()
     assert len(imports) == SUBMISSIONS.get(program, 1)

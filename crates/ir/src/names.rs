@@ -53,6 +53,12 @@ pub fn is_label_value(s: &str) -> bool {
             && b[b.len() - 1].is_ascii_alphanumeric())
 }
 
+/// [`is_label_value`] as a pattern.
+pub const LABEL_VALUE_PATTERN: &str = "^([A-Za-z0-9]([-_.A-Za-z0-9]{0,61}[A-Za-z0-9])?)?$";
+
+/// [`is_label_key`] as a pattern (the lookahead bounds the prefix at 253).
+pub const LABEL_KEY_PATTERN: &str = "^((?=[^/]{1,253}/)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*/)?[A-Za-z0-9]([-_.A-Za-z0-9]{0,61}[A-Za-z0-9])?$";
+
 /// Kubernetes label key: optional `prefix/` (a DNS subdomain) and a name.
 pub fn is_label_key(s: &str) -> bool {
     let (prefix, name) = match s.rsplit_once('/') {

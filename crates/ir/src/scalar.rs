@@ -305,52 +305,78 @@ impl JsonSchema for Memory {
 /// `json`, for one) often spell them `3.0`, and JSON Schema's `integer`
 /// accepts that, so the parser does too: any number without a fractional part
 /// that fits the field. `3.5`, strings and out-of-range values are refused.
-pub(crate) mod whole {
+/// The API reads its own whole-number fields through this too.
+pub mod whole {
     use serde::de::{self, Deserializer, Visitor};
     use std::fmt;
     use std::marker::PhantomData;
 
-    /// The unsigned types such fields have.
-    pub trait Whole: TryFrom<u64> {
-        const MAX: u64;
+    /// The integer types such fields have, with their range.
+    pub trait Whole: TryFrom<i128> {
+        const MIN: i128;
+        const MAX: i128;
     }
-    impl Whole for u32 {
-        const MAX: u64 = u32::MAX as u64;
+    macro_rules! whole {
+        ($($t:ty),*) => {$(
+            impl Whole for $t {
+                const MIN: i128 = <$t>::MIN as i128;
+                const MAX: i128 = <$t>::MAX as i128;
+            }
+        )*};
     }
-    impl Whole for u64 {
-        const MAX: u64 = u64::MAX;
-    }
+    whole!(u32, u64, i32, i64);
 
     pub fn deserialize<'de, D: Deserializer<'de>, T: Whole>(d: D) -> Result<T, D::Error> {
         struct V<T>(PhantomData<T>);
+        impl<T: Whole> V<T> {
+            fn fit<E: de::Error>(&self, v: i128, shown: de::Unexpected) -> Result<T, E> {
+                T::try_from(v).map_err(|_| E::invalid_value(shown, self))
+            }
+        }
         impl<T: Whole> Visitor<'_> for V<T> {
             type Value = T;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(f, "a whole number from 0 to {}", T::MAX)
+                write!(f, "a whole number from {} to {}", T::MIN, T::MAX)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
-                T::try_from(v).map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+                self.fit(v.into(), de::Unexpected::Unsigned(v))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
-                let v = u64::try_from(v)
-                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))?;
-                self.visit_u64(v)
+                self.fit(v.into(), de::Unexpected::Signed(v))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
                 // Exactly representable up to 2^53; beyond that a float no
                 // longer names one whole number.
-                if v.fract() != 0.0 || !(0.0..=9_007_199_254_740_992.0).contains(&v) {
+                const EXACT: f64 = 9_007_199_254_740_992.0;
+                if v.fract() != 0.0 || !(-EXACT..=EXACT).contains(&v) {
                     return Err(E::invalid_value(de::Unexpected::Float(v), &self));
                 }
-                self.visit_u64(v as u64)
+                self.fit(v as i128, de::Unexpected::Float(v))
             }
         }
         d.deserialize_any(V(PhantomData))
     }
 
-    /// For `Option` fields (with `#[serde(default)]` for a missing one).
+    /// For `Option` fields (with `#[serde(default)]` for a missing one); a
+    /// `null` is none.
     pub fn opt<'de, D: Deserializer<'de>, T: Whole>(d: D) -> Result<Option<T>, D::Error> {
-        deserialize(d).map(Some)
+        struct Maybe<T>(PhantomData<T>);
+        impl<'de, T: Whole> Visitor<'de> for Maybe<T> {
+            type Value = Option<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "a whole number from {} to {}, or null", T::MIN, T::MAX)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                deserialize(d).map(Some)
+            }
+        }
+        d.deserialize_option(Maybe(PhantomData))
     }
 }
 

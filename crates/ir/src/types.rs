@@ -33,6 +33,7 @@ pub struct Workflow {
     pub description: Option<String>,
     /// Labels for search and grouping (Kubernetes label syntax).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "crate::schema::labels_schema")]
     pub labels: BTreeMap<String, String>,
     /// Workflow inputs, referenced as `{{workflow.parameters.NAME}}`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -115,6 +116,11 @@ pub struct Group {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [
+    {"required": ["container"], "properties": {"container": {"not": {"type": "null"}}}},
+    {"required": ["script"], "properties": {"script": {"not": {"type": "null"}}}},
+    {"required": ["job"], "properties": {"job": {"not": {"type": "null"}}}},
+]))]
 pub struct Step {
     /// Step name: lowercase letters, digits and `-`, at most 63 characters.
     #[schemars(pattern(crate::names::DNS_LABEL_PATTERN))]

@@ -118,3 +118,49 @@ fn the_schema_enforces_names_version_steps_and_parallelism() {
         );
     }
 }
+
+/// What the parser refuses before validation, the schema refuses too: a
+/// step that runs nothing (or two things), and text holding a NUL
+/// character anywhere, keys and free-form values included.
+#[test]
+fn the_schema_states_what_the_parser_refuses() {
+    let validator = jsonschema::validator_for(&couler_ir::schema::schema()).unwrap();
+    let good = serde_json::json!({
+        "apiVersion": "couler.dev/v1alpha1",
+        "name": "etl",
+        "labels": {"team": "ml"},
+        "steps": [{"name": "a", "container": {"image": "alpine"},
+                   "hints": {"tolerations": [{"key": "gpu"}]}}],
+    });
+    assert!(
+        validator.is_valid(&good),
+        "{:?}",
+        validator.validate(&good).err()
+    );
+    let script = serde_json::json!({"source": "print(1)"});
+    for (pointer, bad) in [
+        ("/steps/0/container", serde_json::Value::Null),
+        ("/steps/0/script", script),
+        ("/name", "e\u{0}tl".into()),
+        ("/steps/0/container/image", "alp\u{0}ine".into()),
+        ("/labels/team", "m\u{0}l".into()),
+        ("/labels/team", "-ml".into()),
+        ("/labels/a team", "ml".into()),
+        ("/labels/Example.com~1team", "ml".into()),
+        ("/labels/t\u{0}eam", "ml".into()),
+        ("/steps/0/hints/tolerations/0/key", "g\u{0}pu".into()),
+        ("/steps/0/hints/tolerations/0/k\u{0}ey", "gpu".into()),
+    ] {
+        let mut doc = good.clone();
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        doc.pointer_mut(parent).unwrap()[key.replace("~1", "/")] = bad.clone();
+        assert!(
+            !validator.is_valid(&doc),
+            "{pointer} = {bad} passed the schema"
+        );
+        assert!(
+            couler_ir::load_value(doc, &couler_ir::Limits::default()).is_err(),
+            "{pointer} = {bad} passed the parser"
+        );
+    }
+}

@@ -26,6 +26,22 @@ pub enum Need {
     Model,
 }
 
+impl Need {
+    pub const ALL: [Need; 11] = [
+        Need::Data,
+        Need::Models,
+        Need::Scores,
+        Need::Best,
+        Need::Source,
+        Need::Target,
+        Need::ModelUri,
+        Need::Webhook,
+        Need::Message,
+        Need::Command,
+        Need::Model,
+    ];
+}
+
 /// One curated step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -49,12 +49,12 @@ impl From<ApiKey> for ApiKeyView {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKey {
-    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 100)]
     pub name: String,
     /// Any of viewer, editor, admin.
     #[schema(value_type = Vec<crate::auth::Role>, min_items = 1)]
     pub roles: Vec<String>,
-    /// When the key stops working; never when absent.
+    /// When the key stops working (in the future); never when absent.
     pub expires_at: Option<DateTime<Utc>>,
 }
 

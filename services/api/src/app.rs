@@ -43,28 +43,23 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(crate::graph::router())
 }
 
-/// The OpenAPI document the code describes.
-pub fn openapi() -> utoipa::openapi::OpenApi {
-    let mut doc = routes().split_for_parts().1;
-    crate::openapi::describe_responses(&mut doc);
-    crate::openapi::reference_list_items(&mut doc);
-    doc
+/// The OpenAPI document the code describes, as served.
+pub fn openapi() -> serde_json::Value {
+    crate::openapi::document(routes().split_for_parts().1)
 }
 
 /// The committed form of [`openapi`]: pretty JSON and a trailing newline.
 pub fn openapi_json() -> String {
-    let mut text = openapi()
-        .to_pretty_json()
-        .expect("the OpenAPI document serializes");
+    let mut text =
+        serde_json::to_string_pretty(&openapi()).expect("the OpenAPI document serializes");
     text.push('\n');
     text
 }
 
 pub fn app(state: AppState) -> Router {
     let config = &state.config.http;
-    let (router, mut api) = routes().split_for_parts();
-    crate::openapi::describe_responses(&mut api);
-    crate::openapi::reference_list_items(&mut api);
+    let (router, api) = routes().split_for_parts();
+    let api = crate::openapi::document(api);
     let cors = if config.cors_origins.is_empty() {
         CorsLayer::new()
     } else {
@@ -102,7 +97,7 @@ pub fn app(state: AppState) -> Router {
         .layer(cors)
         .layer(DefaultBodyLimit::max(config.body_limit_bytes));
     router
-        .merge(SwaggerUi::new("/docs").url("/openapi.json", api))
+        .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", api))
         .merge(crate::portal::router())
         .fallback(not_found)
         .layer(middleware::from_fn(refuse_nul_in_path))

@@ -40,7 +40,7 @@ pub struct ExplainRequest {
     pub ir: Option<serde_json::Value>,
     /// Values for the workflow's parameters, as for a run.
     #[serde(default)]
-    #[schema(value_type = BTreeMap<String, String>)]
+    #[schema(value_type = BTreeMap<String, crate::openapi::IrParamValue>)]
     pub parameters: BTreeMap<String, ParamValue>,
 }
 

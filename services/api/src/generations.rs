@@ -34,7 +34,6 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 #[serde(deny_unknown_fields)]
 pub struct GenerateBody {
     /// What the workflow should do, in English or Chinese.
-    #[schema(min_length = 1)]
     pub description: String,
     /// The workflow's name (a DNS label, as every workflow name); derived
     /// from the description when absent.

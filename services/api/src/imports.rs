@@ -104,7 +104,7 @@ fn source_schema() -> utoipa::openapi::schema::Schema {
         .item(
             ObjectBuilder::new()
                 .schema_type(Type::String)
-                .pattern(Some(r"\S")),
+                .pattern(Some(crate::openapi::NOT_BLANK)),
         )
         .description(Some("The manifest: a JSON object, or YAML (or JSON) text."))
         .build()

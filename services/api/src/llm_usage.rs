@@ -50,6 +50,7 @@ impl From<Account> for LlmUsageView {
 #[serde(deny_unknown_fields)]
 pub struct SetBudget {
     /// Tokens per calendar month; `null`: unlimited.
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub monthly_budget: Option<u64>,
 }
 

@@ -28,7 +28,7 @@ pub struct PlanOptions {
     pub version: Option<i32>,
     /// Values for the workflow's parameters, as for a run.
     #[serde(default)]
-    #[schema(value_type = BTreeMap<String, String>)]
+    #[schema(value_type = BTreeMap<String, crate::openapi::IrParamValue>)]
     pub parameters: BTreeMap<String, ParamValue>,
 }
 

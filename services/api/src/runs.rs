@@ -36,10 +36,11 @@ pub struct CreateRun {
     pub ir: Option<serde_json::Value>,
     /// Values for the workflow's parameters (strings, numbers or booleans).
     #[serde(default)]
-    #[schema(value_type = BTreeMap<String, String>)]
+    #[schema(value_type = BTreeMap<String, crate::openapi::IrParamValue>)]
     pub parameters: BTreeMap<String, ParamValue>,
     /// Higher runs start first within the tenant (-1000 to 1000, default 0).
     #[schema(minimum = -1000, maximum = 1000)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub priority: Option<i32>,
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
@@ -221,7 +222,6 @@ pub struct ListQuery {
     /// Workflow id (`wf_…`) or name.
     pub workflow: Option<String>,
     /// Label selector `key=value[,key=value…]`.
-    #[param(pattern = r"^(\s*|[^,]*=[^,]*)(,(\s*|[^,]*=[^,]*))*$")]
     pub label: Option<String>,
     /// Created at or after (RFC 3339).
     pub created_after: Option<DateTime<Utc>>,
@@ -372,12 +372,13 @@ async fn create_run(
 pub struct RunOptions {
     /// Values for the workflow's parameters (strings, numbers or booleans).
     #[serde(default)]
-    #[schema(value_type = BTreeMap<String, String>)]
+    #[schema(value_type = BTreeMap<String, crate::openapi::IrParamValue>)]
     pub parameters: BTreeMap<String, ParamValue>,
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
     /// Higher runs start first within the tenant (-1000 to 1000, default 0).
     #[schema(minimum = -1000, maximum = 1000)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub priority: Option<i32>,
 }
 

@@ -41,7 +41,7 @@ pub struct StepTemplate {
     pub needs: Vec<String>,
     /// Workflow parameters (IR parameter declarations) the step reads.
     #[serde(default)]
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<crate::openapi::IrParameter>)]
     pub parameters: Vec<Value>,
     /// An IR step without `name` (see `openapi/ir.schema.json`).
     #[schema(value_type = Object)]
@@ -74,6 +74,11 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_templates, create_template))
         .routes(routes!(get_template, update_template, delete_template))
+}
+
+/// The ids of the built-in templates (a tenant's own may not take one).
+pub fn builtin_ids() -> impl Iterator<Item = &'static str> {
+    BUILTIN.templates().iter().map(|t| t.id.as_str())
 }
 
 /// The built-in templates and the tenant's own. A stored template the

@@ -29,6 +29,7 @@ pub struct TenantView {
     pub share_cache: bool,
     /// Default TTL (seconds) of the cache entries the tenant's steps produce.
     #[schema(minimum = 1)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub cache_ttl_secs: Option<i32>,
     /// Limits of one sub-workflow; bigger workflows are split.
     pub split_budget: SplitBudgetView,
@@ -70,11 +71,14 @@ pub enum StepNetworkSetting {
 #[serde(deny_unknown_fields)]
 pub struct SplitBudgetView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "couler_ir::scalar::whole::opt")]
     pub max_steps: Option<u32>,
     /// Estimated manifest bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "couler_ir::scalar::whole::opt")]
     pub max_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "couler_ir::scalar::whole::opt")]
     pub max_pods: Option<u64>,
 }
 
@@ -93,12 +97,15 @@ impl From<SplitBudget> for SplitBudgetView {
 pub struct QuotasView {
     /// Runs planning or running at once.
     #[schema(minimum = 1)]
+    #[serde(deserialize_with = "couler_ir::scalar::whole::deserialize")]
     pub max_concurrent_runs: i32,
     /// Runs waiting in the queue.
     #[schema(minimum = 1)]
+    #[serde(deserialize_with = "couler_ir::scalar::whole::deserialize")]
     pub max_queued_runs: i32,
     /// API requests per second (shared by all replicas).
     #[schema(minimum = 1)]
+    #[serde(deserialize_with = "couler_ir::scalar::whole::deserialize")]
     pub requests_per_second: i32,
 }
 
@@ -165,6 +172,7 @@ pub struct UpdateTenant {
     pub share_cache: Option<bool>,
     /// Default TTL (seconds) of the tenant's cache entries.
     #[schema(minimum = 1)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub cache_ttl_secs: Option<i32>,
     /// Replaces the tenant's sub-workflow limits (`{}` restores the
     /// engine's defaults).

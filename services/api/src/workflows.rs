@@ -94,7 +94,6 @@ pub struct ListQuery {
     /// Only workflows whose name starts with this.
     pub name: Option<String>,
     /// Label selector `key=value[,key=value…]`; all must match.
-    #[param(pattern = r"^(\s*|[^,]*=[^,]*)(,(\s*|[^,]*=[^,]*))*$")]
     pub label: Option<String>,
     /// From a previous page's `next_cursor`.
     #[param(min_length = 1)]

@@ -125,14 +125,15 @@ from .step_network import StepNetwork
 from .step_network_setting import StepNetworkSetting
 from .step_status import StepStatus
 from .step_template import StepTemplate
-from .step_template_parameters_item import StepTemplateParametersItem
-from .step_template_step import StepTemplateStep
+from .step_template_kind import StepTemplateKind
+from .step_template_needs_item import StepTemplateNeedsItem
 from .step_template_view import StepTemplateView
 from .step_view import StepView
 from .step_view_outputs import StepViewOutputs
 from .strategy_type_0 import StrategyType0
 from .strategy_type_1 import StrategyType1
 from .strategy_type_2 import StrategyType2
+from .template_step import TemplateStep
 from .tenant_view import TenantView
 from .training_job import TrainingJob
 from .training_job_replicas import TrainingJobReplicas
@@ -274,14 +275,15 @@ __all__ = (
     "StepNetworkSetting",
     "StepStatus",
     "StepTemplate",
-    "StepTemplateParametersItem",
-    "StepTemplateStep",
+    "StepTemplateKind",
+    "StepTemplateNeedsItem",
     "StepTemplateView",
     "StepView",
     "StepViewOutputs",
     "StrategyType0",
     "StrategyType1",
     "StrategyType2",
+    "TemplateStep",
     "TenantView",
     "TrainingJob",
     "TrainingJobReplicas",

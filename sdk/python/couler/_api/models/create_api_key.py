@@ -22,7 +22,7 @@ class CreateApiKey:
     Attributes:
         name (str):
         roles (list[Role]): Any of viewer, editor, admin.
-        expires_at (datetime.datetime | None | Unset): When the key stops working; never when absent.
+        expires_at (datetime.datetime | None | Unset): When the key stops working (in the future); never when absent.
     """
 
     name: str

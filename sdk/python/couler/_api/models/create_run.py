@@ -23,7 +23,7 @@ class CreateRun:
     """
     Attributes:
         ir (CoulerWorkflow | None | Unset):
-        labels (CreateRunLabels | Unset):
+        labels (CreateRunLabels | Unset): Labels for search and grouping (Kubernetes label syntax).
         parameters (CreateRunParameters | Unset): Values for the workflow's parameters (strings, numbers or booleans).
         priority (int | None | Unset): Higher runs start first within the tenant (-1000 to 1000, default 0).
         version (int | None | Unset): The version to run; the latest when absent.

@@ -7,6 +7,9 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 
+from typing import cast
+
+
 T = TypeVar("T", bound="CreateRunParameters")
 
 
@@ -14,11 +17,14 @@ T = TypeVar("T", bound="CreateRunParameters")
 class CreateRunParameters:
     """Values for the workflow's parameters (strings, numbers or booleans)."""
 
-    additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, bool | float | str] = _attrs_field(
+        init=False, factory=dict
+    )
 
     def to_dict(self) -> dict[str, Any]:
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+        for prop_name, prop in self.additional_properties.items():
+            field_dict[prop_name] = prop
 
         return field_dict
 
@@ -27,17 +33,27 @@ class CreateRunParameters:
         d = dict(src_dict)
         create_run_parameters = cls()
 
-        create_run_parameters.additional_properties = d
+        additional_properties = {}
+        for prop_name, prop_dict in d.items():
+
+            def _parse_additional_property(data: object) -> bool | float | str:
+                return cast(bool | float | str, data)
+
+            additional_property = _parse_additional_property(prop_dict)
+
+            additional_properties[prop_name] = additional_property
+
+        create_run_parameters.additional_properties = additional_properties
         return create_run_parameters
 
     @property
     def additional_keys(self) -> list[str]:
         return list(self.additional_properties.keys())
 
-    def __getitem__(self, key: str) -> str:
+    def __getitem__(self, key: str) -> bool | float | str:
         return self.additional_properties[key]
 
-    def __setitem__(self, key: str, value: str) -> None:
+    def __setitem__(self, key: str, value: bool | float | str) -> None:
         self.additional_properties[key] = value
 
     def __delitem__(self, key: str) -> None:

@@ -22,7 +22,7 @@ class RunOptions:
     """How to run a workflow, where the workflow is given elsewhere.
 
     Attributes:
-        labels (RunOptionsLabels | Unset):
+        labels (RunOptionsLabels | Unset): Labels for search and grouping (Kubernetes label syntax).
         parameters (RunOptionsParameters | Unset): Values for the workflow's parameters (strings, numbers or booleans).
         priority (int | None | Unset): Higher runs start first within the tenant (-1000 to 1000, default 0).
     """

@@ -12,6 +12,8 @@ T = TypeVar("T", bound="RunOptionsLabels")
 
 @_attrs_define
 class RunOptionsLabels:
+    """Labels for search and grouping (Kubernetes label syntax)."""
+
     additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -8,11 +8,15 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.step_template_kind import check_step_template_kind
+from ..models.step_template_kind import StepTemplateKind
+from ..models.step_template_needs_item import check_step_template_needs_item
+from ..models.step_template_needs_item import StepTemplateNeedsItem
 from typing import cast
 
 if TYPE_CHECKING:
-    from ..models.step_template_parameters_item import StepTemplateParametersItem
-    from ..models.step_template_step import StepTemplateStep
+    from ..models.parameter import Parameter
+    from ..models.template_step import TemplateStep
 
 
 T = TypeVar("T", bound="StepTemplate")
@@ -25,21 +29,20 @@ class StepTemplate:
     Attributes:
         description (str): What the step does; ranked against the user's words.
         id (str): The template's name in the tenant (a DNS label, not a built-in one).
-        kind (str): The subtask kind it serves: load, preprocess, train, evaluate …
-        step (StepTemplateStep): An IR step without `name` (see `openapi/ir.schema.json`).
+        kind (StepTemplateKind): The subtask kind it serves: load, preprocess, train, evaluate …
+        step (TemplateStep): An IR step without its `name` (the planner names each step it places).
         keywords (list[str] | Unset): Extra words to rank it by.
-        needs (list[str] | Unset): What the planner wires in: data, models, scores, best, source, …
-        parameters (list[StepTemplateParametersItem] | Unset): Workflow parameters (IR parameter declarations) the step
-            reads.
+        needs (list[StepTemplateNeedsItem] | Unset): What the planner wires in: data, models, scores, best, source, …
+        parameters (list[Parameter] | Unset): Workflow parameters (IR parameter declarations) the step reads.
     """
 
     description: str
     id: str
-    kind: str
-    step: StepTemplateStep
+    kind: StepTemplateKind
+    step: TemplateStep
     keywords: list[str] | Unset = UNSET
-    needs: list[str] | Unset = UNSET
-    parameters: list[StepTemplateParametersItem] | Unset = UNSET
+    needs: list[StepTemplateNeedsItem] | Unset = UNSET
+    parameters: list[Parameter] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -47,7 +50,7 @@ class StepTemplate:
 
         id = self.id
 
-        kind = self.kind
+        kind: str = self.kind
 
         step = self.step.to_dict()
 
@@ -57,7 +60,10 @@ class StepTemplate:
 
         needs: list[str] | Unset = UNSET
         if not isinstance(self.needs, Unset):
-            needs = self.needs
+            needs = []
+            for needs_item_data in self.needs:
+                needs_item: str = needs_item_data
+                needs.append(needs_item)
 
         parameters: list[dict[str, Any]] | Unset = UNSET
         if not isinstance(self.parameters, Unset):
@@ -87,30 +93,35 @@ class StepTemplate:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.step_template_parameters_item import StepTemplateParametersItem  # noqa: PLC0415
-        from ..models.step_template_step import StepTemplateStep  # noqa: PLC0415
+        from ..models.parameter import Parameter  # noqa: PLC0415
+        from ..models.template_step import TemplateStep  # noqa: PLC0415
 
         d = dict(src_dict)
         description = d.pop("description")
 
         id = d.pop("id")
 
-        kind = d.pop("kind")
+        kind = check_step_template_kind(d.pop("kind"))
 
-        step = StepTemplateStep.from_dict(d.pop("step"))
+        step = TemplateStep.from_dict(d.pop("step"))
 
         keywords = cast(list[str], d.pop("keywords", UNSET))
 
-        needs = cast(list[str], d.pop("needs", UNSET))
+        _needs = d.pop("needs", UNSET)
+        needs: list[StepTemplateNeedsItem] | Unset = UNSET
+        if _needs is not UNSET:
+            needs = []
+            for needs_item_data in _needs:
+                needs_item = check_step_template_needs_item(needs_item_data)
+
+                needs.append(needs_item)
 
         _parameters = d.pop("parameters", UNSET)
-        parameters: list[StepTemplateParametersItem] | Unset = UNSET
+        parameters: list[Parameter] | Unset = UNSET
         if _parameters is not UNSET:
             parameters = []
             for parameters_item_data in _parameters:
-                parameters_item = StepTemplateParametersItem.from_dict(
-                    parameters_item_data
-                )
+                parameters_item = Parameter.from_dict(parameters_item_data)
 
                 parameters.append(parameters_item)
 

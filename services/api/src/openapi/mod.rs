@@ -58,10 +58,26 @@ impl Modify for Security {
     }
 }
 
+mod rules;
+
+pub use rules::NOT_BLANK;
+
+/// The document as served and committed: utoipa's, with what its model
+/// cannot hold written in (response descriptions, list items as
+/// references, and the rules on requests it cannot state: [`rules`]).
+pub fn document(mut doc: utoipa::openapi::OpenApi) -> serde_json::Value {
+    describe_responses(&mut doc);
+    reference_list_items(&mut doc);
+    let mut value = serde_json::to_value(doc).expect("the OpenAPI document serializes");
+    exact_ir(&mut value);
+    rules::state(&mut value);
+    value
+}
+
 /// Gives every response without a description the standard one for its
 /// status: OpenAPI 3.1 requires a description on each response object, and
 /// generators (`openapi-python-client`) refuse a document without them.
-pub fn describe_responses(doc: &mut utoipa::openapi::OpenApi) {
+fn describe_responses(doc: &mut utoipa::openapi::OpenApi) {
     for item in doc.paths.paths.values_mut() {
         let operations = [
             &mut item.get,
@@ -90,7 +106,7 @@ pub fn describe_responses(doc: &mut utoipa::openapi::OpenApi) {
 /// Points the items of each page schema (`List_X`, from the generic
 /// `List<X>`, which utoipa writes out inline) at the component `X`, so
 /// that clients see one `X` type, not a copy per list.
-pub fn reference_list_items(doc: &mut utoipa::openapi::OpenApi) {
+fn reference_list_items(doc: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::schema::{ArrayBuilder, Schema};
     let Some(components) = doc.components.as_mut() else {
         return;
@@ -134,11 +150,13 @@ fn status_text(status: &str) -> &'static str {
 /// The workflow document in request and response schemas: the IR's own
 /// JSON Schema ([`couler_ir::schema`]), so the document is `Workflow` and
 /// its parts (`Step`, `Parameter`, …) are components under their IR names.
+/// utoipa's model cannot hold all of it (`oneOf` beside `properties`, for
+/// one), so [`document`] writes the exact schemas over what it kept.
 pub struct IrWorkflow;
 
 impl PartialSchema for IrWorkflow {
     fn schema() -> RefOr<Schema> {
-        IR.root.clone()
+        modelled(&IR.root)
     }
 }
 
@@ -148,13 +166,40 @@ impl ToSchema for IrWorkflow {
     }
 
     fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        schemas.extend(IR.parts.iter().cloned());
+        schemas.extend(
+            IR.parts
+                .iter()
+                .map(|(name, part)| (name.clone(), modelled(part))),
+        );
     }
 }
 
+/// An IR part by name in request and response schemas (`ParamValue`,
+/// `Parameter`), for fields that hold one.
+macro_rules! ir_part {
+    ($($type:ident = $name:literal),*) => {$(
+        #[doc = concat!("The IR's `", $name, "` (see [`IrWorkflow`]).")]
+        pub struct $type;
+
+        impl PartialSchema for $type {
+            fn schema() -> RefOr<Schema> {
+                RefOr::Ref(utoipa::openapi::Ref::from_schema_name($name))
+            }
+        }
+
+        impl ToSchema for $type {
+            fn name() -> Cow<'static, str> {
+                $name.into()
+            }
+        }
+    )*};
+}
+ir_part!(IrParamValue = "ParamValue", IrParameter = "Parameter");
+
+/// The IR's schemas in OpenAPI's terms: the root and its named parts.
 struct IrSchemas {
-    root: RefOr<Schema>,
-    parts: Vec<(String, RefOr<Schema>)>,
+    root: serde_json::Value,
+    parts: Vec<(String, serde_json::Value)>,
 }
 
 static IR: LazyLock<IrSchemas> = LazyLock::new(|| {
@@ -171,35 +216,41 @@ static IR: LazyLock<IrSchemas> = LazyLock::new(|| {
             _ => None,
         })
         .unwrap_or_default();
-    IrSchemas {
-        root: component(root),
-        parts: defs
-            .into_iter()
-            .map(|(name, def)| (name, component(def)))
-            .collect(),
-    }
+    to_openapi(&mut root);
+    let parts = defs
+        .into_iter()
+        .map(|(name, mut def)| {
+            to_openapi(&mut def);
+            (name, def)
+        })
+        .collect();
+    IrSchemas { root, parts }
 });
 
-/// One schema of the IR as an OpenAPI component.
-fn component(mut schema: serde_json::Value) -> RefOr<Schema> {
-    to_openapi(&mut schema);
-    let mut schema =
-        serde_json::from_value(schema).expect("the IR schema fits OpenAPI's schema model");
-    any_items(&mut schema);
-    schema
+/// What utoipa's model keeps of an IR schema, enough to register it: a
+/// schema the model cannot read at all (`oneOf` beside `properties`)
+/// is registered as any object until [`exact_ir`] writes it.
+fn modelled(schema: &serde_json::Value) -> RefOr<Schema> {
+    serde_json::from_value(schema.clone())
+        .unwrap_or_else(|_| Schema::Object(utoipa::openapi::Object::new()).into())
 }
 
-/// Points references into `#/components/schemas` and writes what utoipa's
-/// model lacks in equivalent terms: `const` as a one-value `enum`, and
-/// `items: true` (any items) as `items: {}` (which utoipa's model drops
-/// and [`any_items`] puts back). Walks subschemas only:
-/// property names and values (`enum`, `default`) are left as they are.
+/// Writes the IR's schemas, exactly, over what utoipa's model kept.
+fn exact_ir(doc: &mut serde_json::Value) {
+    let schemas = &mut doc["components"]["schemas"];
+    schemas["Workflow"] = IR.root.clone();
+    for (name, part) in &IR.parts {
+        schemas[name] = part.clone();
+    }
+}
+
+/// Points references into `#/components/schemas` and writes `const` as a
+/// one-value `enum` (OpenAPI 3.0 readers know only the latter). Walks
+/// subschemas only: property names and values (`enum`, `default`) are
+/// left as they are.
 fn to_openapi(schema: &mut serde_json::Value) {
     use serde_json::Value;
     let Value::Object(o) = schema else { return };
-    if o.get("items") == Some(&Value::Bool(true)) {
-        o.insert("items".into(), Value::Object(Default::default()));
-    }
     if let Some(Value::String(r)) = o.get_mut("$ref")
         && let Some(name) = r.strip_prefix("#/$defs/")
     {
@@ -216,50 +267,9 @@ fn to_openapi(schema: &mut serde_json::Value) {
             ("anyOf" | "oneOf" | "allOf", Value::Array(list)) => {
                 list.iter_mut().for_each(to_openapi);
             }
-            ("items" | "additionalProperties" | "not", sub) => to_openapi(sub),
+            ("items" | "additionalProperties" | "not" | "propertyNames", sub) => to_openapi(sub),
             _ => {}
         }
-    }
-}
-
-/// Gives every array schema without `items` the explicit `items: {}` (any
-/// items) that the IR schema means by `items: true`: client generators
-/// drop a model whose array lacks `items`. utoipa reads such an array as an
-/// object schema (which has no `items`), so it is rebuilt as an array.
-fn any_items(schema: &mut RefOr<Schema>) {
-    use utoipa::openapi::schema::{ArrayBuilder, ArrayItems, Object, SchemaType, Type};
-    let RefOr::T(schema) = schema else { return };
-    match schema {
-        Schema::Object(o) => {
-            let array = match &o.schema_type {
-                SchemaType::Type(t) => *t == Type::Array,
-                SchemaType::Array(ts) => ts.contains(&Type::Array),
-                SchemaType::AnyValue => false,
-            };
-            if array {
-                *schema = ArrayBuilder::new()
-                    .schema_type(o.schema_type.clone())
-                    .items(ArrayItems::RefOrSchema(Box::new(
-                        Object::with_type(SchemaType::AnyValue).into(),
-                    )))
-                    .title(o.title.take())
-                    .description(o.description.take())
-                    .default(o.default.take())
-                    .build()
-                    .into();
-                return;
-            }
-            o.properties.values_mut().for_each(any_items);
-        }
-        Schema::Array(a) => {
-            if let ArrayItems::RefOrSchema(items) = &mut a.items {
-                any_items(items);
-            }
-        }
-        Schema::OneOf(x) => x.items.iter_mut().for_each(any_items),
-        Schema::AllOf(x) => x.items.iter_mut().for_each(any_items),
-        Schema::AnyOf(x) => x.items.iter_mut().for_each(any_items),
-        _ => {}
     }
 }
 
@@ -267,33 +277,23 @@ fn any_items(schema: &mut RefOr<Schema>) {
 mod tests {
     use super::*;
 
-    /// The IR schema survives the trip into utoipa's model whole (the model
-    /// drops keywords it does not know, silently).
+    /// Each IR component in the document is the IR's schema, whole: what
+    /// editors validate with (`openapi/ir.schema.json`) is what the API
+    /// states.
     #[test]
     fn the_ir_schema_becomes_components_unchanged() {
         let mut expected = couler_ir::schema::schema();
-        to_openapi(&mut expected);
         let defs = expected.as_object_mut().unwrap().remove("$defs").unwrap();
-        let defs = defs.as_object().unwrap();
-        assert_eq!(IR.parts.len(), defs.len());
-        for (name, part) in &IR.parts {
-            assert_eq!(&serde_json::to_value(part).unwrap(), &defs[name], "{name}");
+        let doc = crate::app::openapi();
+        let schemas = &doc["components"]["schemas"];
+        for (name, mut def) in defs.as_object().unwrap().clone() {
+            to_openapi(&mut def);
+            assert_eq!(schemas[&name], def, "{name}");
         }
         for k in ["$schema", "$id"] {
             expected.as_object_mut().unwrap().remove(k);
         }
-        assert_eq!(serde_json::to_value(&IR.root).unwrap(), expected);
-    }
-
-    /// No schema of the API's own shares a name with a part of the IR: each
-    /// IR component in the document is the IR's.
-    #[test]
-    fn the_ir_components_keep_their_names_to_themselves() {
-        let doc = serde_json::to_value(crate::app::openapi()).unwrap();
-        let schemas = &doc["components"]["schemas"];
-        for (name, part) in &IR.parts {
-            assert_eq!(schemas[name], serde_json::to_value(part).unwrap(), "{name}");
-        }
-        assert_eq!(schemas["Workflow"], serde_json::to_value(&IR.root).unwrap());
+        to_openapi(&mut expected);
+        assert_eq!(schemas["Workflow"], expected);
     }
 }

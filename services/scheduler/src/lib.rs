@@ -15,7 +15,7 @@ mod queue;
 mod secrets;
 mod stages;
 mod tail;
-mod ticker;
+pub mod ticker;
 
 use config::Config;
 use couler_store::Store;

@@ -18,7 +18,7 @@ use couler_store::backfills::{self, Releasing};
 use couler_store::runs::{self, Created, NewRun, Source, Trigger, TriggerKind};
 use couler_store::schedules::{self, Overlap, Schedule, rfc3339};
 use couler_store::ticks::{self, Due, Outcome, TickKind};
-use couler_store::{RunId, SCHEDULES_CHANNEL, Tx, workflows};
+use couler_store::{RunId, SCHEDULES_CHANNEL, Store, Tx, workflows};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -95,8 +95,8 @@ async fn listen(ctx: &Context) -> Result<sqlx::postgres::PgListener, sqlx::Error
 
 /// Passes until nothing is due; whether backfills are still releasing.
 async fn drain(ctx: &Context, shutdown: &CancellationToken) -> anyhow::Result<bool> {
-    while !shutdown.is_cancelled() && tick_pass(ctx).await? > 0 {}
-    Ok(backfill_pass(ctx).await? > 0)
+    while !shutdown.is_cancelled() && tick_pass(&ctx.store).await? > 0 {}
+    Ok(backfill_pass(&ctx.store).await? > 0)
 }
 
 async fn until_due(ctx: &Context) -> Result<Option<f64>, sqlx::Error> {
@@ -107,8 +107,8 @@ async fn until_due(ctx: &Context) -> Result<Option<f64>, sqlx::Error> {
 }
 
 /// A platform transaction a dead session cannot hold for long.
-async fn begin(ctx: &Context) -> Result<Tx, sqlx::Error> {
-    let mut tx = ctx.store.platform().await?;
+async fn begin(store: &Store) -> Result<Tx, sqlx::Error> {
+    let mut tx = store.platform().await?;
     sqlx::query("SET LOCAL idle_in_transaction_session_timeout = '30s'")
         .execute(&mut *tx)
         .await?;
@@ -116,9 +116,9 @@ async fn begin(ctx: &Context) -> Result<Tx, sqlx::Error> {
 }
 
 /// One transaction over the due schedules; how many it handled.
-#[tracing::instrument(name = "tick", skip_all, fields(owner = %ctx.owner))]
-async fn tick_pass(ctx: &Context) -> anyhow::Result<usize> {
-    let mut tx = begin(ctx).await?;
+#[tracing::instrument(name = "tick", skip_all)]
+pub async fn tick_pass(store: &Store) -> anyhow::Result<usize> {
+    let mut tx = begin(store).await?;
     let due = ticks::claim_due(&mut tx, CLAIM).await?;
     let mut fired = 0;
     for d in &due {
@@ -319,9 +319,9 @@ async fn make_run(
 }
 
 /// One transaction over the running backfills; how many are running.
-#[tracing::instrument(name = "backfill", skip_all, fields(owner = %ctx.owner))]
-async fn backfill_pass(ctx: &Context) -> anyhow::Result<usize> {
-    let mut tx = begin(ctx).await?;
+#[tracing::instrument(name = "backfill", skip_all)]
+pub async fn backfill_pass(store: &Store) -> anyhow::Result<usize> {
+    let mut tx = begin(store).await?;
     let running = backfills::claim_running(&mut tx, 8).await?;
     for r in &running {
         release(&mut tx, r).await?;

@@ -58,9 +58,17 @@ impl Db {
 
     async fn schedule(&self, slug: &str, settings: &Settings) -> ScheduleId {
         let mut tx = self.store.tenant(self.tenant).await.unwrap();
-        let s = schedules::create(&mut tx, self.tenant, self.workflow, slug, "api", settings, "test")
-            .await
-            .unwrap();
+        let s = schedules::create(
+            &mut tx,
+            self.tenant,
+            self.workflow,
+            slug,
+            "api",
+            settings,
+            "test",
+        )
+        .await
+        .unwrap();
         tx.commit().await.unwrap();
         s.id
     }
@@ -107,9 +115,14 @@ impl Db {
 
     async fn drop(self) {
         self.store.pool().close().await;
-        let mut conn = sqlx::PgConnection::connect(&format!("{PG}/postgres")).await.unwrap();
+        let mut conn = sqlx::PgConnection::connect(&format!("{PG}/postgres"))
+            .await
+            .unwrap();
         let ddl = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name);
-        sqlx::query(sqlx::AssertSqlSafe(ddl)).execute(&mut conn).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(ddl))
+            .execute(&mut conn)
+            .await
+            .unwrap();
     }
 }
 
@@ -158,17 +171,22 @@ async fn racing_tickers_fire_every_tick_exactly_once() {
     .unwrap();
     assert_eq!(dupes, 0, "an instant ran twice");
     for (id, slug, start) in starts {
-        let next: DateTime<Utc> = sqlx::query_scalar("SELECT next_tick FROM schedules WHERE id = $1")
-            .bind(id.0)
-            .fetch_one(db.store.pool())
-            .await
-            .unwrap();
-        let expected: Vec<DateTime<Utc>> = std::iter::successors(Some(start), |t| Some(*t + chrono::Duration::minutes(1)))
-            .take_while(|t| *t < next)
-            .collect();
+        let next: DateTime<Utc> =
+            sqlx::query_scalar("SELECT next_tick FROM schedules WHERE id = $1")
+                .bind(id.0)
+                .fetch_one(db.store.pool())
+                .await
+                .unwrap();
+        let expected: Vec<DateTime<Utc>> =
+            std::iter::successors(Some(start), |t| Some(*t + chrono::Duration::minutes(1)))
+                .take_while(|t| *t < next)
+                .collect();
         assert!(expected.len() >= 61, "{slug}: {} ticks", expected.len());
         let ticks = db.ticks(&slug).await;
-        assert!(ticks.iter().all(|(_, o, _)| o == "fired"), "{slug}: {ticks:?}");
+        assert!(
+            ticks.iter().all(|(_, o, _)| o == "fired"),
+            "{slug}: {ticks:?}"
+        );
         let fired: Vec<DateTime<Utc>> = ticks.into_iter().map(|(t, _, _)| t).collect();
         assert_eq!(fired, expected, "{slug}: lost or extra ticks");
         let ran: Vec<DateTime<Utc>> = db.runs(id.0).await.into_iter().map(|(t, _)| t).collect();
@@ -188,7 +206,10 @@ async fn latest_fires_the_newest_missed_tick_and_records_the_rest() {
     let ticks = db.ticks("nightly").await;
     assert_eq!(ticks.len(), 2, "{ticks:?}");
     assert_eq!((ticks[0].0, ticks[0].1.as_str()), (start, "skipped_missed"));
-    assert!(ticks[0].2.as_deref().unwrap().contains("missed"), "{ticks:?}");
+    assert!(
+        ticks[0].2.as_deref().unwrap().contains("missed"),
+        "{ticks:?}"
+    );
     assert_eq!(ticks[1].1, "fired");
     let runs = db.runs(id.0).await;
     assert_eq!(runs.len(), 1);
@@ -199,20 +220,35 @@ async fn latest_fires_the_newest_missed_tick_and_records_the_rest() {
 #[tokio::test]
 async fn overlap_skip_keeps_one_run_and_cancel_other_replaces_it() {
     let db = Db::new().await;
-    let skip = db.schedule("skip", &every_minute(CatchupPolicy::All, Overlap::Skip)).await;
-    let cancel = db.schedule("cancel", &every_minute(CatchupPolicy::All, Overlap::CancelOther)).await;
+    let skip = db
+        .schedule("skip", &every_minute(CatchupPolicy::All, Overlap::Skip))
+        .await;
+    let cancel = db
+        .schedule(
+            "cancel",
+            &every_minute(CatchupPolicy::All, Overlap::CancelOther),
+        )
+        .await;
     db.backdate(skip, 3).await;
     db.backdate(cancel, 3).await;
     db.drain().await;
     let outcomes: Vec<String> = db.ticks("skip").await.into_iter().map(|t| t.1).collect();
     assert_eq!(outcomes[0], "fired");
-    assert!(outcomes[1..].iter().all(|o| o == "skipped_overlap"), "{outcomes:?}");
+    assert!(
+        outcomes[1..].iter().all(|o| o == "skipped_overlap"),
+        "{outcomes:?}"
+    );
     assert_eq!(db.runs(skip.0).await.len(), 1);
     let runs = db.runs(cancel.0).await;
     let statuses: Vec<&str> = runs.iter().map(|(_, s)| s.as_str()).collect();
     assert!(statuses.len() >= 4, "{statuses:?}");
     assert_eq!(statuses.last(), Some(&"queued"));
-    assert!(statuses[..statuses.len() - 1].iter().all(|s| *s == "cancelled"), "{statuses:?}");
+    assert!(
+        statuses[..statuses.len() - 1]
+            .iter()
+            .all(|s| *s == "cancelled"),
+        "{statuses:?}"
+    );
     db.drop().await;
 }
 
@@ -220,21 +256,35 @@ async fn overlap_skip_keeps_one_run_and_cancel_other_replaces_it() {
 async fn paused_schedules_wait_and_runs_carry_the_instant() {
     let db = Db::new().await;
     let mut settings = every_minute(CatchupPolicy::All, Overlap::Allow);
-    settings.parameters.insert("message".into(), "day {{schedule.localDate}} at {{schedule.time}}".into());
+    settings.parameters.insert(
+        "message".into(),
+        "day {{schedule.localDate}} at {{schedule.time}}".into(),
+    );
     settings.timezone = "Europe/Berlin".into();
     let id = db.schedule("p", &settings).await;
     let start = db.backdate(id, 1).await;
     let mut tx = db.store.tenant(db.tenant).await.unwrap();
-    let s = schedules::get_for_update(&mut tx, db.tenant, db.workflow, "p").await.unwrap().unwrap();
-    schedules::set_paused(&mut tx, &s, Some(("test", Some("maintenance")))).await.unwrap();
+    let s = schedules::get_for_update(&mut tx, db.tenant, db.workflow, "p")
+        .await
+        .unwrap()
+        .unwrap();
+    schedules::set_paused(&mut tx, &s, Some(("test", Some("maintenance"))))
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     db.drain().await;
     assert!(db.ticks("p").await.is_empty(), "a paused schedule fired");
     let mut tx = db.store.tenant(db.tenant).await.unwrap();
-    let s = schedules::get_for_update(&mut tx, db.tenant, db.workflow, "p").await.unwrap().unwrap();
+    let s = schedules::get_for_update(&mut tx, db.tenant, db.workflow, "p")
+        .await
+        .unwrap()
+        .unwrap();
     let resumed = schedules::set_paused(&mut tx, &s, None).await.unwrap();
     tx.commit().await.unwrap();
-    assert!(resumed.next_tick.unwrap() > start, "resume fills in the paused time");
+    assert!(
+        resumed.next_tick.unwrap() > start,
+        "resume fills in the paused time"
+    );
     // Make the next tick due now, and fire it.
     let next = db.backdate(id, 0).await;
     db.drain().await;
@@ -247,13 +297,20 @@ async fn paused_schedules_wait_and_runs_carry_the_instant() {
         .await
         .unwrap();
     let mut tx = db.store.tenant(db.tenant).await.unwrap();
-    let run = runs::get(&mut tx, db.tenant, couler_store::RunId(run_id)).await.unwrap().unwrap();
+    let run = runs::get(&mut tx, db.tenant, couler_store::RunId(run_id))
+        .await
+        .unwrap()
+        .unwrap();
     tx.commit().await.unwrap();
     assert_eq!(run.trigger_kind, TriggerKind::Schedule);
     assert_eq!(run.scheduled_for, Some(next));
     let local = next.with_timezone(&chrono::FixedOffset::east_opt(0).unwrap());
     let expected_time = local.format("%Y-%m-%dT%H:%M:%SZ").to_string();
-    assert!(run.parameters.0["message"].ends_with(&expected_time), "{:?}", run.parameters);
+    assert!(
+        run.parameters.0["message"].ends_with(&expected_time),
+        "{:?}",
+        run.parameters
+    );
     assert_eq!(
         run.idempotency_key.as_deref(),
         Some(format!("sched:{}:p:{expected_time}", db.workflow).as_str())
@@ -264,16 +321,30 @@ async fn paused_schedules_wait_and_runs_carry_the_instant() {
 #[tokio::test]
 async fn a_backfill_releases_at_most_its_active_runs() {
     let db = Db::new().await;
-    let id = db.schedule("bf", &every_minute(CatchupPolicy::Skip, Overlap::Allow)).await;
+    let id = db
+        .schedule("bf", &every_minute(CatchupPolicy::Skip, Overlap::Allow))
+        .await;
     let now: DateTime<Utc> = sqlx::query_scalar("SELECT date_trunc('minute', now())")
         .fetch_one(db.store.pool())
         .await
         .unwrap();
-    let items: Vec<DateTime<Utc>> = (1..=5).rev().map(|m| now - chrono::Duration::minutes(60 + m)).collect();
+    let items: Vec<DateTime<Utc>> = (1..=5)
+        .rev()
+        .map(|m| now - chrono::Duration::minutes(60 + m))
+        .collect();
     let mut tx = db.store.tenant(db.tenant).await.unwrap();
-    let b = backfills::create(&mut tx, db.tenant, id, (items[0], now), Reprocess::Missing, 2, &items, "test")
-        .await
-        .unwrap();
+    let b = backfills::create(
+        &mut tx,
+        db.tenant,
+        id,
+        (items[0], now),
+        Reprocess::Missing,
+        2,
+        &items,
+        "test",
+    )
+    .await
+    .unwrap();
     tx.commit().await.unwrap();
     backfill_pass(&db.store).await.unwrap();
     backfill_pass(&db.store).await.unwrap();
@@ -288,8 +359,15 @@ async fn a_backfill_releases_at_most_its_active_runs() {
         .unwrap();
     for run in ids {
         let mut tx = db.store.tenant(db.tenant).await.unwrap();
-        let r = runs::get(&mut tx, db.tenant, couler_store::RunId(run)).await.unwrap().unwrap();
-        runs::cancel(&mut tx, db.tenant, r.id).await.unwrap().unwrap().unwrap();
+        let r = runs::get(&mut tx, db.tenant, couler_store::RunId(run))
+            .await
+            .unwrap()
+            .unwrap();
+        runs::cancel(&mut tx, db.tenant, r.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
         tx.commit().await.unwrap();
     }
     for _ in 0..4 {
@@ -305,14 +383,21 @@ async fn a_backfill_releases_at_most_its_active_runs() {
                 .unwrap();
         for run in ids {
             let mut tx = db.store.tenant(db.tenant).await.unwrap();
-            runs::cancel(&mut tx, db.tenant, couler_store::RunId(run)).await.unwrap().unwrap().unwrap();
+            runs::cancel(&mut tx, db.tenant, couler_store::RunId(run))
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
             tx.commit().await.unwrap();
         }
     }
     let ran: BTreeSet<DateTime<Utc>> = db.runs(b.id.0).await.into_iter().map(|r| r.0).collect();
     assert_eq!(ran, items.iter().copied().collect(), "every item ran once");
     let mut tx = db.store.tenant(db.tenant).await.unwrap();
-    let b = backfills::get(&mut tx, db.tenant, id, b.id).await.unwrap().unwrap();
+    let b = backfills::get(&mut tx, db.tenant, id, b.id)
+        .await
+        .unwrap()
+        .unwrap();
     tx.commit().await.unwrap();
     assert_eq!(b.state, backfills::State::Done);
     db.drop().await;

@@ -210,7 +210,9 @@ fn a_schedule_is_only_in_the_native_export() {
     assert_eq!(m.files.len(), 1);
     let wf = parse(&m.files[0].content);
     assert_eq!(wf["spec"]["parallelism"], 2);
-    let export = couler_engines::argo::native_schedule(&plan, &run()).unwrap().unwrap();
+    let export = couler_engines::argo::native_schedule(&plan, &run())
+        .unwrap()
+        .unwrap();
     assert_eq!(export.name, "cronworkflow.yaml");
     let cron = parse(&export.content);
     assert_eq!(cron["kind"], "CronWorkflow");
@@ -227,5 +229,9 @@ fn a_schedule_is_only_in_the_native_export() {
         "{name}"
     );
     // Without a schedule there is nothing to export.
-    assert!(couler_engines::argo::native_schedule(&feature("when"), &run()).unwrap().is_none());
+    assert!(
+        couler_engines::argo::native_schedule(&feature("when"), &run())
+            .unwrap()
+            .is_none()
+    );
 }

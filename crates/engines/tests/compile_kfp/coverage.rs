@@ -113,7 +113,10 @@ fn a_schedule_compiles_workflow_parallelism_is_refused() {
     // ordinary pipeline runs.
     let mut plan = feature("parallelism-schedule");
     let why = unsupported(&plan);
-    assert!(why.contains("`parallelism` (2)") && !why.contains("schedule"), "{why}");
+    assert!(
+        why.contains("`parallelism` (2)") && !why.contains("schedule"),
+        "{why}"
+    );
     plan.workflow.parallelism = None;
     assert!(plan.workflow.schedule.is_some());
     let (spec, _) = compiled(&plan);

@@ -57,6 +57,7 @@ impl Reprocess {
 )]
 #[serde(rename_all = "snake_case")]
 #[sqlx(type_name = "text", rename_all = "snake_case")]
+#[schema(as = BackfillState)]
 pub enum State {
     Running,
     /// Every item was released.

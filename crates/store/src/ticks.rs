@@ -25,6 +25,7 @@ use sqlx::types::Json;
 )]
 #[serde(rename_all = "snake_case")]
 #[sqlx(type_name = "text", rename_all = "snake_case")]
+#[schema(as = TickOutcome)]
 pub enum Outcome {
     /// A run was created.
     Fired,

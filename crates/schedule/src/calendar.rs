@@ -84,8 +84,15 @@ fn cron(expr: &str) -> Result<Cron, String> {
     }
 }
 
+/// `t` as jiff's, clamped to its range (years -9999 to 9999): a request
+/// may name an instant no schedule reaches.
 fn to_jiff(t: Instant) -> jiff::Timestamp {
-    jiff::Timestamp::from_microsecond(t.timestamp_micros()).expect("a database instant fits jiff")
+    let micros = t.timestamp_micros();
+    jiff::Timestamp::from_microsecond(micros).unwrap_or(if micros < 0 {
+        jiff::Timestamp::MIN
+    } else {
+        jiff::Timestamp::MAX
+    })
 }
 
 fn to_chrono(t: jiff::Timestamp) -> Instant {
@@ -142,7 +149,7 @@ impl Calendar {
     pub fn next_after(&self, t: Instant) -> Option<Instant> {
         // croner counts whole seconds: start from the second `t` is in, so
         // an exclusive search lands strictly after `t`.
-        let second = jiff::Timestamp::from_second(t.timestamp()).ok()?;
+        let second = jiff::Timestamp::from_second(to_jiff(t).as_second()).ok()?;
         let start = second.to_zoned(self.zone.clone());
         self.crons
             .iter()
@@ -159,7 +166,7 @@ impl Calendar {
 
     /// The last instant strictly before `t` that any cron fires at.
     pub fn previous_before(&self, t: Instant) -> Option<Instant> {
-        let mut second = t.timestamp();
+        let mut second = to_jiff(t).as_second();
         if t.timestamp_subsec_micros() > 0 {
             second += 1;
         }
@@ -239,6 +246,16 @@ mod tests {
         ] {
             assert!(zone(bad).is_err(), "{bad} passed");
         }
+    }
+
+    #[test]
+    fn instants_beyond_the_calendar_are_no_ticks() {
+        let c = Calendar::new(&["@daily"], "Europe/Berlin").unwrap();
+        let far: Instant = "+200000-01-01T00:00:00Z".parse().unwrap();
+        assert_eq!(c.next_after(far), None);
+        assert_eq!(c.local(far).year(), 9999);
+        let early: Instant = "-200000-01-01T00:00:00Z".parse().unwrap();
+        assert!(c.next_after(early).is_some());
     }
 
     #[test]

@@ -142,7 +142,7 @@ fn several_schedulers_never_run_a_step_twice() {
     let _b = couler.scheduler("beta");
     let _c = couler.scheduler("gamma");
     let mut runs = Vec::new();
-    for i in 0..12 {
+    for i in 0..SCHEDULES {
         let marker = scratch.path().join(format!("marker-{i}"));
         runs.push((
             couler.submit(&token, &chain(&marker, "0.2"), json!({})),
@@ -187,4 +187,156 @@ fn a_dropped_database_connection_is_survived() {
     let done = couler.wait(&token, &run, LIMIT);
     assert_eq!(done["status"], "succeeded", "{done:#}");
     assert_eq!(counts(&marker).get("slow"), Some(&1));
+}
+
+/// One value (or rows, `|`-separated) of a query on the test's database.
+fn sql(couler: &Couler, query: &str) -> String {
+    let out = std::process::Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-d",
+            &couler.database,
+            "-tAqc",
+            query,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{query}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+const SCHEDULES: usize = 20;
+
+/// Schedules firing every minute, hours behind (as after an outage),
+/// caught up (`all`) by three schedulers that are killed with SIGKILL and
+/// restarted again and again, after one that dies right before committing
+/// its first pass: every instant runs exactly once, none is lost.
+#[test]
+fn killed_tickers_neither_lose_nor_double_a_tick() {
+    let couler = Couler::start();
+    // One run at a time executes: the point is creating them, not running them.
+    let (_, token) = couler.tenant_with(
+        "acme",
+        json!({"quotas": {"max_concurrent_runs": 1, "max_queued_runs": 100000, "requests_per_second": 10000}}),
+    );
+    let ir = json!({"apiVersion": "couler.dev/v1alpha1", "name": "tick",
+                    "steps": [{"name": "a", "container": {"image": "alpine", "command": ["true"]}}]});
+    let (status, body) = couler.call(reqwest::Method::POST, "/v1/workflows", &token, Some(ir));
+    assert_eq!(status, 201, "{body}");
+    for i in 0..SCHEDULES {
+        let schedule = json!({"slug": format!("s{i}"), "crons": ["* * * * *"], "catchup": "all",
+                              "catchup_window_secs": 14400, "max_catchup": 1000, "overlap": "allow"});
+        let (status, body) = couler.call(
+            reqwest::Method::POST,
+            "/v1/workflows/tick/schedules",
+            &token,
+            Some(schedule),
+        );
+        assert_eq!(status, 201, "{body}");
+    }
+    // Two hours behind: 121 due ticks each, at most 16 per schedule a
+    // pass, so the catch-up takes many passes for the kills to land in.
+    sql(
+        &couler,
+        "UPDATE schedules SET next_tick = date_trunc('minute', now()) - interval '120 minutes',
+                              due_at = date_trunc('minute', now()) - interval '120 minutes'",
+    );
+
+    // Dies right before committing the runs it made: none of them exist.
+    let mut doomed =
+        couler.scheduler_with("doomed", &[("COULER_FAILPOINT", "ticker_before_commit")]);
+    let exit = doomed.0.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        exit.signal(),
+        Some(libc::SIGABRT),
+        "the failpoint did not fire: {exit:?}"
+    );
+    assert_eq!(
+        sql(&couler, "SELECT count(*) FROM runs"),
+        "0",
+        "a rolled-back pass left runs"
+    );
+    assert_eq!(sql(&couler, "SELECT count(*) FROM schedule_ticks"), "0");
+
+    let names = ["alpha", "beta", "gamma"];
+    let mut schedulers: Vec<Proc> = names.iter().map(|n| couler.scheduler(n)).collect();
+    let start = std::time::Instant::now();
+    let behind = || {
+        sql(
+            &couler,
+            "SELECT count(*) FROM schedules WHERE due_at <= now() - interval '5 seconds'",
+        )
+    };
+    let (mut kills, mut mid_catch_up) = (0, 0);
+    while start.elapsed() < Duration::from_secs(90) {
+        std::thread::sleep(Duration::from_millis(300 + (kills % 4) * 300));
+        let victim = (kills as usize * 7 + 1) % schedulers.len();
+        schedulers[victim].0.kill().unwrap();
+        schedulers[victim].0.wait().unwrap();
+        kills += 1;
+        schedulers[victim] = couler.scheduler(names[victim]);
+        if behind() == "0" {
+            if kills >= 6 {
+                break;
+            }
+        } else {
+            mid_catch_up += 1;
+        }
+    }
+    assert!(kills >= 6, "too few kills: {kills}");
+    assert!(
+        mid_catch_up >= 2,
+        "the kills came after the catch-up: {mid_catch_up} of {kills}"
+    );
+    wait_until(LIMIT, || {
+        sql(
+            &couler,
+            "SELECT count(*) FROM schedules WHERE due_at <= now() - interval '5 seconds'",
+        ) == "0"
+    });
+    drop(schedulers);
+
+    let doubled = sql(
+        &couler,
+        "SELECT count(*) FROM (SELECT 1 FROM runs WHERE trigger_id IS NOT NULL
+                               GROUP BY trigger_id, scheduled_for HAVING count(*) > 1) d",
+    );
+    assert_eq!(doubled, "0", "an instant ran twice");
+    // Per schedule: its runs are exactly the minutes from the outage's
+    // start up to its next tick, each recorded once as fired.
+    let report = sql(
+        &couler,
+        "SELECT s.slug,
+                (SELECT count(*) FROM runs r WHERE r.trigger_id = s.id),
+                (SELECT count(*) FROM schedule_ticks t WHERE t.slug = s.slug AND t.outcome = 'fired'),
+                (SELECT count(*) FROM schedule_ticks t WHERE t.slug = s.slug AND t.outcome <> 'fired'),
+                extract(epoch FROM s.next_tick - (SELECT min(r.scheduled_for) FROM runs r WHERE r.trigger_id = s.id))::bigint / 60,
+                (SELECT count(DISTINCT r.scheduled_for) FROM runs r WHERE r.trigger_id = s.id
+                  AND extract(second FROM r.scheduled_for) = 0)
+         FROM schedules s ORDER BY s.slug",
+    );
+    for line in report.lines() {
+        let f: Vec<i64> = line
+            .split('|')
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let (runs, fired, other, minutes, whole) = (f[0], f[1], f[2], f[3], f[4]);
+        assert!(runs >= 121, "{line}: ticks lost");
+        assert_eq!(
+            (runs, fired, other),
+            (minutes, minutes, 0),
+            "{line}: lost or extra ticks"
+        );
+        assert_eq!(whole, runs, "{line}");
+    }
+    assert_eq!(report.lines().count(), SCHEDULES);
 }

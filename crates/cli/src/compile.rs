@@ -38,6 +38,11 @@ pub struct CompileArgs {
     /// A workflow parameter (repeatable).
     #[arg(long = "param", short = 'p', value_name = "NAME=VALUE", value_parser = key_value)]
     params: Vec<(String, String)>,
+    /// Argo only: also print a `CronWorkflow` firing the workflow on its
+    /// `schedule:` inside Argo, without Couler (Couler itself fires
+    /// schedules as ordinary runs; this is an export).
+    #[arg(long)]
+    native_schedule: bool,
 }
 
 pub fn compile(args: CompileArgs) -> Result<ExitCode> {
@@ -54,7 +59,23 @@ pub fn compile(args: CompileArgs) -> Result<ExitCode> {
         Err(e) => bail!("{}: {e}", args.file.display()),
     };
     let preview = RunSpec::new("preview", "preview", 1);
-    match couler_engines::compile::compile(args.engine.name(), &plan, &preview) {
+    let mut compiled = couler_engines::compile::compile(args.engine.name(), &plan, &preview);
+    if args.native_schedule {
+        if !matches!(args.engine, Engine::Argo) {
+            bail!("--native-schedule exports an Argo CronWorkflow: use it with --engine argo");
+        }
+        if let Ok(manifest) = &mut compiled {
+            match couler_engines::argo::native_schedule(&plan, &preview) {
+                Ok(Some(cron)) => manifest.files.push(cron),
+                Ok(None) => bail!(
+                    "{}: --native-schedule needs a workflow with `schedule:`",
+                    args.file.display()
+                ),
+                Err(e) => compiled = Err(e),
+            }
+        }
+    }
+    match compiled {
         Ok(manifest) => {
             print!("{}", manifest.text());
             Ok(ExitCode::SUCCESS)

@@ -62,6 +62,28 @@ pub fn pairs<'a>(map: impl IntoIterator<Item = (&'a String, &'a String)>) -> Str
     }
 }
 
+/// Prints `value` as JSON, or as the text `render` makes of it.
+pub fn show(
+    output: crate::Output,
+    value: &serde_json::Value,
+    render: impl Fn(&serde_json::Value) -> String,
+) -> anyhow::Result<()> {
+    match output {
+        crate::Output::Json => crate::runs::print_json(value),
+        crate::Output::Text => {
+            print!("{}", render(value));
+            Ok(())
+        }
+    }
+}
+
+/// A JSON value as text: a string as is, anything else as JSON.
+pub fn text(v: &serde_json::Value) -> String {
+    v.as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| v.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

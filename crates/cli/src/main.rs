@@ -12,6 +12,7 @@ mod nl;
 mod plan;
 mod progress;
 mod runs;
+mod schedules;
 mod secrets;
 mod sse;
 mod submit;
@@ -118,6 +119,12 @@ enum Command {
         #[command(subcommand)]
         command: secrets::Command,
     },
+    /// A workflow's schedules: list, get, preview, pause, resume, trigger,
+    /// backfill, ticks.
+    Schedules {
+        #[command(subcommand)]
+        command: schedules::Command,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -137,6 +144,7 @@ impl Command {
             Command::Runs { command } => command.output(),
             Command::Cache { command } => command.output(),
             Command::Secrets { command } => command.output(),
+            Command::Schedules { command } => command.output(),
             _ => Output::Text,
         }
     }
@@ -200,6 +208,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             remote(
                 &cli.server,
                 |c| async move { secrets::run(&c, command).await },
+            )
+        }
+        Command::Schedules { command } => {
+            remote(
+                &cli.server,
+                |c| async move { schedules::run(&c, command).await },
             )
         }
     }

@@ -2,9 +2,9 @@
 //! read their audit trail. Values come from standard input or files, never
 //! from arguments (which other users of the machine can see in `ps`).
 
+use crate::Output;
 use crate::client::Client;
-use crate::runs::print_json;
-use crate::{Output, format};
+use crate::format::{self, show, text};
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use reqwest::Method;
@@ -202,24 +202,8 @@ fn read_values(
     Ok(data)
 }
 
-fn show(output: Output, value: &Value, text: impl Fn(&Value) -> String) -> Result<()> {
-    match output {
-        Output::Json => print_json(value),
-        Output::Text => {
-            print!("{}", text(value));
-            Ok(())
-        }
-    }
-}
-
 fn items(list: &Value) -> impl Iterator<Item = &Value> {
     list["items"].as_array().into_iter().flatten()
-}
-
-fn text(v: &Value) -> String {
-    v.as_str()
-        .map(str::to_owned)
-        .unwrap_or_else(|| v.to_string())
 }
 
 fn keys(v: &Value) -> String {

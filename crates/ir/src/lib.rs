@@ -16,6 +16,7 @@ pub mod graph;
 pub mod hash;
 mod job;
 pub mod names;
+pub mod params;
 mod parse;
 pub mod problem;
 pub mod refs;

@@ -87,9 +87,12 @@ pub struct Parameter {
 #[serde(rename_all = "camelCase")]
 #[schemars(deny_unknown_fields)]
 pub struct Schedule {
-    /// Five-field cron expression (`"0 2 * * *"`) or a nickname such as `@daily`.
+    /// Five-field cron expression (`"0 2 * * *"`; `L`, `W` and `#` allowed)
+    /// or a macro such as `@daily`. It becomes the workflow's `default`
+    /// schedule in the control plane, which fires it on every engine.
     pub cron: String,
-    /// IANA time zone, e.g. `Europe/Berlin`; UTC when absent.
+    /// IANA time zone, e.g. `Europe/Berlin`; UTC when absent (never the
+    /// server's zone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
 }

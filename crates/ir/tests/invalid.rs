@@ -315,11 +315,37 @@ fn schedule_must_be_cron() {
         "/schedule/cron",
         Code::InvalidValue,
     );
-    load(
-        &doc("schedule: {cron: '@daily'}\nsteps: [{name: a, container: {image: a}}]\n"),
-        Format::Yaml,
-    )
-    .unwrap();
+    // Five fields or a macro: no seconds, no years.
+    for cron in ["0 0 2 * * *", "0 0 2 * * * 2030"] {
+        assert_problem(
+            &doc(&format!(
+                "schedule: {{cron: '{cron}'}}\nsteps: [{{name: a, container: {{image: a}}}}]\n"
+            )),
+            "/schedule/cron",
+            Code::InvalidValue,
+        );
+    }
+    // Zones come from the tz database, not from their shape.
+    assert_problem(
+        &doc(
+            "schedule: {cron: '@daily', timezone: Mars/Olympus}\nsteps: [{name: a, container: {image: a}}]\n",
+        ),
+        "/schedule/timezone",
+        Code::InvalidValue,
+    );
+    for ok in [
+        "{cron: '@daily'}",
+        "{cron: '0 9 * * 5#2', timezone: Australia/Lord_Howe}",
+        "{cron: '0 0 L * *'}",
+    ] {
+        load(
+            &doc(&format!(
+                "schedule: {ok}\nsteps: [{{name: a, container: {{image: a}}}}]\n"
+            )),
+            Format::Yaml,
+        )
+        .unwrap();
+    }
 }
 
 #[test]

@@ -107,6 +107,14 @@ public_id!(
     GenerationId, "gen", "generation"
 );
 public_id!(
+    /// A schedule of a workflow.
+    ScheduleId, "sch", "schedule"
+);
+public_id!(
+    /// A backfill of a schedule's past instants.
+    BackfillId, "bf", "backfill"
+);
+public_id!(
     /// A user or service seen through a token.
     PrincipalId, "prn", "principal"
 );

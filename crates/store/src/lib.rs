@@ -7,6 +7,7 @@
 //! queue claims) goes through [`Store::platform`] and is named as such.
 
 pub mod api_keys;
+pub mod backfills;
 mod connect;
 pub mod events;
 pub mod generations;
@@ -16,16 +17,21 @@ pub mod logs;
 pub mod page;
 pub mod principals;
 pub mod runs;
+pub mod schedules;
 pub mod scheduling;
 pub mod secrets;
 pub mod status;
 pub mod step_cache;
 pub mod step_library;
 pub mod tenants;
+pub mod ticks;
 pub mod workflows;
 
 pub use connect::{DatabaseConfig, MIGRATOR, StoreConfig, StoreError};
-pub use ids::{ApiKeyId, GenerationId, InvalidId, PrincipalId, RunId, TenantId, WorkflowId};
+pub use ids::{
+    ApiKeyId, BackfillId, GenerationId, InvalidId, PrincipalId, RunId, ScheduleId, TenantId,
+    WorkflowId,
+};
 pub use page::{Cursor, Page};
 pub use status::{IllegalTransition, RunStatus, StepStatus};
 
@@ -36,6 +42,9 @@ pub type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
 
 /// Channel the API notifies when a run is queued; the scheduler listens.
 pub const RUNS_QUEUED_CHANNEL: &str = "couler_runs_queued";
+/// Channel a schedule change (or a new backfill) is announced on; the
+/// schedulers' tickers listen.
+pub const SCHEDULES_CHANNEL: &str = "couler_schedules_changed";
 /// Channel run events are announced on (payload: the run's uuid).
 pub const RUN_EVENTS_CHANNEL: &str = "couler_run_events";
 

@@ -34,6 +34,46 @@ pub struct Run {
     pub started_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub cancel_requested_at: Option<DateTime<Utc>>,
+    pub trigger_kind: TriggerKind,
+    /// The schedule (or backfill, or webhook trigger) that started it.
+    pub trigger_id: Option<uuid::Uuid>,
+    /// The nominal instant of the schedule's tick it runs for.
+    pub scheduled_for: Option<DateTime<Utc>>,
+}
+
+/// What started a run.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    sqlx::Type,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "lowercase")]
+#[sqlx(type_name = "text", rename_all = "lowercase")]
+pub enum TriggerKind {
+    /// A client of the API.
+    #[default]
+    Api,
+    /// A schedule's tick (or its manual trigger).
+    Schedule,
+    /// A backfill of a schedule's past instants.
+    Backfill,
+    /// A webhook delivery.
+    Webhook,
+}
+
+/// A run's provenance: what started it and, for a schedule, for which instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Trigger {
+    pub kind: TriggerKind,
+    pub id: Option<uuid::Uuid>,
+    pub scheduled_for: Option<DateTime<Utc>>,
 }
 
 /// What a run executes: a stored version, or IR given inline.
@@ -60,6 +100,7 @@ pub struct NewRun {
     pub request_hash: Option<String>,
     pub trace_context: BTreeMap<String, String>,
     pub created_by: String,
+    pub trigger: Trigger,
 }
 
 impl NewRun {
@@ -76,6 +117,7 @@ impl NewRun {
             request_hash: None,
             trace_context: BTreeMap::new(),
             created_by: created_by.to_owned(),
+            trigger: Trigger::default(),
         }
     }
 }
@@ -175,18 +217,26 @@ pub async fn create_many(
     let traces: Vec<Json<&BTreeMap<String, String>>> =
         new.iter().map(|n| Json(&n.trace_context)).collect();
     let authors: Vec<&str> = new.iter().map(|n| n.created_by.as_str()).collect();
+    let trigger_kinds: Vec<TriggerKind> = new.iter().map(|n| n.trigger.kind).collect();
+    let trigger_ids: Vec<Option<uuid::Uuid>> = new.iter().map(|n| n.trigger.id).collect();
+    let scheduled_for: Vec<Option<DateTime<Utc>>> =
+        new.iter().map(|n| n.trigger.scheduled_for).collect();
     let inserted = sqlx::query_as!(
         Run,
         r#"WITH input AS (
                SELECT * FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::jsonb[], $6::text[], $7::text[], $8::jsonb[],
-                                    $9::jsonb[], $10::int[], $11::text[], $12::text[], $13::jsonb[], $14::text[])
+                                    $9::jsonb[], $10::int[], $11::text[], $12::text[], $13::jsonb[], $14::text[],
+                                    $15::text[], $16::uuid[], $17::timestamptz[])
                    AS i(id, workflow_id, workflow_version, inline_ir, ir_hash, workflow_name, parameters, labels,
-                        priority, idempotency_key, request_hash, trace_context, created_by)
+                        priority, idempotency_key, request_hash, trace_context, created_by,
+                        trigger_kind, trigger_id, scheduled_for)
            ), run AS (
                INSERT INTO runs (tenant_id, id, workflow_id, workflow_version, inline_ir, ir_hash, workflow_name,
-                                 parameters, labels, priority, idempotency_key, request_hash, trace_context, created_by)
+                                 parameters, labels, priority, idempotency_key, request_hash, trace_context, created_by,
+                                 trigger_kind, trigger_id, scheduled_for)
                SELECT $1, id, workflow_id, workflow_version, inline_ir, ir_hash, workflow_name, parameters, labels,
-                      priority, idempotency_key, request_hash, trace_context, created_by
+                      priority, idempotency_key, request_hash, trace_context, created_by,
+                      trigger_kind, trigger_id, scheduled_for
                FROM input
                ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
                RETURNING *
@@ -199,7 +249,8 @@ pub async fn create_many(
                   status AS "status!: RunStatus", parameters AS "parameters!: Json<Parameters>",
                   labels AS "labels!: Json<Labels>", priority AS "priority!", attempt AS "attempt!", message,
                   idempotency_key, created_by AS "created_by!", created_at AS "created_at!", updated_at AS "updated_at!",
-                  queued_at AS "queued_at!", started_at, finished_at, cancel_requested_at
+                  queued_at AS "queued_at!", started_at, finished_at, cancel_requested_at,
+                  trigger_kind AS "trigger_kind!: TriggerKind", trigger_id, scheduled_for
            FROM run"#,
         tenant as TenantId,
         &uuids,
@@ -215,6 +266,9 @@ pub async fn create_many(
         &request_hashes as &[Option<&str>],
         &traces as &[Json<&BTreeMap<String, String>>],
         &authors as &[&str],
+        &trigger_kinds as &[TriggerKind],
+        &trigger_ids as &[Option<uuid::Uuid>],
+        &scheduled_for as &[Option<DateTime<Utc>>],
     )
     .fetch_all(&mut **tx)
     .await?;
@@ -255,7 +309,7 @@ pub async fn get(tx: &mut Tx, tenant: TenantId, id: RunId) -> Result<Option<Run>
                   workflow_version, workflow_name, ir_hash, status AS "status: RunStatus",
                   parameters AS "parameters: Json<Parameters>", labels AS "labels: Json<Labels>", priority, attempt,
                   message, idempotency_key, created_by, created_at, updated_at, queued_at, started_at, finished_at,
-                  cancel_requested_at
+                  cancel_requested_at, trigger_kind AS "trigger_kind: TriggerKind", trigger_id, scheduled_for
            FROM runs WHERE tenant_id = $1 AND id = $2"#,
         tenant as TenantId,
         id as RunId,
@@ -276,7 +330,7 @@ async fn get_for_update(
                   workflow_version, workflow_name, ir_hash, status AS "status: RunStatus",
                   parameters AS "parameters: Json<Parameters>", labels AS "labels: Json<Labels>", priority, attempt,
                   message, idempotency_key, created_by, created_at, updated_at, queued_at, started_at, finished_at,
-                  cancel_requested_at
+                  cancel_requested_at, trigger_kind AS "trigger_kind: TriggerKind", trigger_id, scheduled_for
            FROM runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE"#,
         tenant as TenantId,
         id as RunId,
@@ -318,7 +372,7 @@ pub async fn list(
                   workflow_version, workflow_name, ir_hash, status AS "status: RunStatus",
                   parameters AS "parameters: Json<Parameters>", labels AS "labels: Json<Labels>", priority, attempt,
                   message, idempotency_key, created_by, created_at, updated_at, queued_at, started_at, finished_at,
-                  cancel_requested_at
+                  cancel_requested_at, trigger_kind AS "trigger_kind: TriggerKind", trigger_id, scheduled_for
            FROM runs
            WHERE tenant_id = $1
              AND ($2::text IS NULL OR status = $2)

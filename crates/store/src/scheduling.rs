@@ -5,7 +5,7 @@
 //! never overwrite its successor's work.
 
 use crate::events::{self, NewEvent};
-use crate::runs::{Parameters, Run, Step};
+use crate::runs::{Parameters, Run, Step, TriggerKind};
 use crate::status::{RunStatus, StepStatus};
 use crate::tenants::SplitBudget;
 use crate::workflows::Labels;
@@ -230,7 +230,8 @@ pub async fn load(
                   r.workflow_version, r.workflow_name, r.ir_hash, r.status AS "status: RunStatus",
                   r.parameters AS "parameters: Json<Parameters>", r.labels AS "labels: Json<Labels>", r.priority, r.attempt,
                   r.message, r.idempotency_key, r.created_by, r.created_at, r.updated_at, r.queued_at, r.started_at,
-                  r.finished_at, r.cancel_requested_at,
+                  r.finished_at, r.cancel_requested_at, r.trigger_kind AS "trigger_kind: TriggerKind", r.trigger_id,
+                  r.scheduled_for,
                   coalesce(r.inline_ir, v.ir) AS "ir!: Json<serde_json::Value>",
                   r.plan AS "plan: Json<serde_json::Value>", r.engine_ref, t.engine, t.share_cache, t.cache_ttl_secs, t.step_network,
                   t.split_budget AS "split_budget: Json<SplitBudget>",
@@ -294,6 +295,9 @@ pub async fn load(
             started_at: r.started_at,
             finished_at: r.finished_at,
             cancel_requested_at: r.cancel_requested_at,
+            trigger_kind: r.trigger_kind,
+            trigger_id: r.trigger_id,
+            scheduled_for: r.scheduled_for,
         },
         ir: r.ir.0,
         plan: r.plan.map(|p| p.0),

@@ -43,6 +43,8 @@ pub struct NewVersion {
     pub ir_hash: String,
     pub step_count: i32,
     pub created_by: String,
+    /// The IR's `schedule:`: the workflow's `default` schedule.
+    pub schedule: Option<couler_ir::Schedule>,
 }
 
 impl NewVersion {
@@ -56,6 +58,7 @@ impl NewVersion {
             ir_hash: couler_ir::hash::workflow_digest(workflow).to_hex(),
             step_count: (workflow.steps.len() + workflow.on_exit.len()) as i32,
             created_by: created_by.to_owned(),
+            schedule: workflow.schedule.clone(),
         }
     }
 }
@@ -68,7 +71,8 @@ pub struct Filter {
     pub labels: Labels,
 }
 
-/// Creates a workflow with its first version.
+/// Creates a workflow with its first version (and its `default`
+/// schedule, when the IR declares one).
 pub async fn create(
     tx: &mut Tx,
     tenant: TenantId,
@@ -90,10 +94,19 @@ pub async fn create(
     .fetch_one(&mut **tx)
     .await?;
     let version = insert_version(tx, tenant, workflow.id, 1, new).await?;
+    crate::schedules::sync_default(
+        tx,
+        tenant,
+        workflow.id,
+        new.schedule.as_ref(),
+        &new.created_by,
+    )
+    .await?;
     Ok((workflow, version))
 }
 
-/// Adds the next version to a live workflow; `None` when there is no such workflow.
+/// Adds the next version to a live workflow, keeping its `default`
+/// schedule in step; `None` when there is no such workflow.
 pub async fn add_version(
     tx: &mut Tx,
     tenant: TenantId,
@@ -117,6 +130,14 @@ pub async fn add_version(
         return Ok(None);
     };
     let version = insert_version(tx, tenant, workflow.id, workflow.latest_version, new).await?;
+    crate::schedules::sync_default(
+        tx,
+        tenant,
+        workflow.id,
+        new.schedule.as_ref(),
+        &new.created_by,
+    )
+    .await?;
     Ok(Some((workflow, version)))
 }
 
@@ -254,8 +275,10 @@ pub async fn list(
     }))
 }
 
-/// Soft-deletes a workflow; its versions stay for the runs that use them.
+/// Soft-deletes a workflow; its versions stay for the runs that use them,
+/// its schedules go.
 pub async fn delete(tx: &mut Tx, tenant: TenantId, id: WorkflowId) -> Result<bool, sqlx::Error> {
+    crate::schedules::delete_all(tx, tenant, id).await?;
     let done = sqlx::query!(
         "UPDATE workflows SET deleted_at = now() WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL",
         tenant as TenantId,

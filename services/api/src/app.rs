@@ -33,6 +33,7 @@ fn routes() -> OpenApiRouter<AppState> {
         .merge(crate::workflows::router())
         .merge(crate::imports::router())
         .merge(crate::runs::router())
+        .merge(crate::schedules::router())
         .merge(crate::cache::router())
         .merge(crate::plans::router())
         .merge(crate::generations::router())

@@ -31,6 +31,7 @@ pub struct CreateRun {
     pub request_hash: Option<String>,
     pub trace_context: BTreeMap<String, String>,
     pub created_by: String,
+    pub trigger: runs::Trigger,
 }
 
 /// The workflow a run executes.
@@ -69,6 +70,7 @@ impl CreateRun {
             request_hash: self.request_hash.clone(),
             trace_context: self.trace_context.clone(),
             created_by: self.created_by.clone(),
+            trigger: self.trigger,
         })
     }
 }

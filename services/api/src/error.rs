@@ -291,6 +291,10 @@ impl From<sqlx::Error> for ApiError {
                 message: "the tenant's step library already has a template with this id; replace it with PUT"
                     .into(),
             },
+            Some(couler_store::schedules::SLUG_TAKEN) => ApiError::Conflict {
+                code: "schedule_exists",
+                message: "the workflow already has a schedule with this slug; change it with PATCH".into(),
+            },
             Some("runs_idempotency") => ApiError::Conflict {
                 code: "idempotency_conflict",
                 message:

@@ -186,7 +186,16 @@ async fn import_workflow(
                 },
                 None => runs::inline_target(workflow.clone())?,
             };
-            let (_, run) = runs::start(&state, &principal, tenant, target, options, None).await?;
+            let (_, run) = runs::start(
+                &state,
+                &principal,
+                tenant,
+                target,
+                options,
+                None,
+                Default::default(),
+            )
+            .await?;
             status = StatusCode::CREATED;
             Some(run)
         }

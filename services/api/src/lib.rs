@@ -26,6 +26,7 @@ pub mod quota;
 pub mod ratelimit;
 pub mod run_secrets;
 pub mod runs;
+pub mod schedules;
 pub mod secrets;
 pub mod state;
 pub mod step_library;

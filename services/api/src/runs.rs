@@ -14,9 +14,11 @@ use axum::http::{HeaderMap, StatusCode};
 use chrono::{DateTime, Utc};
 use couler_ir::Parameter;
 use couler_ir::scalar::ParamValue;
-use couler_store::runs::{self, ChangeError, Created, Filter, Run, Source, Step};
+use couler_store::runs::{
+    self, ChangeError, Created, Filter, Run, Source, Step, Trigger, TriggerKind,
+};
 use couler_store::step_cache::{self, StepCache};
-use couler_store::{RunId, RunStatus, StepStatus, TenantId, WorkflowId};
+use couler_store::{BackfillId, RunId, RunStatus, ScheduleId, StepStatus, TenantId, WorkflowId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use utoipa::{IntoParams, ToSchema};
@@ -133,6 +135,33 @@ impl From<Step> for StepView {
     }
 }
 
+/// What started a run.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TriggerView {
+    pub kind: TriggerKind,
+    /// The schedule (`sch_…`) or backfill (`bf_…`) that started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The nominal instant of the schedule's tick the run is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_for: Option<DateTime<Utc>>,
+}
+
+impl TriggerView {
+    fn of(r: &Run) -> TriggerView {
+        let id = r.trigger_id.map(|id| match r.trigger_kind {
+            TriggerKind::Schedule => ScheduleId(id).to_string(),
+            TriggerKind::Backfill => BackfillId(id).to_string(),
+            TriggerKind::Api | TriggerKind::Webhook => id.simple().to_string(),
+        });
+        TriggerView {
+            kind: r.trigger_kind,
+            id,
+            scheduled_for: r.scheduled_for,
+        }
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct RunView {
     pub id: RunId,
@@ -156,6 +185,9 @@ pub struct RunView {
     pub finished_at: Option<DateTime<Utc>>,
     /// A cancel was asked for and the scheduler is stopping the run.
     pub cancel_requested: bool,
+    /// What started the run: the API, a schedule (with the tick's nominal
+    /// instant), a backfill or a webhook.
+    pub trigger: TriggerView,
     /// Per-step status (in `GET /v1/runs/{id}`): every step the run has
     /// dispatched, cached or skipped and, while it is running, the rest of
     /// its plan as `pending`.
@@ -184,6 +216,7 @@ pub struct RunView {
 
 impl From<Run> for RunView {
     fn from(r: Run) -> Self {
+        let trigger = TriggerView::of(&r);
         RunView {
             id: r.id,
             workflow: r
@@ -205,6 +238,7 @@ impl From<Run> for RunView {
             started_at: r.started_at,
             finished_at: r.finished_at,
             cancel_requested: r.cancel_requested_at.is_some(),
+            trigger,
             steps: Vec::new(),
             last_event_id: None,
             step_counts: None,
@@ -253,49 +287,7 @@ pub(crate) fn resolve_parameters(
     declared: &[Parameter],
     given: &BTreeMap<String, ParamValue>,
 ) -> ApiResult<BTreeMap<String, String>> {
-    let mut problems = Vec::new();
-    let problem = |name: &str, code, message: String| couler_ir::Problem {
-        path: crate::error::pointer(["parameters", name]),
-        code,
-        message,
-    };
-    for name in given.keys() {
-        if !declared.iter().any(|p| &p.name == name) {
-            problems.push(problem(
-                name,
-                couler_ir::Code::UnknownParameter,
-                format!("the workflow declares no parameter {name:?}"),
-            ));
-        }
-    }
-    let mut resolved = BTreeMap::new();
-    for p in declared {
-        let value = match (given.get(&p.name), &p.default) {
-            (Some(v), _) | (None, Some(v)) => v,
-            (None, None) => {
-                problems.push(problem(
-                    &p.name,
-                    couler_ir::Code::MissingField,
-                    format!("parameter {:?} is required", p.name),
-                ));
-                continue;
-            }
-        };
-        if !p.allowed.is_empty() && !p.allowed.contains(value) {
-            let allowed: Vec<&str> = p.allowed.iter().map(ParamValue::as_str).collect();
-            problems.push(problem(
-                &p.name,
-                couler_ir::Code::InvalidValue,
-                format!("{:?} is not one of {}", value.as_str(), allowed.join(", ")),
-            ));
-        }
-        resolved.insert(p.name.clone(), value.as_str().to_owned());
-    }
-    if problems.is_empty() {
-        Ok(resolved)
-    } else {
-        Err(ApiError::Invalid(couler_ir::Problems(problems)))
-    }
+    couler_ir::params::resolve(declared, given).map_err(ApiError::Invalid)
 }
 
 fn check_labels(labels: &BTreeMap<String, String>) -> ApiResult<()> {
@@ -362,7 +354,17 @@ async fn create_run(
         Chosen::Inline(workflow) => inline_target(*workflow)?,
     };
     let idempotency = idempotency_key.zip(request_hash);
-    let (status, run) = start(&state, &principal, tenant, target, options, idempotency).await?;
+    let trigger = Trigger::default();
+    let (status, run) = start(
+        &state,
+        &principal,
+        tenant,
+        target,
+        options,
+        idempotency,
+        trigger,
+    )
+    .await?;
     Ok((status, Json(run)))
 }
 
@@ -413,8 +415,8 @@ pub(crate) fn inline_target(workflow: couler_ir::Workflow) -> ApiResult<Target> 
 
 /// Queues a run of `target` (checked with [`RunOptions::check`]) within
 /// the tenant's queue quota; `idempotency` is the key and the request's
-/// hash. 201 for a new run, 200 for the one an earlier request with the
-/// same key made.
+/// hash, `trigger` what started it. 201 for a new run, 200 for the one an
+/// earlier request with the same key made.
 pub(crate) async fn start(
     state: &AppState,
     principal: &crate::auth::Principal,
@@ -422,6 +424,7 @@ pub(crate) async fn start(
     target: Target,
     options: RunOptions,
     idempotency: Option<(String, String)>,
+    trigger: Trigger,
 ) -> ApiResult<(StatusCode, RunView)> {
     let quotas = tenant_by_id(state, tenant)
         .await?
@@ -442,6 +445,7 @@ pub(crate) async fn start(
         request_hash,
         trace_context: couler_telemetry::current_trace_context(),
         created_by: principal.subject.clone(),
+        trigger,
     };
     let created = state.batcher.create(tenant, create).await?;
     match created {

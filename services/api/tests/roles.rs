@@ -63,6 +63,7 @@ struct Fixtures {
     cancelled_run: String,
     api_key: String,
     generation: String,
+    backfill: String,
 }
 
 fn cases(f: &Fixtures) -> Vec<Case> {
@@ -210,6 +211,97 @@ fn cases(f: &Fixtures) -> Vec<Case> {
             format!("/v1/runs/{}/plan", f.run),
             Empty,
             Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows/{workflow}/schedules",
+            S.into(),
+            Json(json!({"slug": "made", "crons": ["@daily"]})),
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}/schedules",
+            S.into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}/schedules/{slug}",
+            format!("{S}/kept"),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::PATCH,
+            "/v1/workflows/{workflow}/schedules/{slug}",
+            format!("{S}/kept"),
+            Json(json!({"overlap": "allow"})),
+            Editor,
+        ),
+        case(
+            Method::DELETE,
+            "/v1/workflows/{workflow}/schedules/{slug}",
+            format!("{S}/doomed"),
+            Empty,
+            Editor,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows/{workflow}/schedules/{slug}/pause",
+            format!("{S}/kept/pause"),
+            Json(json!({"reason": "maintenance"})),
+            Editor,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows/{workflow}/schedules/{slug}/resume",
+            format!("{S}/kept/resume"),
+            Empty,
+            Editor,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows/{workflow}/schedules/{slug}/trigger",
+            format!("{S}/kept/trigger"),
+            Empty,
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}/schedules/{slug}/preview",
+            format!("{S}/kept/preview"),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}/schedules/{slug}/ticks",
+            format!("{S}/kept/ticks"),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows/{workflow}/schedules/{slug}/backfills",
+            format!("{S}/kept/backfills"),
+            Json(json!({"from": "2026-02-01T00:00:00Z", "to": "2026-02-03T00:00:00Z"})),
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}/schedules/{slug}/backfills/{id}",
+            format!("{S}/kept/backfills/{}", f.backfill),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows/{workflow}/schedules/{slug}/backfills/{id}/cancel",
+            format!("{S}/kept/backfills/{}/cancel", f.backfill),
+            Empty,
+            Editor,
         ),
         case(
             Method::GET,
@@ -439,6 +531,9 @@ fn cases(f: &Fixtures) -> Vec<Case> {
     ]
 }
 
+/// The schedules of the table's workflow.
+const S: &str = "/v1/workflows/diamond/schedules";
+
 const GENERATE: &str = "load the data from https://example.com/d.csv, then train an xgboost model";
 
 /// A tenant step template.
@@ -468,6 +563,7 @@ fn the_table_covers_every_authenticated_endpoint() {
         cancelled_run: String::new(),
         api_key: String::new(),
         generation: String::new(),
+        backfill: String::new(),
     };
     let tested: BTreeSet<(String, String)> = cases(&fixtures)
         .iter()
@@ -613,7 +709,23 @@ async fn fixtures(api: &TestApi) -> Fixtures {
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
+    for slug in ["kept", "doomed"] {
+        let body = json!({"slug": slug, "crons": ["@daily"]});
+        let (status, made) = api.call(Method::POST, S, &editor, Some(body)).await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+    }
+    let range = json!({"from": "2026-01-01T00:00:00Z", "to": "2026-01-03T00:00:00Z"});
+    let (status, backfill) = api
+        .call(
+            Method::POST,
+            &format!("{S}/kept/backfills"),
+            &editor,
+            Some(range),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{backfill}");
     Fixtures {
+        backfill: backfill["id"].as_str().unwrap().to_owned(),
         tenant,
         run,
         queued_run,

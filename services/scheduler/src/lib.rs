@@ -2,7 +2,8 @@
 //! polling as the fallback), plans them with the optimizer pipeline and
 //! drives them on the tenant's engine under a renewable lease. Several
 //! replicas run side by side; a dead replica's runs are taken over and
-//! reconciled with the engine, not restarted.
+//! reconciled with the engine, not restarted. Every replica also fires the
+//! schedules that are due (`ticker`), each tick exactly once.
 
 mod caching;
 pub mod config;
@@ -14,6 +15,7 @@ mod queue;
 mod secrets;
 mod stages;
 mod tail;
+pub mod ticker;
 
 use config::Config;
 use couler_store::Store;
@@ -68,8 +70,10 @@ pub async fn run(
         tokio::spawn(caching::sweep(index.clone(), shutdown.clone()));
     }
     tokio::spawn(tail::listen(ctx.clone(), shutdown.clone()));
+    let ticker = tokio::spawn(ticker::run(ctx.clone(), shutdown.clone()));
     queue::claim_loop(ctx.clone(), shutdown.clone()).await?;
     // Stop claiming first (done), then let drivers hand their runs back.
+    let _ = ticker.await;
     ctx.held.shutdown_all();
     ctx.held.wait_idle().await;
     heartbeat.abort();

@@ -12,7 +12,8 @@
 //! | `retry` | `retries`, `retry_delay`, `retry_exponential_backoff` (the factor), `max_retry_delay`; `on: transient` → `retry_policy` (Airflow ≥ 3.3) |
 //! | `timeout` | `execution_timeout` |
 //! | `onExit` + `{{workflow.status}}` | `couler__status` (`all_done`, after every leaf) → exit steps → `couler__outcome` (`all_done`), which fails the run if any task failed |
-//! | `parallelism` / `schedule` | `max_active_tasks` / `CronTriggerTimetable(cron, timezone=…)` |
+//! | `parallelism` | `max_active_tasks` |
+//! | `schedule` | nothing: the DAG has `schedule=None` (the control plane fires schedules; each tick is a run) |
 //! | workflow `timeout` | `dagrun_timeout` (the scheduler enforces it too); refused with `onExit` steps, which Airflow would skip |
 //! | labels, tenant, run | DAG `tags` and pod `labels` |
 //!
@@ -400,7 +401,7 @@ impl<'a> Ctx<'a> {
                     .as_ref()
                     .is_some_and(|r| r.on == couler_ir::RetryOn::Transient)
         });
-        out.push_str("from airflow.sdk import DAG, CronTriggerTimetable, TriggerRule");
+        out.push_str("from airflow.sdk import DAG, TriggerRule");
         if transient {
             out.push_str(", ExceptionRetryPolicy, RetryAction, RetryRule");
         }
@@ -413,20 +414,6 @@ impl<'a> Ctx<'a> {
             });
         }
 
-        let (schedule, tz) = match &wf.schedule {
-            Some(s) => {
-                let tz = s.timezone.as_deref().unwrap_or("UTC");
-                (
-                    format!(
-                        "CronTriggerTimetable({}, timezone={})",
-                        py_str(&s.cron),
-                        py_str(tz)
-                    ),
-                    tz,
-                )
-            }
-            None => ("None".to_owned(), "UTC"),
-        };
         let mut tags = vec![
             "couler".to_owned(),
             format!("couler.dev/workflow={}", label_value(&wf.name)),
@@ -442,12 +429,11 @@ impl<'a> Ctx<'a> {
         if let Some(d) = &wf.description {
             let _ = writeln!(out, "    description={},", py_str(d));
         }
-        let _ = writeln!(out, "    schedule={schedule},");
-        let _ = writeln!(
-            out,
-            "    start_date=pendulum.datetime(2024, 1, 1, tz={}),",
-            py_str(tz)
-        );
+        // One DAG per run, triggered once by the adapter: never on a
+        // timetable of its own. The control plane fires `schedule:`, and
+        // each tick is a run with a DAG of its own.
+        out.push_str("    schedule=None,\n");
+        out.push_str("    start_date=pendulum.datetime(2024, 1, 1, tz=\"UTC\"),\n");
         out.push_str("    catchup=False,\n    is_paused_upon_creation=False,\n");
         if let Some(p) = wf.parallelism {
             let _ = writeln!(out, "    max_active_tasks={p},");

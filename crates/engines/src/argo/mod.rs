@@ -65,21 +65,53 @@ const STEP_LABEL: &str = "couler.dev/step";
 
 /// The file holding the `Workflow`.
 pub const WORKFLOW_FILE: &str = "workflow.yaml";
-/// The file holding the `CronWorkflow`, for scheduled workflows.
+/// The file holding the `CronWorkflow` of [`native_schedule`].
 pub const CRON_WORKFLOW_FILE: &str = "cronworkflow.yaml";
 
+/// The `Workflow` of one run. A workflow's `schedule:` is not in it: the
+/// control plane fires schedules, and each tick is an ordinary run.
 pub fn compile(plan: &Plan, run: &RunSpec) -> Result<Manifest, EngineError> {
-    let (workflow, cron) = build(plan, run)?;
+    let workflow = build(plan, run)?;
     let templates = workflow.spec.templates.len();
-    let mut files = vec![yaml_file(WORKFLOW_FILE, &workflow, templates)?];
-    if let Some(cron) = cron {
-        files.push(yaml_file(CRON_WORKFLOW_FILE, &cron, templates)?);
-    }
-    Ok(Manifest { files })
+    Ok(Manifest {
+        files: vec![yaml_file(WORKFLOW_FILE, &workflow, templates)?],
+    })
 }
 
-/// The Workflow, and the CronWorkflow when the workflow has a schedule.
-fn build(plan: &Plan, run: &RunSpec) -> Result<(Workflow, Option<CronWorkflow>), EngineError> {
+/// An explicit export for running a scheduled workflow on Argo without
+/// Couler (`couler compile --native-schedule`): a `CronWorkflow` firing the
+/// same workflow on the IR's schedule, in its time zone (UTC unless set),
+/// with Argo's own (weaker) guarantees. `None` without a schedule.
+pub fn native_schedule(plan: &Plan, run: &RunSpec) -> Result<Option<ManifestFile>, EngineError> {
+    let Some(schedule) = &plan.workflow.schedule else {
+        return Ok(None);
+    };
+    let workflow = build(plan, run)?;
+    let templates = workflow.spec.templates.len();
+    let cron = CronWorkflow {
+        api_version: API_VERSION,
+        kind: "CronWorkflow",
+        metadata: ObjectMeta {
+            name: dns_label(&[&plan.workflow.name], MAX_CRON_NAME),
+            labels: workflow.metadata.labels.clone(),
+            annotations: workflow.metadata.annotations.clone(),
+        },
+        spec: CronWorkflowSpec {
+            schedules: vec![schedule.cron.clone()],
+            // Argo's default is the controller's zone; Couler's is UTC.
+            timezone: Some(schedule.timezone.clone().unwrap_or_else(|| "UTC".into())),
+            workflow_metadata: Metadata {
+                labels: workflow.metadata.labels.clone(),
+                annotations: BTreeMap::new(),
+            },
+            workflow_spec: workflow.spec,
+        },
+    };
+    yaml_file(CRON_WORKFLOW_FILE, &cron, templates).map(Some)
+}
+
+/// The Workflow of one run.
+fn build(plan: &Plan, run: &RunSpec) -> Result<Workflow, EngineError> {
     let pod_labels = BTreeMap::from([
         (TENANT_LABEL.to_owned(), label_value(&run.tenant)),
         (RUN_LABEL.to_owned(), label_value(&run.run)),
@@ -130,24 +162,6 @@ fn build(plan: &Plan, run: &RunSpec) -> Result<(Workflow, Option<CronWorkflow>),
     name_parts.extend(run.stage.clone());
     let name_parts: Vec<&str> = name_parts.iter().map(String::as_str).collect();
     let (labels, annotations) = metadata(plan, run);
-    let cron = wf.schedule.as_ref().map(|schedule| CronWorkflow {
-        api_version: API_VERSION,
-        kind: "CronWorkflow",
-        metadata: ObjectMeta {
-            name: dns_label(&name_parts, MAX_CRON_NAME),
-            labels: labels.clone(),
-            annotations: annotations.clone(),
-        },
-        spec: CronWorkflowSpec {
-            schedules: vec![schedule.cron.clone()],
-            timezone: schedule.timezone.clone(),
-            workflow_metadata: Metadata {
-                labels: labels.clone(),
-                annotations: BTreeMap::new(),
-            },
-            workflow_spec: spec.clone(),
-        },
-    });
     let workflow = Workflow {
         api_version: API_VERSION,
         kind: "Workflow",
@@ -158,7 +172,7 @@ fn build(plan: &Plan, run: &RunSpec) -> Result<(Workflow, Option<CronWorkflow>),
         },
         spec,
     };
-    Ok((workflow, cron))
+    Ok(workflow)
 }
 
 /// The Workflow's labels (the workflow's own, then Couler's, which win)
@@ -232,7 +246,8 @@ steps:
 "##;
         let workflow = couler_ir::load(ir, couler_ir::Format::Yaml).unwrap();
         let plan = Plan::new(workflow, BTreeMap::new());
-        let (workflow, cron) = build(&plan, &RunSpec::new("tnt_a", "run_b", 1)).unwrap();
+        let run = RunSpec::new("tnt_a", "run_b", 1);
+        let workflow = build(&plan, &run).unwrap();
         let check = |value: serde_json::Value, yaml: String| {
             let back: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
             assert_eq!(back, value, "{yaml}");
@@ -241,10 +256,13 @@ steps:
             serde_json::to_value(&workflow).unwrap(),
             crate::yaml::to_string(&workflow).unwrap(),
         );
-        let cron = cron.unwrap();
-        check(
-            serde_json::to_value(&cron).unwrap(),
-            crate::yaml::to_string(&cron).unwrap(),
-        );
+        // A run's manifest carries no schedule; the export does.
+        assert_eq!(compile(&plan, &run).unwrap().files.len(), 1);
+        let cron = native_schedule(&plan, &run).unwrap().unwrap();
+        let back: serde_json::Value = serde_saphyr::from_str(&cron.content).unwrap();
+        assert_eq!(back["kind"], "CronWorkflow");
+        assert_eq!(back["spec"]["schedules"][0], "0 2 * * *");
+        assert_eq!(back["spec"]["timezone"], "UTC");
+        assert_eq!(back["metadata"]["name"], "tricky");
     }
 }

@@ -116,12 +116,6 @@ fn yaml<T: serde::Serialize>(out: &mut String, value: &T) -> Result<(), EngineEr
 
 fn check_workflow(plan: &Plan) -> Result<(), EngineError> {
     let wf = &plan.workflow;
-    if let Some(s) = &wf.schedule {
-        return Err(unsupported(format!(
-            "`schedule` ({:?}): a KFP PipelineSpec has no schedule; KFP runs pipelines on a schedule through recurring runs, an API object created at submission",
-            s.cron
-        )));
-    }
     if let Some(p) = wf.parallelism {
         return Err(unsupported(format!(
             "workflow `parallelism` ({p}): a KFP PipelineSpec limits concurrency only inside a `map` (iteratorPolicy.parallelismLimit), not across a pipeline's tasks"

@@ -27,7 +27,7 @@
 //! Refused with [`EngineError::Unsupported`]: `depends` entries with
 //! outcomes or `||`/`!` (a task runs only after its `runAfter` succeeded),
 //! training jobs, `tune`,
-//! `while`, `retry.on: transient`, `schedule`, concurrency limits that
+//! `while`, `retry.on: transient`, concurrency limits that
 //! could bind (`parallelism`, `map.parallelism`), exit handlers ordered
 //! other than as one chain, reading a mapped step's outputs as one value,
 //! and artifacts of reused or mapped steps fed to other steps.
@@ -260,12 +260,6 @@ fn objects(plan: &Plan, run: &RunSpec) -> Result<(Pipeline, PipelineRun), Engine
     let main = wf.steps.len();
     let mut problems = Problems::default();
     let mut workflow_problems = Vec::new();
-    if let Some(s) = &wf.schedule {
-        workflow_problems.push(format!(
-            "`schedule` ({:?}): Tekton Pipelines has no schedules; start runs from a CronJob or Tekton Triggers",
-            s.cron
-        ));
-    }
 
     let mut flags = BTreeSet::new();
     let mut tasks = Vec::with_capacity(main);

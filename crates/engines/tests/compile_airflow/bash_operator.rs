@@ -43,10 +43,7 @@ fn bash_operator_keeps_artifacts_on_the_worker() {
         "retry_policy=COULER_TRANSIENT",
     );
     has(&dag, "exception=[\"builtins.OSError\"]");
-    has(
-        &dag,
-        "schedule=CronTriggerTimetable(\"0 2 * * *\", timezone=\"UTC\")",
-    );
+    has(&dag, "schedule=None,");
     has(&dag, "max_active_tasks=4,");
     let select = task(&dag, "t_select_best");
     has(select, "do_xcom_push=True");

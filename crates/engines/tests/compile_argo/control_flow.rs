@@ -203,14 +203,18 @@ fn exit_handlers_read_main_steps_through_global_outputs() {
 }
 
 #[test]
-fn parallelism_and_schedule_make_a_cron_workflow() {
+fn a_schedule_is_only_in_the_native_export() {
     let plan = feature("parallelism-schedule");
     let m = argo(&plan);
-    assert_eq!(m.files.len(), 2);
+    // A run is one Workflow: the control plane fires the schedule.
+    assert_eq!(m.files.len(), 1);
     let wf = parse(&m.files[0].content);
     assert_eq!(wf["spec"]["parallelism"], 2);
-    assert_eq!(m.files[1].name, "cronworkflow.yaml");
-    let cron = parse(&m.files[1].content);
+    let export = couler_engines::argo::native_schedule(&plan, &run())
+        .unwrap()
+        .unwrap();
+    assert_eq!(export.name, "cronworkflow.yaml");
+    let cron = parse(&export.content);
     assert_eq!(cron["kind"], "CronWorkflow");
     assert_eq!(cron["spec"]["schedules"], json!(["0 2 * * *"]));
     assert_eq!(cron["spec"]["timezone"], "Europe/Berlin");
@@ -224,6 +228,10 @@ fn parallelism_and_schedule_make_a_cron_workflow() {
         name.len() <= 52 && couler_ir::names::is_dns_label(name),
         "{name}"
     );
-    // Without a schedule there is only the Workflow.
-    assert_eq!(argo(&feature("when")).files.len(), 1);
+    // Without a schedule there is nothing to export.
+    assert!(
+        couler_engines::argo::native_schedule(&feature("when"), &run())
+            .unwrap()
+            .is_none()
+    );
 }

@@ -7,8 +7,8 @@ use super::*;
 #[test]
 fn every_example_and_feature_compiles_or_is_refused_by_name() {
     let refused: BTreeMap<&str, &[&str]> = BTreeMap::from([
-        ("market-trend", &["schedule"][..]),
-        ("parallelism-schedule", &["schedule"][..]),
+        ("market-trend", &["parallelism"][..]),
+        ("parallelism-schedule", &["`parallelism` (2)"][..]),
         ("while", &["step `poll`", "while"][..]),
         ("retry-timeout", &["step `flaky`", "transient"][..]),
         ("jobs", &["step `torch`", "job"][..]),
@@ -108,12 +108,17 @@ fn timeouts_and_plain_retries_compile() {
 }
 
 #[test]
-fn workflow_parallelism_and_schedules_are_refused_separately() {
+fn a_schedule_compiles_workflow_parallelism_is_refused() {
+    // The control plane fires schedules: a scheduled workflow's runs are
+    // ordinary pipeline runs.
     let mut plan = feature("parallelism-schedule");
-    assert!(unsupported(&plan).contains("recurring runs"));
-    plan.workflow.schedule = None;
-    assert!(unsupported(&plan).contains("`parallelism` (2)"));
+    let why = unsupported(&plan);
+    assert!(
+        why.contains("`parallelism` (2)") && !why.contains("schedule"),
+        "{why}"
+    );
     plan.workflow.parallelism = None;
+    assert!(plan.workflow.schedule.is_some());
     let (spec, _) = compiled(&plan);
     assert_eq!(spec["root"]["dag"]["tasks"].as_object().unwrap().len(), 3);
 }

@@ -102,14 +102,13 @@ const REFUSED: &[(&str, &[&str])] = &[
             "collect-prices",
             "collect-news",
             "retry.on: transient",
-            "schedule",
             "parallelism: 4",
         ],
     ),
     ("map-items", &["train", "map.parallelism: 2"]),
     ("while", &["poll", "while"]),
     ("retry-timeout", &["flaky", "retry.on: transient"]),
-    ("parallelism-schedule", &["schedule", "parallelism: 2"]),
+    ("parallelism-schedule", &["parallelism: 2"]),
     ("jobs", &["`torch`", "`tf`", "`mpi`", "training jobs"]),
 ];
 

@@ -423,21 +423,15 @@ impl<'a> Validator<'a> {
     }
 
     fn schedule(&mut self, schedule: &Schedule, path: &Pointer) {
-        if let Err(e) = schedule.cron.parse::<croner::Cron>() {
-            self.report.push(
-                &path.key("cron"),
-                Code::InvalidValue,
-                format!("invalid cron expression {:?}: {e}", schedule.cron),
-            );
-        }
-        if let Some(tz) = &schedule.timezone
-            && !is_timezone_name(tz)
-        {
-            self.report.push(
-                &path.key("timezone"),
-                Code::InvalidValue,
-                format!("{tz:?} is not an IANA time zone name"),
-            );
+        let zone = schedule.timezone.as_deref().unwrap_or(couler_schedule::UTC);
+        if let Err(problems) = couler_schedule::Calendar::new(&[&schedule.cron], zone) {
+            for p in problems {
+                let at = match p.field {
+                    couler_schedule::Field::Timezone => path.key("timezone"),
+                    _ => path.key("cron"),
+                };
+                self.report.push(&at, Code::InvalidValue, p.message);
+            }
         }
     }
 
@@ -513,17 +507,6 @@ impl<'a> Validator<'a> {
             );
         }
     }
-}
-
-fn is_timezone_name(tz: &str) -> bool {
-    tz == "UTC"
-        || (tz.contains('/')
-            && tz.split('/').all(|part| {
-                !part.is_empty()
-                    && part
-                        .bytes()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'+'))
-            }))
 }
 
 /// Each node's requirements: its resolved entries, then a bare one for

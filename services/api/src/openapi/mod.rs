@@ -19,6 +19,7 @@ use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
     tags(
         (name = "workflows", description = "Workflows and their immutable versions"),
         (name = "runs", description = "Runs, their steps and events"),
+        (name = "schedules", description = "Schedules of workflows, fired by the control plane as ordinary runs on every engine: preview, tick history, pause, manual trigger, backfills"),
         (name = "tenants", description = "Tenants, settings and quotas"),
         (name = "api-keys", description = "Keys for services that trigger pipelines"),
         (name = "cache", description = "The shared cache index: explain, statistics, invalidation"),

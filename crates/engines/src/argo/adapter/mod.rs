@@ -189,7 +189,7 @@ impl EngineAdapter for ArgoAdapter {
         resume: Vec<StepState>,
     ) -> Result<Started, EngineError> {
         let (name, mut manifest, steps, reused) = compile(&plan, run, |plan, run| {
-            let (workflow, _cron) = super::build(plan, run)?;
+            let workflow = super::build(plan, run)?;
             let name = workflow.metadata.name.clone();
             let manifest = serde_json::to_value(&workflow)
                 .map_err(|e| EngineError::Other(format!("cannot encode the Workflow: {e}")))?;

@@ -3,6 +3,9 @@
 from .advice_view import AdviceView
 from .api_key_view import ApiKeyView
 from .author_view import AuthorView
+from .backfill_counts import BackfillCounts
+from .backfill_state import BackfillState
+from .backfill_view import BackfillView
 from .backoff import Backoff
 from .cache import Cache
 from .cache_policy_type_0 import CachePolicyType0
@@ -11,12 +14,14 @@ from .cache_scope_type_0 import CacheScopeType0
 from .cache_scope_type_1 import CacheScopeType1
 from .cache_scope_view import CacheScopeView
 from .cache_stats import CacheStats
+from .catchup_policy import CatchupPolicy
 from .condition import Condition
 from .container import Container
 from .couler_workflow import CoulerWorkflow
 from .couler_workflow_api_version import CoulerWorkflowApiVersion
 from .couler_workflow_labels import CoulerWorkflowLabels
 from .create_api_key import CreateApiKey
+from .create_backfill import CreateBackfill
 from .create_run import CreateRun
 from .create_run_labels import CreateRunLabels
 from .create_run_parameters import CreateRunParameters
@@ -76,14 +81,18 @@ from .operator import Operator
 from .output_artifact import OutputArtifact
 from .output_parameter import OutputParameter
 from .outputs import Outputs
+from .overlap import Overlap
 from .own_entry import OwnEntry
 from .param_kind import ParamKind
 from .parameter import Parameter
 from .part_view import PartView
+from .pause_request import PauseRequest
 from .plan_options import PlanOptions
 from .plan_options_parameters import PlanOptionsParameters
 from .plan_view import PlanView
 from .planned_step_view import PlannedStepView
+from .preview_tick import PreviewTick
+from .preview_view import PreviewView
 from .problem import Problem
 from .problem_item import ProblemItem
 from .put_secret import PutSecret
@@ -91,6 +100,7 @@ from .put_secret_data import PutSecretData
 from .quotas_view import QuotasView
 from .removed import Removed
 from .replica import Replica
+from .reprocess import Reprocess
 from .resources import Resources
 from .retry import Retry
 from .retry_on_type_0 import RetryOnType0
@@ -107,6 +117,12 @@ from .run_view_parameters import RunViewParameters
 from .run_view_step_counts_type_0 import RunViewStepCountsType0
 from .run_workflow_ref import RunWorkflowRef
 from .schedule import Schedule
+from .schedule_settings import ScheduleSettings
+from .schedule_settings_labels_type_0 import ScheduleSettingsLabelsType0
+from .schedule_settings_parameters_type_0 import ScheduleSettingsParametersType0
+from .schedule_view import ScheduleView
+from .schedule_view_labels import ScheduleViewLabels
+from .schedule_view_parameters import ScheduleViewParameters
 from .script import Script
 from .search_param import SearchParam
 from .search_view import SearchView
@@ -135,8 +151,13 @@ from .strategy_type_1 import StrategyType1
 from .strategy_type_2 import StrategyType2
 from .template_step import TemplateStep
 from .tenant_view import TenantView
+from .tick_kind import TickKind
+from .tick_outcome import TickOutcome
+from .tick_view import TickView
 from .training_job import TrainingJob
 from .training_job_replicas import TrainingJobReplicas
+from .trigger_kind import TriggerKind
+from .trigger_view import TriggerView
 from .tune import Tune
 from .tune_space import TuneSpace
 from .unsupported_item import UnsupportedItem
@@ -153,6 +174,9 @@ __all__ = (
     "AdviceView",
     "ApiKeyView",
     "AuthorView",
+    "BackfillCounts",
+    "BackfillState",
+    "BackfillView",
     "Backoff",
     "Cache",
     "CachePolicyType0",
@@ -161,12 +185,14 @@ __all__ = (
     "CacheScopeType1",
     "CacheScopeView",
     "CacheStats",
+    "CatchupPolicy",
     "Condition",
     "Container",
     "CoulerWorkflow",
     "CoulerWorkflowApiVersion",
     "CoulerWorkflowLabels",
     "CreateApiKey",
+    "CreateBackfill",
     "CreatedApiKey",
     "CreateRun",
     "CreateRunLabels",
@@ -226,14 +252,18 @@ __all__ = (
     "OutputArtifact",
     "OutputParameter",
     "Outputs",
+    "Overlap",
     "OwnEntry",
     "Parameter",
     "ParamKind",
     "PartView",
+    "PauseRequest",
     "PlannedStepView",
     "PlanOptions",
     "PlanOptionsParameters",
     "PlanView",
+    "PreviewTick",
+    "PreviewView",
     "Problem",
     "ProblemItem",
     "PutSecret",
@@ -241,6 +271,7 @@ __all__ = (
     "QuotasView",
     "Removed",
     "Replica",
+    "Reprocess",
     "Resources",
     "Retry",
     "RetryOnType0",
@@ -257,6 +288,12 @@ __all__ = (
     "RunViewStepCountsType0",
     "RunWorkflowRef",
     "Schedule",
+    "ScheduleSettings",
+    "ScheduleSettingsLabelsType0",
+    "ScheduleSettingsParametersType0",
+    "ScheduleView",
+    "ScheduleViewLabels",
+    "ScheduleViewParameters",
     "Script",
     "SearchParam",
     "SearchView",
@@ -285,8 +322,13 @@ __all__ = (
     "StrategyType2",
     "TemplateStep",
     "TenantView",
+    "TickKind",
+    "TickOutcome",
+    "TickView",
     "TrainingJob",
     "TrainingJobReplicas",
+    "TriggerKind",
+    "TriggerView",
     "Tune",
     "TuneSpace",
     "UnsupportedItem",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..models.run_view_step_counts_type_0 import RunViewStepCountsType0
     from ..models.run_workflow_ref import RunWorkflowRef
     from ..models.step_view import StepView
+    from ..models.trigger_view import TriggerView
 
 
 T = TypeVar("T", bound="RunView")
@@ -40,6 +41,7 @@ class RunView:
         priority (int):
         queued_at (datetime.datetime):
         status (RunStatus): `queued → planning → running → succeeded | failed | cancelled`
+        trigger (TriggerView): What started a run.
         updated_at (datetime.datetime):
         workflow_name (str):
         cache_saved_ms (int | None | Unset): Compute time the run's cached steps (and steps not needed) saved,
@@ -73,6 +75,7 @@ class RunView:
     priority: int
     queued_at: datetime.datetime
     status: RunStatus
+    trigger: TriggerView
     updated_at: datetime.datetime
     workflow_name: str
     cache_saved_ms: int | None | Unset = UNSET
@@ -112,6 +115,8 @@ class RunView:
         queued_at = self.queued_at.isoformat()
 
         status: str = self.status
+
+        trigger = self.trigger.to_dict()
 
         updated_at = self.updated_at.isoformat()
 
@@ -197,6 +202,7 @@ class RunView:
                 "priority": priority,
                 "queued_at": queued_at,
                 "status": status,
+                "trigger": trigger,
                 "updated_at": updated_at,
                 "workflow_name": workflow_name,
             }
@@ -230,6 +236,7 @@ class RunView:
         from ..models.run_view_step_counts_type_0 import RunViewStepCountsType0  # noqa: PLC0415
         from ..models.run_workflow_ref import RunWorkflowRef  # noqa: PLC0415
         from ..models.step_view import StepView  # noqa: PLC0415
+        from ..models.trigger_view import TriggerView  # noqa: PLC0415
 
         d = dict(src_dict)
         attempt = d.pop("attempt")
@@ -253,6 +260,8 @@ class RunView:
         queued_at = datetime.datetime.fromisoformat(d.pop("queued_at"))
 
         status = check_run_status(d.pop("status"))
+
+        trigger = TriggerView.from_dict(d.pop("trigger"))
 
         updated_at = datetime.datetime.fromisoformat(d.pop("updated_at"))
 
@@ -391,6 +400,7 @@ class RunView:
             priority=priority,
             queued_at=queued_at,
             status=status,
+            trigger=trigger,
             updated_at=updated_at,
             workflow_name=workflow_name,
             cache_saved_ms=cache_saved_ms,

@@ -18,8 +18,11 @@ class Schedule:
     """A cron schedule.
 
     Attributes:
-        cron (str): Five-field cron expression (`"0 2 * * *"`) or a nickname such as `@daily`.
-        timezone (None | str | Unset): IANA time zone, e.g. `Europe/Berlin`; UTC when absent.
+        cron (str): Five-field cron expression (`"0 2 * * *"`; `L`, `W` and `#` allowed)
+            or a macro such as `@daily`. It becomes the workflow's `default`
+            schedule in the control plane, which fires it on every engine.
+        timezone (None | str | Unset): IANA time zone, e.g. `Europe/Berlin`; UTC when absent (never the
+            server's zone).
     """
 
     cron: str

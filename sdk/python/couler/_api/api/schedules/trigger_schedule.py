@@ -1,0 +1,179 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response
+from ... import errors
+
+from ...models.problem import Problem
+from ...models.run_view import RunView
+
+
+def _get_kwargs(
+    workflow: str,
+    slug: str,
+) -> dict[str, Any]:
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/workflows/{workflow}/schedules/{slug}/trigger".format(
+            workflow=quote(str(workflow), safe=""),
+            slug=quote(str(slug), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | RunView | None:
+    if response.status_code == 201:
+        response_201 = RunView.from_dict(response.json())
+
+        return response_201
+
+    if 400 <= response.status_code <= 499:
+        response_4xx = Problem.from_dict(response.json())
+
+        return response_4xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | RunView]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    workflow: str,
+    slug: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Problem | RunView]:
+    """Start a run of a schedule now, as its tick would (its parameters with
+    `{{schedule.time}}` as now), whether it is paused or not.
+
+    Args:
+        workflow (str):
+        slug (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | RunView]
+    """
+
+    kwargs = _get_kwargs(
+        workflow=workflow,
+        slug=slug,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    workflow: str,
+    slug: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Problem | RunView | None:
+    """Start a run of a schedule now, as its tick would (its parameters with
+    `{{schedule.time}}` as now), whether it is paused or not.
+
+    Args:
+        workflow (str):
+        slug (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | RunView
+    """
+
+    return sync_detailed(
+        workflow=workflow,
+        slug=slug,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    workflow: str,
+    slug: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Problem | RunView]:
+    """Start a run of a schedule now, as its tick would (its parameters with
+    `{{schedule.time}}` as now), whether it is paused or not.
+
+    Args:
+        workflow (str):
+        slug (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | RunView]
+    """
+
+    kwargs = _get_kwargs(
+        workflow=workflow,
+        slug=slug,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    workflow: str,
+    slug: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Problem | RunView | None:
+    """Start a run of a schedule now, as its tick would (its parameters with
+    `{{schedule.time}}` as now), whether it is paused or not.
+
+    Args:
+        workflow (str):
+        slug (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | RunView
+    """
+
+    return (
+        await asyncio_detailed(
+            workflow=workflow,
+            slug=slug,
+            client=client,
+        )
+    ).parsed

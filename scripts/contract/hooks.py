@@ -51,6 +51,13 @@ UNSTATABLE = {
     # A step template's step must be valid as a step of a workflow.
     "POST /v1/step-library": SEMANTIC_IR,
     "PUT /v1/step-library/{name}": SEMANTIC_IR,
+    # A cron must parse and fire (at most as often as the tenant allows), a
+    # time zone must be in the bundled tz database, `end_at` after
+    # `start_at`, parameters ones the workflow declares.
+    "POST /v1/workflows/{workflow}/schedules": SEMANTIC_IR,
+    "PATCH /v1/workflows/{workflow}/schedules/{slug}": SEMANTIC_IR,
+    # `to` after `from`, and not too many instants between them.
+    "POST /v1/workflows/{workflow}/schedules/{slug}/backfills": SEMANTIC_IR,
     # The source must be an Argo workflow whose meaning carries over.
     "POST /v1/workflows:import": SEMANTIC_IR
     | {"invalid_source", "not_a_workflow", "import_changes_run"},

@@ -46,6 +46,7 @@ pub fn state(doc: &mut Value) {
     step_templates(schemas);
     run_labels(schemas);
     not_blank(schemas);
+    schedule_creation(doc);
     label_selectors(doc);
     forbid_nul_in_requests(doc);
     links(doc);
@@ -96,11 +97,26 @@ fn invalidation_selector(schemas: &mut Map<String, Value>) {
 
 /// A run's labels are checked as a workflow's are (`runs::check_labels`).
 fn run_labels(schemas: &mut Map<String, Value>) {
-    for schema in ["CreateRun", "RunOptions"] {
+    for schema in ["CreateRun", "RunOptions", "ScheduleSettings"] {
         let labels = &mut schemas[schema]["properties"]["labels"];
         assert!(labels.is_object(), "{schema} has no labels");
         *labels = couler_ir::schema::labels();
     }
+}
+
+/// A new schedule names itself (not `default`, which is the workflow's
+/// own) and its crons; an edit may leave either out (`schedules::create`).
+fn schedule_creation(doc: &mut Value) {
+    let body = &mut doc["paths"]["/v1/workflows/{workflow}/schedules"]["post"]["requestBody"]["content"]
+        ["application/json"]["schema"];
+    assert!(body.is_object(), "schedules are created with a body");
+    *body = json!({"allOf": [body.clone(), {
+        "required": ["slug", "crons"],
+        "properties": {
+            "slug": {"type": "string", "not": {"enum": ["default"]}},
+            "crons": {"type": "array"},
+        },
+    }]});
 }
 
 /// Text the server trims and refuses when nothing is left.

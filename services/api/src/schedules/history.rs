@@ -182,6 +182,7 @@ pub struct CreateBackfill {
     pub reprocess: Reprocess,
     /// Runs of the backfill active at once, 1 to 100 (default 1).
     #[schema(minimum = 1, maximum = 100)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub max_active_runs: Option<i32>,
     /// Only list the instants it would run; nothing is stored.
     #[serde(default)]

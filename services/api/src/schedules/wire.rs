@@ -37,25 +37,28 @@ pub struct ScheduleSettings {
     pub timezone: Option<String>,
     /// The workflow version its runs execute; null or absent: the latest
     /// at each tick.
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "whole_or_null")]
     #[schema(value_type = Option<i32>, minimum = 1, nullable)]
     pub version: Option<Option<i32>>,
     /// Parameter values; `{{schedule.time}}` (RFC 3339, UTC),
     /// `{{schedule.localDate}}` and `{{schedule.localTime}}` (on the
     /// schedule's wall clock) become the tick's nominal instant.
-    #[schema(value_type = Option<BTreeMap<String, String>>)]
+    #[schema(value_type = Option<BTreeMap<String, crate::openapi::IrParamValue>>)]
     pub parameters: Option<BTreeMap<String, ParamValue>>,
     pub labels: Option<BTreeMap<String, String>>,
     #[schema(minimum = -1000, maximum = 1000)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub priority: Option<i32>,
     /// After downtime: `skip` missed ticks, fire the `latest` one within
     /// the window (default), or `all` within it (at most `max_catchup`).
     pub catchup: Option<CatchupPolicy>,
     /// How old a missed tick may be and still fire (default 3600).
     #[schema(minimum = 1, maximum = 604800)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub catchup_window_secs: Option<i32>,
     /// Most missed ticks `all` fires (default 10).
     #[schema(minimum = 1, maximum = 1000)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub max_catchup: Option<i32>,
     /// While its last run is active: `skip` the tick (default), `allow`
     /// another run, or `cancel_other` runs first.
@@ -64,6 +67,7 @@ pub struct ScheduleSettings {
     /// same on every replica (spreads top-of-the-hour load); at most half
     /// the shortest gap between ticks.
     #[schema(minimum = 0)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub jitter_secs: Option<i32>,
     /// No tick before this.
     #[serde(default, deserialize_with = "double_option")]
@@ -76,6 +80,11 @@ pub struct ScheduleSettings {
 }
 
 /// Absent stays `None`; `null` is `Some(None)`.
+/// A field that may be given as null (clearing it): a whole number or null.
+fn whole_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<i32>>, D::Error> {
+    couler_ir::scalar::whole::opt(d).map(Some)
+}
+
 fn double_option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
 ) -> Result<Option<Option<T>>, D::Error> {

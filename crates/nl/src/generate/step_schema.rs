@@ -174,6 +174,11 @@ impl Narrow<'_> {
                     out.insert(key.clone(), single_type(value));
                 }
                 "format" | "description" | "minimum" => {}
+                // Rules on keys and on which fields go together: the step's
+                // own `required` says what it runs, and keys are the schema's.
+                "propertyNames" | "oneOf" => {}
+                // Text without NUL: every one-line pattern below says more.
+                "pattern" if value == couler_ir::schema::NUL_FREE => {}
                 _ => {
                     out.insert(key.clone(), value.clone());
                 }

@@ -27,6 +27,7 @@ RUN = {
     "updated_at": "2026-01-01T00:00:00Z",
     "queued_at": "2026-01-01T00:00:00Z",
     "cancel_requested": False,
+    "trigger": {"kind": "api"},
     "steps": [],
 }
 

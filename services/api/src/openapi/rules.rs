@@ -114,7 +114,7 @@ fn schedule_creation(doc: &mut Value) {
         "required": ["slug", "crons"],
         "properties": {
             "slug": {"type": "string", "not": {"enum": ["default"]}},
-            "crons": {"type": "array"},
+            "crons": {"type": "array", "items": {"type": "string"}},
         },
     }]});
 }

@@ -118,7 +118,7 @@ from .run_view_step_counts_type_0 import RunViewStepCountsType0
 from .run_workflow_ref import RunWorkflowRef
 from .schedule import Schedule
 from .schedule_settings import ScheduleSettings
-from .schedule_settings_labels_type_0 import ScheduleSettingsLabelsType0
+from .schedule_settings_labels import ScheduleSettingsLabels
 from .schedule_settings_parameters_type_0 import ScheduleSettingsParametersType0
 from .schedule_view import ScheduleView
 from .schedule_view_labels import ScheduleViewLabels
@@ -289,7 +289,7 @@ __all__ = (
     "RunWorkflowRef",
     "Schedule",
     "ScheduleSettings",
-    "ScheduleSettingsLabelsType0",
+    "ScheduleSettingsLabels",
     "ScheduleSettingsParametersType0",
     "ScheduleView",
     "ScheduleViewLabels",

@@ -15,7 +15,7 @@ from typing import cast
 import datetime
 
 if TYPE_CHECKING:
-    from ..models.schedule_settings_labels_type_0 import ScheduleSettingsLabelsType0
+    from ..models.schedule_settings_labels import ScheduleSettingsLabels
     from ..models.schedule_settings_parameters_type_0 import (
         ScheduleSettingsParametersType0,
     )
@@ -39,7 +39,7 @@ class ScheduleSettings:
             jitter_secs (int | None | Unset): Each tick is due up to this many seconds after its instant, the
                 same on every replica (spreads top-of-the-hour load); at most half
                 the shortest gap between ticks.
-            labels (None | ScheduleSettingsLabelsType0 | Unset):
+            labels (ScheduleSettingsLabels | Unset): Labels for search and grouping (Kubernetes label syntax).
             max_catchup (int | None | Unset): Most missed ticks `all` fires (default 10).
             overlap (None | Overlap | Unset):
             parameters (None | ScheduleSettingsParametersType0 | Unset): Parameter values; `{{schedule.time}}` (RFC 3339,
@@ -62,7 +62,7 @@ class ScheduleSettings:
     crons: list[str] | None | Unset = UNSET
     end_at: datetime.datetime | None | Unset = UNSET
     jitter_secs: int | None | Unset = UNSET
-    labels: None | ScheduleSettingsLabelsType0 | Unset = UNSET
+    labels: ScheduleSettingsLabels | Unset = UNSET
     max_catchup: int | None | Unset = UNSET
     overlap: None | Overlap | Unset = UNSET
     parameters: None | ScheduleSettingsParametersType0 | Unset = UNSET
@@ -73,7 +73,6 @@ class ScheduleSettings:
     version: int | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.schedule_settings_labels_type_0 import ScheduleSettingsLabelsType0  # noqa: PLC0415
         from ..models.schedule_settings_parameters_type_0 import (
             ScheduleSettingsParametersType0,
         )  # noqa: PLC0415
@@ -115,13 +114,9 @@ class ScheduleSettings:
         else:
             jitter_secs = self.jitter_secs
 
-        labels: dict[str, Any] | None | Unset
-        if isinstance(self.labels, Unset):
-            labels = UNSET
-        elif isinstance(self.labels, ScheduleSettingsLabelsType0):
+        labels: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.labels, Unset):
             labels = self.labels.to_dict()
-        else:
-            labels = self.labels
 
         max_catchup: int | None | Unset
         if isinstance(self.max_catchup, Unset):
@@ -213,7 +208,7 @@ class ScheduleSettings:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.schedule_settings_labels_type_0 import ScheduleSettingsLabelsType0  # noqa: PLC0415
+        from ..models.schedule_settings_labels import ScheduleSettingsLabels  # noqa: PLC0415
         from ..models.schedule_settings_parameters_type_0 import (
             ScheduleSettingsParametersType0,
         )  # noqa: PLC0415
@@ -291,22 +286,12 @@ class ScheduleSettings:
 
         jitter_secs = _parse_jitter_secs(d.pop("jitter_secs", UNSET))
 
-        def _parse_labels(data: object) -> None | ScheduleSettingsLabelsType0 | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                labels_type_0 = ScheduleSettingsLabelsType0.from_dict(data)
-
-                return labels_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(None | ScheduleSettingsLabelsType0 | Unset, data)
-
-        labels = _parse_labels(d.pop("labels", UNSET))
+        _labels = d.pop("labels", UNSET)
+        labels: ScheduleSettingsLabels | Unset
+        if isinstance(_labels, Unset):
+            labels = UNSET
+        else:
+            labels = ScheduleSettingsLabels.from_dict(_labels)
 
         def _parse_max_catchup(data: object) -> int | None | Unset:
             if data is None:

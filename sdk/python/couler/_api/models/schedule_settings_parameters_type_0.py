@@ -7,6 +7,9 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 
+from typing import cast
+
+
 T = TypeVar("T", bound="ScheduleSettingsParametersType0")
 
 
@@ -18,11 +21,14 @@ class ScheduleSettingsParametersType0:
 
     """
 
-    additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
+    additional_properties: dict[str, bool | float | str] = _attrs_field(
+        init=False, factory=dict
+    )
 
     def to_dict(self) -> dict[str, Any]:
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+        for prop_name, prop in self.additional_properties.items():
+            field_dict[prop_name] = prop
 
         return field_dict
 
@@ -31,17 +37,29 @@ class ScheduleSettingsParametersType0:
         d = dict(src_dict)
         schedule_settings_parameters_type_0 = cls()
 
-        schedule_settings_parameters_type_0.additional_properties = d
+        additional_properties = {}
+        for prop_name, prop_dict in d.items():
+
+            def _parse_additional_property(data: object) -> bool | float | str:
+                return cast(bool | float | str, data)
+
+            additional_property = _parse_additional_property(prop_dict)
+
+            additional_properties[prop_name] = additional_property
+
+        schedule_settings_parameters_type_0.additional_properties = (
+            additional_properties
+        )
         return schedule_settings_parameters_type_0
 
     @property
     def additional_keys(self) -> list[str]:
         return list(self.additional_properties.keys())
 
-    def __getitem__(self, key: str) -> str:
+    def __getitem__(self, key: str) -> bool | float | str:
         return self.additional_properties[key]
 
-    def __setitem__(self, key: str, value: str) -> None:
+    def __setitem__(self, key: str, value: bool | float | str) -> None:
         self.additional_properties[key] = value
 
     def __delitem__(self, key: str) -> None:

@@ -7,11 +7,13 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 
-T = TypeVar("T", bound="ScheduleSettingsLabelsType0")
+T = TypeVar("T", bound="ScheduleSettingsLabels")
 
 
 @_attrs_define
-class ScheduleSettingsLabelsType0:
+class ScheduleSettingsLabels:
+    """Labels for search and grouping (Kubernetes label syntax)."""
+
     additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -23,10 +25,10 @@ class ScheduleSettingsLabelsType0:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        schedule_settings_labels_type_0 = cls()
+        schedule_settings_labels = cls()
 
-        schedule_settings_labels_type_0.additional_properties = d
-        return schedule_settings_labels_type_0
+        schedule_settings_labels.additional_properties = d
+        return schedule_settings_labels
 
     @property
     def additional_keys(self) -> list[str]:

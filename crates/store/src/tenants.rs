@@ -21,6 +21,9 @@ pub struct Tenant {
     /// The network its steps get on the local engine, where a platform
     /// admin set one (`none` or `host`); none: the platform's default.
     pub step_network: Option<String>,
+    /// The shortest gap between two ticks of one of its schedules, set by
+    /// a platform admin (migration 0014's default: 60 s).
+    pub min_schedule_interval_secs: i32,
     pub quotas: Quotas,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -86,6 +89,7 @@ struct Row {
     split_budget: Json<SplitBudget>,
     allowed_images: Vec<String>,
     step_network: Option<String>,
+    min_schedule_interval_secs: i32,
     max_concurrent_runs: i32,
     max_queued_runs: i32,
     requests_per_second: i32,
@@ -105,6 +109,7 @@ impl From<Row> for Tenant {
             split_budget: r.split_budget.0,
             allowed_images: r.allowed_images,
             step_network: r.step_network,
+            min_schedule_interval_secs: r.min_schedule_interval_secs,
             quotas: Quotas {
                 max_concurrent_runs: r.max_concurrent_runs,
                 max_queued_runs: r.max_queued_runs,
@@ -124,7 +129,7 @@ pub async fn create(tx: &mut Tx, new: &NewTenant) -> Result<Tenant, sqlx::Error>
                                max_concurrent_runs, max_queued_runs, requests_per_second)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, step_network, min_schedule_interval_secs, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         TenantId::new() as TenantId,
         new.name,
         new.display_name,
@@ -143,7 +148,7 @@ pub async fn get(tx: &mut Tx, id: TenantId) -> Result<Option<Tenant>, sqlx::Erro
     sqlx::query_as!(
         Row,
         r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                  allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+                  allowed_images, step_network, min_schedule_interval_secs, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE id = $1"#,
         id as TenantId,
     )
@@ -156,7 +161,7 @@ pub async fn get_by_name(tx: &mut Tx, name: &str) -> Result<Option<Tenant>, sqlx
     sqlx::query_as!(
         Row,
         r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                  allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+                  allowed_images, step_network, min_schedule_interval_secs, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants WHERE name = $1"#,
         name,
     )
@@ -170,7 +175,7 @@ pub async fn list(tx: &mut Tx) -> Result<Vec<Tenant>, sqlx::Error> {
     sqlx::query_as!(
         Row,
         r#"SELECT id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                  allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
+                  allowed_images, step_network, min_schedule_interval_secs, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at
            FROM tenants ORDER BY name"#,
     )
     .fetch_all(&mut **tx)
@@ -195,7 +200,7 @@ pub async fn update_settings(
                updated_at = now()
            WHERE id = $1
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, step_network, min_schedule_interval_secs, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         settings.display_name,
         settings.engine,
@@ -222,9 +227,30 @@ pub async fn set_step_network(
         r#"UPDATE tenants SET step_network = $2, updated_at = now()
            WHERE id = $1
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, step_network, min_schedule_interval_secs, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         network,
+    )
+    .fetch_optional(&mut **tx)
+    .await
+    .map(|r| r.map(Tenant::from))
+}
+
+/// Sets the shortest gap between two ticks of the tenant's schedules.
+/// Platform transactions only: a tenant may not lower its own limit.
+pub async fn set_min_schedule_interval(
+    tx: &mut Tx,
+    id: TenantId,
+    secs: i32,
+) -> Result<Option<Tenant>, sqlx::Error> {
+    sqlx::query_as!(
+        Row,
+        r#"UPDATE tenants SET min_schedule_interval_secs = $2, updated_at = now()
+           WHERE id = $1
+           RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
+                     allowed_images, step_network, min_schedule_interval_secs, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+        id as TenantId,
+        secs,
     )
     .fetch_optional(&mut **tx)
     .await
@@ -242,7 +268,7 @@ pub async fn set_quotas(
                max_concurrent_runs = $2, max_queued_runs = $3, requests_per_second = $4, updated_at = now()
            WHERE id = $1
            RETURNING id AS "id: TenantId", name, display_name, engine, share_cache, cache_ttl_secs, split_budget AS "split_budget: Json<SplitBudget>",
-                     allowed_images, step_network, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
+                     allowed_images, step_network, min_schedule_interval_secs, max_concurrent_runs, max_queued_runs, requests_per_second, created_at, updated_at"#,
         id as TenantId,
         q.max_concurrent_runs,
         q.max_queued_runs,

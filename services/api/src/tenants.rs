@@ -41,6 +41,9 @@ pub struct TenantView {
     /// The network the tenant's steps get on the local engine, where a
     /// platform admin set one; null: the platform's `local.sandbox.network`.
     pub step_network: Option<StepNetwork>,
+    /// The shortest gap, in seconds, between two ticks of one of the
+    /// tenant's schedules (set by platform admins).
+    pub min_schedule_interval_secs: i32,
     pub quotas: QuotasView,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -145,6 +148,7 @@ impl From<Tenant> for TenantView {
                 Some(_) => Some(StepNetwork::None),
                 None => None,
             },
+            min_schedule_interval_secs: t.min_schedule_interval_secs,
             quotas: t.quotas.into(),
             created_at: t.created_at,
             updated_at: t.updated_at,
@@ -184,6 +188,13 @@ pub struct UpdateTenant {
     /// The network the tenant's steps get on the local engine (`default`:
     /// the platform's). Platform admins only.
     pub step_network: Option<StepNetworkSetting>,
+    /// The shortest gap, in seconds, between two ticks of one of the
+    /// tenant's schedules, 1 to 86400. Platform admins only. Schedules
+    /// created before a change keep ticking; they are held to it when
+    /// next edited.
+    #[schema(minimum = 1, maximum = 86400)]
+    #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
+    pub min_schedule_interval_secs: Option<i32>,
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -354,6 +365,21 @@ async fn update_tenant(
             "step_network: only platform admins choose what network a tenant's steps get".into(),
         ));
     }
+    if let Some(secs) = req.min_schedule_interval_secs {
+        if !principal.platform_admin {
+            return Err(ApiError::Forbidden(
+                "min_schedule_interval_secs: only platform admins set a tenant's schedule limit"
+                    .into(),
+            ));
+        }
+        if !(1..=86_400).contains(&secs) {
+            return Err(ApiError::bad_request(
+                "invalid_interval",
+                "min_schedule_interval_secs must be between 1 and 86400",
+                "/min_schedule_interval_secs",
+            ));
+        }
+    }
     if let Some(ttl) = req.cache_ttl_secs {
         let max = state.config.cache.max_ttl_secs;
         if ttl < 1 || ttl as u64 > max {
@@ -410,6 +436,11 @@ async fn update_tenant(
             StepNetworkSetting::Default => None,
         };
         tenant = tenants::set_step_network(&mut tx, id, value)
+            .await?
+            .ok_or_else(|| ApiError::not_found("tenant"))?;
+    }
+    if let Some(secs) = req.min_schedule_interval_secs {
+        tenant = tenants::set_min_schedule_interval(&mut tx, id, secs)
             .await?
             .ok_or_else(|| ApiError::not_found("tenant"))?;
     }

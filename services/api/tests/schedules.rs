@@ -489,3 +489,61 @@ async fn another_tenant_can_never_see_or_touch_a_schedule() {
     );
     api.stop().await;
 }
+
+#[tokio::test]
+async fn platform_admins_set_a_tenants_minimum_schedule_interval() {
+    let api = TestApi::start().await;
+    let (tenant, editor) = setup(&api, "acme").await;
+    let path = format!("/v1/tenants/{tenant}");
+    let (status, view) = api
+        .call(Method::GET, &path, &api.platform_token, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["min_schedule_interval_secs"], 60, "the default");
+
+    // A tenant admin cannot lower (or raise) its own limit.
+    let admin = user(&tenant, "admin");
+    let body = json!({"min_schedule_interval_secs": 1});
+    let (status, problem) = api
+        .call(Method::PATCH, &path, &admin, Some(body.clone()))
+        .await;
+    assert_problem(status, &problem, StatusCode::FORBIDDEN, "forbidden");
+    for bad in [json!(0), json!(86_401)] {
+        let body = json!({"min_schedule_interval_secs": bad});
+        let (status, problem) = api
+            .call(Method::PATCH, &path, &api.platform_token, Some(body))
+            .await;
+        assert_problem(
+            status,
+            &problem,
+            StatusCode::BAD_REQUEST,
+            "invalid_interval",
+        );
+        assert_eq!(problem["path"], "/min_schedule_interval_secs");
+    }
+    let body = json!({"min_schedule_interval_secs": 3600});
+    let (status, view) = api
+        .call(Method::PATCH, &path, &api.platform_token, Some(body))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["min_schedule_interval_secs"], 3600);
+
+    // The tenant's schedules are now held to an hour.
+    let body = json!({"slug": "quarterly", "crons": ["*/15 * * * *"]});
+    let (status, problem) = api.call(Method::POST, BASE, &editor, Some(body)).await;
+    assert_problem(
+        status,
+        &problem,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "validation_failed",
+    );
+    assert_eq!(paths(&problem), ["/crons"], "{problem}");
+    assert!(problem.to_string().contains("3600 s"), "{problem}");
+    create(
+        &api,
+        &editor,
+        json!({"slug": "hourly", "crons": ["@hourly"]}),
+    )
+    .await;
+    api.stop().await;
+}

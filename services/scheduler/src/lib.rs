@@ -70,7 +70,8 @@ pub async fn run(
         tokio::spawn(caching::sweep(index.clone(), shutdown.clone()));
     }
     tokio::spawn(tail::listen(ctx.clone(), shutdown.clone()));
-    let ticker = tokio::spawn(ticker::run(ctx.clone(), shutdown.clone()));
+    let poll = std::time::Duration::from_millis(ctx.config.poll_ms);
+    let ticker = tokio::spawn(ticker::run(ctx.store.clone(), poll, shutdown.clone()));
     queue::claim_loop(ctx.clone(), shutdown.clone()).await?;
     // Stop claiming first (done), then let drivers hand their runs back.
     let _ = ticker.await;

@@ -9,7 +9,6 @@
 //! It sleeps until the earliest due time, a `couler_schedules_changed`
 //! notification, or 30 s.
 
-use crate::Context;
 use couler_ir::Parameter;
 use couler_ir::scalar::ParamValue;
 use couler_schedule::due::{self, SKIP_GRACE};
@@ -19,7 +18,7 @@ use couler_store::runs::{self, Created, NewRun, Source, Trigger, TriggerKind};
 use couler_store::schedules::{self, Overlap, Schedule, rfc3339};
 use couler_store::ticks::{self, Due, Outcome, TickKind};
 use couler_store::{RunId, SCHEDULES_CHANNEL, Store, Tx, workflows};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -45,9 +44,11 @@ fn failpoint(name: &str) {
     }
 }
 
-pub async fn run(ctx: Arc<Context>, shutdown: CancellationToken) {
+/// The ticker loop of one replica; `poll` is how soon it retries after a
+/// failure or while backfills are releasing.
+pub async fn run(store: Store, poll: Duration, shutdown: CancellationToken) {
     let mut listener = loop {
-        match listen(&ctx).await {
+        match listen(&store).await {
             Ok(l) => break l,
             Err(e) => {
                 tracing::warn!(error = %e, "ticker could not listen; retrying");
@@ -63,15 +64,15 @@ pub async fn run(ctx: Arc<Context>, shutdown: CancellationToken) {
             return;
         }
         let mut wait = MAX_WAIT;
-        match drain(&ctx, &shutdown).await {
-            Ok(releasing) if releasing => wait = Duration::from_millis(ctx.config.poll_ms),
+        match drain(&store, &shutdown).await {
+            Ok(releasing) if releasing => wait = poll,
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!(error = %e, "ticker pass failed");
-                wait = Duration::from_millis(ctx.config.poll_ms);
+                wait = poll;
             }
         }
-        if let Ok(Some(secs)) = until_due(&ctx).await {
+        if let Ok(Some(secs)) = until_due(&store).await {
             wait = wait.min(Duration::from_secs_f64(secs.max(0.0)));
         }
         tokio::select! {
@@ -79,7 +80,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: CancellationToken) {
             note = listener.recv() => {
                 if let Err(e) = note {
                     tracing::warn!(error = %e, "ticker listener lost its connection");
-                    tokio::time::sleep(Duration::from_millis(ctx.config.poll_ms)).await;
+                    tokio::time::sleep(poll).await;
                 }
             }
             _ = tokio::time::sleep(wait) => {}
@@ -87,20 +88,20 @@ pub async fn run(ctx: Arc<Context>, shutdown: CancellationToken) {
     }
 }
 
-async fn listen(ctx: &Context) -> Result<sqlx::postgres::PgListener, sqlx::Error> {
-    let mut listener = sqlx::postgres::PgListener::connect_with(ctx.store.pool()).await?;
+async fn listen(store: &Store) -> Result<sqlx::postgres::PgListener, sqlx::Error> {
+    let mut listener = sqlx::postgres::PgListener::connect_with(store.pool()).await?;
     listener.listen(SCHEDULES_CHANNEL).await?;
     Ok(listener)
 }
 
 /// Passes until nothing is due; whether backfills are still releasing.
-async fn drain(ctx: &Context, shutdown: &CancellationToken) -> anyhow::Result<bool> {
-    while !shutdown.is_cancelled() && tick_pass(&ctx.store).await? > 0 {}
-    Ok(backfill_pass(&ctx.store).await? > 0)
+async fn drain(store: &Store, shutdown: &CancellationToken) -> anyhow::Result<bool> {
+    while !shutdown.is_cancelled() && tick_pass(store).await? > 0 {}
+    Ok(backfill_pass(store).await? > 0)
 }
 
-async fn until_due(ctx: &Context) -> Result<Option<f64>, sqlx::Error> {
-    let mut tx = ctx.store.platform().await?;
+async fn until_due(store: &Store) -> Result<Option<f64>, sqlx::Error> {
+    let mut tx = store.platform().await?;
     let secs = ticks::seconds_until_due(&mut tx).await?;
     tx.commit().await?;
     Ok(secs)
@@ -285,6 +286,9 @@ async fn make_run(
             s.workflow_version
         )));
     };
+    if let Some(why) = missing_secret(tx, s.tenant_id, &target.secrets.0).await? {
+        return Ok(Err(why));
+    }
     let declared: Vec<Parameter> = match serde_json::from_value(target.parameters.0) {
         Ok(p) => p,
         Err(e) => return Ok(Err(format!("the workflow's parameters do not read: {e}"))),
@@ -316,6 +320,33 @@ async fn make_run(
         Created::New(run) | Created::Existing(run) => Ok(run.id),
         Created::KeyReused => Err("the run's idempotency key is taken".into()),
     })
+}
+
+/// Why a run of a version reading `uses` cannot start: the first secret or
+/// key the tenant does not have (as `POST /v1/runs` refuses such a run
+/// before it is queued, a tick records it as failed instead of queueing a
+/// run that fails at its step).
+async fn missing_secret(
+    tx: &mut Tx,
+    tenant: couler_store::TenantId,
+    uses: &[workflows::SecretUse],
+) -> Result<Option<String>, sqlx::Error> {
+    if uses.is_empty() {
+        return Ok(None);
+    }
+    let names: Vec<String> = uses.iter().map(|u| u.name.clone()).collect();
+    let have = couler_store::secrets::keys_of(tx, tenant, &names).await?;
+    Ok(uses.iter().find_map(|u| match have.get(&u.name) {
+        None => Some(format!(
+            "step {:?} reads secret {:?}, which the tenant does not have",
+            u.step_name, u.name
+        )),
+        Some(keys) if !keys.contains(&u.key) => Some(format!(
+            "step {:?} reads key {:?} of secret {:?}, which has no such key",
+            u.step_name, u.key, u.name
+        )),
+        Some(_) => None,
+    }))
 }
 
 /// One transaction over the running backfills; how many are running.

@@ -402,3 +402,54 @@ async fn a_backfill_releases_at_most_its_active_runs() {
     assert_eq!(b.state, backfills::State::Done);
     db.drop().await;
 }
+
+#[tokio::test]
+async fn a_tick_of_a_version_reading_a_missing_secret_fails_naming_it() {
+    let db = Db::new().await;
+    let ir = couler_ir::load(
+        r#"
+apiVersion: couler.dev/v1alpha1
+name: diamond
+steps:
+  - name: notify
+    container:
+      image: busybox
+      command: [sh, -c, 'test -n "$TOKEN"']
+      env:
+        - name: TOKEN
+          secret: {name: slack, key: token}
+"#,
+        couler_ir::Format::Yaml,
+    )
+    .unwrap();
+    let mut tx = db.store.tenant(db.tenant).await.unwrap();
+    workflows::add_version(
+        &mut tx,
+        db.tenant,
+        db.workflow,
+        &NewVersion::from_ir(&ir, "test"),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    tx.commit().await.unwrap();
+    let id = db
+        .schedule(
+            "nightly",
+            &every_minute(CatchupPolicy::Latest, Overlap::Allow),
+        )
+        .await;
+    db.backdate(id, 1).await;
+    db.drain().await;
+    let ticks = db.ticks("nightly").await;
+    let fired: Vec<_> = ticks.iter().filter(|t| t.1 != "skipped_missed").collect();
+    assert_eq!(fired.len(), 1, "{ticks:?}");
+    assert_eq!(fired[0].1, "failed");
+    let detail = fired[0].2.as_deref().unwrap();
+    assert!(
+        detail.contains("\"notify\"") && detail.contains("\"slack\""),
+        "{detail}"
+    );
+    assert!(db.runs(id.0).await.is_empty(), "no run was queued");
+    db.drop().await;
+}

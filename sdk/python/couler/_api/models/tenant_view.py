@@ -33,6 +33,8 @@ class TenantView:
         display_name (str):
         engine (str): The engine this tenant's runs go to.
         id (str): A tenant id.
+        min_schedule_interval_secs (int): The shortest gap, in seconds, between two ticks of one of the
+            tenant's schedules (set by platform admins).
         name (str):
         quotas (QuotasView):
         share_cache (bool): Whether the tenant's steps share cache entries with other tenants.
@@ -49,6 +51,7 @@ class TenantView:
     display_name: str
     engine: str
     id: str
+    min_schedule_interval_secs: int
     name: str
     quotas: QuotasView
     share_cache: bool
@@ -68,6 +71,8 @@ class TenantView:
         engine = self.engine
 
         id = self.id
+
+        min_schedule_interval_secs = self.min_schedule_interval_secs
 
         name = self.name
 
@@ -102,6 +107,7 @@ class TenantView:
                 "display_name": display_name,
                 "engine": engine,
                 "id": id,
+                "min_schedule_interval_secs": min_schedule_interval_secs,
                 "name": name,
                 "quotas": quotas,
                 "share_cache": share_cache,
@@ -131,6 +137,8 @@ class TenantView:
         engine = d.pop("engine")
 
         id = d.pop("id")
+
+        min_schedule_interval_secs = d.pop("min_schedule_interval_secs")
 
         name = d.pop("name")
 
@@ -174,6 +182,7 @@ class TenantView:
             display_name=display_name,
             engine=engine,
             id=id,
+            min_schedule_interval_secs=min_schedule_interval_secs,
             name=name,
             quotas=quotas,
             share_cache=share_cache,

@@ -28,6 +28,10 @@ class UpdateTenant:
         cache_ttl_secs (int | None | Unset): Default TTL (seconds) of the tenant's cache entries.
         display_name (None | str | Unset):
         engine (None | str | Unset):
+        min_schedule_interval_secs (int | None | Unset): The shortest gap, in seconds, between two ticks of one of the
+            tenant's schedules, 1 to 86400. Platform admins only. Schedules
+            created before a change keep ticking; they are held to it when
+            next edited.
         share_cache (bool | None | Unset):
         split_budget (None | SplitBudgetView | Unset):
         step_network (None | StepNetworkSetting | Unset):
@@ -37,6 +41,7 @@ class UpdateTenant:
     cache_ttl_secs: int | None | Unset = UNSET
     display_name: None | str | Unset = UNSET
     engine: None | str | Unset = UNSET
+    min_schedule_interval_secs: int | None | Unset = UNSET
     share_cache: bool | None | Unset = UNSET
     split_budget: None | SplitBudgetView | Unset = UNSET
     step_network: None | StepNetworkSetting | Unset = UNSET
@@ -71,6 +76,12 @@ class UpdateTenant:
         else:
             engine = self.engine
 
+        min_schedule_interval_secs: int | None | Unset
+        if isinstance(self.min_schedule_interval_secs, Unset):
+            min_schedule_interval_secs = UNSET
+        else:
+            min_schedule_interval_secs = self.min_schedule_interval_secs
+
         share_cache: bool | None | Unset
         if isinstance(self.share_cache, Unset):
             share_cache = UNSET
@@ -104,6 +115,8 @@ class UpdateTenant:
             field_dict["display_name"] = display_name
         if engine is not UNSET:
             field_dict["engine"] = engine
+        if min_schedule_interval_secs is not UNSET:
+            field_dict["min_schedule_interval_secs"] = min_schedule_interval_secs
         if share_cache is not UNSET:
             field_dict["share_cache"] = share_cache
         if split_budget is not UNSET:
@@ -163,6 +176,17 @@ class UpdateTenant:
 
         engine = _parse_engine(d.pop("engine", UNSET))
 
+        def _parse_min_schedule_interval_secs(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        min_schedule_interval_secs = _parse_min_schedule_interval_secs(
+            d.pop("min_schedule_interval_secs", UNSET)
+        )
+
         def _parse_share_cache(data: object) -> bool | None | Unset:
             if data is None:
                 return data
@@ -211,6 +235,7 @@ class UpdateTenant:
             cache_ttl_secs=cache_ttl_secs,
             display_name=display_name,
             engine=engine,
+            min_schedule_interval_secs=min_schedule_interval_secs,
             share_cache=share_cache,
             split_budget=split_budget,
             step_network=step_network,

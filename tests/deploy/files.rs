@@ -21,7 +21,8 @@ pub struct Rendered {
 pub fn rendered() -> &'static Rendered {
     static RENDERED: OnceLock<Rendered> = OnceLock::new();
     RENDERED.get_or_init(|| {
-        let dir = match std::env::var_os("COULER_DEPLOY_RENDERED") {
+        let given = std::env::var_os("COULER_DEPLOY_RENDERED");
+        let dir = match &given {
             Some(dir) => PathBuf::from(dir),
             None => {
                 let dir = std::env::temp_dir().join(format!(
@@ -50,6 +51,9 @@ pub fn rendered() -> &'static Rendered {
             let docs: Vec<Value> = serde_saphyr::from_multiple(&read(&format!("{name}.yaml")))
                 .expect("rendered manifests are YAML");
             overlays.insert(name, docs.into_iter().filter(|d| !d.is_null()).collect());
+        }
+        if given.is_none() {
+            let _ = std::fs::remove_dir_all(&dir);
         }
         Rendered { compose, overlays }
     })

@@ -197,6 +197,14 @@ impl Drop for Stack {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
+        // The cache index and rate-limit keys the stack wrote.
+        let _ = Command::new("sh")
+            .arg("-c")
+            .arg("redis-cli --scan --pattern \"$1:*\" | xargs -r redis-cli unlink")
+            .args(["sh", &self.prefix])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 }
 

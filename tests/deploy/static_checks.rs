@@ -470,3 +470,36 @@ fn compose_wires_airflow_to_the_scheduler() {
         airflow["environment"]["COULER_AIRFLOW_PASSWORD"]
     );
 }
+
+#[test]
+fn redis_runs_the_cache_index() {
+    // `ZADD … GT` and the bundled cjson/cmsgpack Lua libraries: Redis 6.2+.
+    let rendered = rendered();
+    let mut images = vec![rendered.compose["services"]["redis"]["image"].clone()];
+    for docs in rendered.overlays.values() {
+        for doc in docs {
+            let containers = pod_spec(doc)["containers"].as_array().cloned();
+            images.extend(
+                containers
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| c["name"] == "redis")
+                    .map(|c| c["image"].clone()),
+            );
+        }
+    }
+    assert!(images.len() >= 2, "compose and the dev overlay run Redis");
+    for image in images {
+        let tag = image
+            .as_str()
+            .unwrap()
+            .split(':')
+            .nth(1)
+            .expect("a tagged image");
+        let version: Vec<u32> = tag.split('.').map_while(|p| p.parse().ok()).collect();
+        assert!(
+            version.as_slice() >= [6, 2].as_slice(),
+            "{image}: the cache index needs Redis 6.2 or later"
+        );
+    }
+}

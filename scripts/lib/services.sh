@@ -106,6 +106,37 @@ ensure_test_tools() {
   "$(dirname "${BASH_SOURCE[0]}")/../s3-server" --setup
 }
 
+# What scripts/check-deploy reads the deployment files with, offline: Debian's
+# docker-compose (v1; `config` needs no Docker daemon) and Debian's kubectl
+# (`kubectl kustomize`). Debian's kubectl is unpacked from its package into
+# .tools/ rather than installed: the machine may have another package's
+# /usr/bin/kubectl (e.g. the Google Cloud CLI's), which dpkg would refuse to
+# overwrite. Prints the path of that kubectl.
+ensure_deploy_tools() {
+  command -v docker-compose >/dev/null || apt_install docker-compose
+  local tools
+  tools="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/.tools"
+  local dir="$tools/kubernetes-client"
+  mkdir -p "$tools"
+  (
+    flock 9
+    [ -x "$dir/usr/bin/kubectl" ] && exit 0
+    local download
+    download=$(mktemp -d)
+    chmod 755 "$download"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    # apt warns when its sandbox user cannot write the directory; harmless.
+    (cd "$download" && apt-get download -qq kubernetes-client 2>/dev/null)
+    rm -rf "$dir"
+    dpkg-deb -x "$download"/kubernetes-client_*.deb "$dir"
+    rm -rf "$download"
+  ) 9>"$tools/kubernetes-client.lock" >&2 || {
+    echo "could not unpack Debian's kubernetes-client into $dir" >&2
+    return 1
+  }
+  echo "$dir/usr/bin/kubectl"
+}
+
 # Drops databases left behind by earlier test runs that were killed.
 drop_test_databases() {
   command -v psql >/dev/null || return 0

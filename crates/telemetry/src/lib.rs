@@ -6,6 +6,8 @@
 //! ids so runs can carry them to the scheduler; they are exported over
 //! OTLP/gRPC only when an endpoint is configured.
 
+pub mod config_env;
+
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig;
@@ -160,22 +162,17 @@ pub fn load_config<T: serde::de::DeserializeOwned>(
     if let Some(file) = file {
         figment = figment.merge(Toml::file_exact(file));
     }
-    figment
-        .merge(
-            Env::prefixed("COULER__")
-                .filter(move |k| {
-                    sections
-                        .iter()
-                        .any(|s| k.as_str().to_ascii_lowercase().starts_with(s))
-                })
-                .split("__"),
-        )
-        .merge(
-            Env::raw()
-                .only(&["DATABASE_URL"])
-                .map(|_| "database.url".into()),
-        )
-        .merge(Env::raw().only(&["REDIS_URL"]).map(|_| "redis.url".into()))
-        .extract()
-        .map_err(Box::new)
+    let mut figment = figment.merge(
+        Env::prefixed("COULER__")
+            .filter(move |k| {
+                sections
+                    .iter()
+                    .any(|s| k.as_str().to_ascii_lowercase().starts_with(s))
+            })
+            .split("__"),
+    );
+    for (name, key) in config_env::SHORTHANDS {
+        figment = figment.merge(Env::raw().only(&[*name]).map(move |_| (*key).into()));
+    }
+    figment.extract().map_err(Box::new)
 }

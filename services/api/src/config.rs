@@ -131,6 +131,11 @@ impl Config {
     pub fn load(file: Option<&Path>) -> Result<Config, Box<figment::Error>> {
         couler_telemetry::load_config(file, SECTIONS)
     }
+
+    /// Every environment variable [`Config::load`] reads, from these types.
+    pub fn env_vars() -> Result<Vec<String>, couler_telemetry::config_env::TraceError> {
+        couler_telemetry::config_env::env_vars::<Config>(SECTIONS)
+    }
 }
 
 #[cfg(test)]
@@ -206,6 +211,36 @@ mod tests {
             let printed = format!("{config:?}");
             assert!(!printed.contains(k1.expose_secret()), "{printed}");
             assert!(!printed.contains(k2.expose_secret()), "{printed}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn env_vars_reach_into_every_section() {
+        let names = Config::env_vars().expect("the config types trace");
+        for section in SECTIONS {
+            let prefix = format!("COULER__{}__", section.to_ascii_uppercase());
+            assert!(
+                names.iter().any(|n| n.starts_with(&prefix)),
+                "{section}: {names:?}"
+            );
+        }
+        for name in [
+            "COULER__HTTP__ADDR",
+            "COULER__AUTH__JWT__HS256_SECRET",
+            "COULER__AUTH__JWT__JWKS_FILE",
+            "COULER__SECRETS__KEYS__<KEY>",
+            "COULER__LLM__API_KEY",
+            "COULER__GENERATE__LIMITS__MAX_TOKENS",
+            "DATABASE_URL",
+        ] {
+            assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
+        }
+        // Each name set in the environment loads (a wrong type would fail).
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("COULER__HTTP__ADDR", "0.0.0.0:8080");
+            jail.set_env("COULER__SECRETS__KEYS__LAPTOP", "x");
+            Config::load(None).expect("config loads");
             Ok(())
         });
     }

@@ -1,4 +1,4 @@
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// mimalloc: compiling big workflows and serving many small requests
@@ -24,6 +24,9 @@ enum Command {
     Serve,
     /// Print the OpenAPI document.
     Openapi,
+    /// Print every environment variable the configuration reads, one per
+    /// line (`<KEY>`: a key the operator names).
+    EnvVars,
     /// Create a tenant if needed and print a new admin API key for it.
     Bootstrap { tenant: String },
     /// Re-wrap every secret's data key under `secrets.active_key`, in
@@ -56,6 +59,13 @@ async fn main() -> anyhow::Result<()> {
     let load = || couler_api::config::Config::load(cli.config.as_deref());
     match cli.command.unwrap_or(Command::Serve) {
         Command::Openapi => print!("{}", couler_api::app::openapi_json()),
+        Command::EnvVars => {
+            let config = couler_api::config::Config::env_vars()?;
+            print!(
+                "{}",
+                couler_telemetry::config_env::listing(config, &Cli::command())
+            );
+        }
         Command::MintToken {
             sub,
             tenant,

@@ -308,4 +308,41 @@ impl Config {
     pub fn load(file: Option<&Path>) -> Result<Config, Box<figment::Error>> {
         couler_telemetry::load_config(file, SECTIONS)
     }
+
+    /// Every environment variable [`Config::load`] reads, from these types.
+    pub fn env_vars() -> Result<Vec<String>, couler_telemetry::config_env::TraceError> {
+        couler_telemetry::config_env::env_vars::<Config>(SECTIONS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_vars_reach_into_every_section() {
+        let names = Config::env_vars().expect("the config types trace");
+        for section in SECTIONS {
+            let prefix = format!("COULER__{}__", section.to_ascii_uppercase());
+            assert!(
+                names.iter().any(|n| n.starts_with(&prefix)),
+                "{section}: {names:?}"
+            );
+        }
+        for name in [
+            "COULER__SCHEDULER__METRICS_ADDR",
+            "COULER__LOCAL__DATA_DIR",
+            "COULER__LOCAL__SANDBOX__ISOLATION",
+            "COULER__LOCAL__SANDBOX__MOUNTS",
+            "COULER__AIRFLOW__OPERATOR",
+            "COULER__AIRFLOW__PODS__NAMESPACE",
+            "COULER__KFP__PODS__API_URL",
+            "COULER__ARGO__ARTIFACT_MOUNT",
+            "COULER__CACHE__S3",
+            "COULER__SECRETS__KEYS__<KEY>",
+            "REDIS_URL",
+        ] {
+            assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
+        }
+    }
 }

@@ -120,13 +120,16 @@ async fn metrics_server(
     listener: tokio::net::TcpListener,
     shutdown: CancellationToken,
 ) {
-    let app = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let handle = handle.clone();
-            async move { handle.render() }
-        }),
-    );
+    // `/healthz`: the process is up (container health checks and probes).
+    let app = axum::Router::new()
+        .route(
+            "/metrics",
+            axum::routing::get(move || {
+                let handle = handle.clone();
+                async move { handle.render() }
+            }),
+        )
+        .route("/healthz", axum::routing::get(|| async { "ok\n" }));
     let _ = axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await;

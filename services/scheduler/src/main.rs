@@ -1,4 +1,4 @@
-use clap::Parser;
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// mimalloc: compiling big workflows and serving many small requests
@@ -14,11 +14,30 @@ struct Cli {
     /// A TOML config file; `COULER__SECTION__KEY` variables override it.
     #[arg(long, env = "COULER_CONFIG")]
     config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Claim and drive runs (the default).
+    Serve,
+    /// Print every environment variable the configuration reads, one per
+    /// line (`<KEY>`: a key the operator names).
+    EnvVars,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(Command::EnvVars) = cli.command {
+        let config = couler_scheduler::config::Config::env_vars()?;
+        print!(
+            "{}",
+            couler_telemetry::config_env::listing(config, &Cli::command())
+        );
+        return Ok(());
+    }
     let _ = rustls::crypto::ring::default_provider().install_default();
     let config = couler_scheduler::config::Config::load(cli.config.as_deref())?;
     let _telemetry = couler_telemetry::init(&config.telemetry, "couler-scheduler")?;

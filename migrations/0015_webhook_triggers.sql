@@ -79,7 +79,8 @@ CREATE TABLE webhook_deliveries (
     received_at      timestamptz NOT NULL DEFAULT now(),
     last_received_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, trigger_id, delivery_id),
-    FOREIGN KEY (tenant_id, trigger_id) REFERENCES webhook_triggers (tenant_id, id) ON DELETE CASCADE,
+    CONSTRAINT webhook_deliveries_trigger FOREIGN KEY (tenant_id, trigger_id)
+        REFERENCES webhook_triggers (tenant_id, id) ON DELETE CASCADE,
     CHECK ((outcome = 'queued') = (run_id IS NOT NULL))
 );
 CREATE INDEX webhook_deliveries_recent ON webhook_deliveries (tenant_id, trigger_id, last_received_at DESC);

@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 
 /// The constraint a second trigger of the same name violates.
 pub const NAME_TAKEN: &str = "webhook_triggers_name";
+/// The constraint a delivery of a trigger deleted meanwhile violates.
+pub const TRIGGER_GONE: &str = "webhook_deliveries_trigger";
 
 /// How a delivery proves it comes from the sender.
 #[derive(
@@ -393,6 +395,22 @@ pub async fn delete(tx: &mut Tx, tenant: TenantId, id: TriggerId) -> Result<bool
     .execute(&mut **tx)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Deletes a workflow's triggers (the workflow is being deleted).
+pub async fn delete_all(
+    tx: &mut Tx,
+    tenant: TenantId,
+    workflow: WorkflowId,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "DELETE FROM webhook_triggers WHERE tenant_id = $1 AND workflow_id = $2",
+        tenant as TenantId,
+        workflow as WorkflowId,
+    )
+    .execute(&mut **tx)
+    .await
+    .map(|_| ())
 }
 
 /// What became of an authenticated delivery.

@@ -575,6 +575,21 @@ async fn unknown_disabled_and_deleted_triggers_are_404() {
     assert_problem(status, &problem, StatusCode::NOT_FOUND, "not_found");
     // The run it started stays.
     assert_eq!(count_runs(&api, &editor).await, 1);
+    // Deleting the workflow deletes its triggers.
+    let t = create(&api, &editor, github_push()).await;
+    let (public_id, secret) = (
+        t["public_id"].as_str().unwrap(),
+        t["secret"].as_str().unwrap(),
+    );
+    let (status, _) = github(&api, public_id, secret, "d-3", "push", &body).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (status, _) = api
+        .call(Method::DELETE, "/v1/workflows/build", &editor, None)
+        .await;
+    assert!(status.is_success(), "{status}");
+    // Even on a replica still keeping the trigger (this one, for a second).
+    let (status, problem) = github(&api, public_id, secret, "d-4", "push", &body).await;
+    assert_problem(status, &problem, StatusCode::NOT_FOUND, "not_found");
     api.stop().await;
 }
 
@@ -709,6 +724,12 @@ async fn invalid_triggers_are_422_with_every_problem_at_its_pointer() {
         ],
         "{body}"
     );
+    // Names are unique per workflow.
+    create(&api, &editor, github_push()).await;
+    let (status, problem) = api
+        .call(Method::POST, BASE, &editor, Some(github_push()))
+        .await;
+    assert_problem(status, &problem, StatusCode::CONFLICT, "trigger_exists");
     // HMAC secrets need platform keys: without them, 503; bearer works.
     let bare = TestApi::start_with(|c| c.secrets = Default::default()).await;
     let (_, editor) = setup(&bare, "acme").await;

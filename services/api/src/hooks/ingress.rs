@@ -207,6 +207,9 @@ pub(super) async fn deliver(
             record(DeliveryOutcome::Rejected, summary(&problems)).await?;
             Err(invalid(problems))
         }
+        // The workflow deleted since the trigger was read (which deletes
+        // the trigger too).
+        Err(ApiError::NotFound { .. }) => Err(unknown()),
         Err(ApiError::Conflict {
             code: "idempotency_key_reused",
             ..

@@ -5,15 +5,13 @@
 //! its grace, and tenant isolation down to row-level security.
 
 mod common;
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use common::*;
-use hmac::{Hmac, KeyInit, Mac};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use sha2::Sha256;
 
-const BASE: &str = "/v1/workflows/build/triggers";
+#[path = "hooks/senders.rs"]
+mod senders;
+use senders::*;
 
 /// A workflow with a required parameter and one limited to some values.
 const BUILD: &str = r#"apiVersion: couler.dev/v1alpha1
@@ -52,74 +50,6 @@ fn github_push() -> Value {
         "parameters": {"env": "prod"},
         "filter": {"headers": {"X-GitHub-Event": "push"}},
     })
-}
-
-fn hmac(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
-    for part in parts {
-        mac.update(part);
-    }
-    mac.finalize().into_bytes().to_vec()
-}
-
-/// Posts `body` to the trigger, signed as GitHub signs it with `secret`.
-async fn github(
-    api: &TestApi,
-    public_id: &str,
-    secret: &str,
-    delivery: &str,
-    event: &str,
-    body: &str,
-) -> (StatusCode, Value) {
-    let signature = format!(
-        "sha256={}",
-        hex::encode(hmac(secret.as_bytes(), &[body.as_bytes()]))
-    );
-    let r = api
-        .client
-        .post(api.url(&format!("/v1/hooks/{public_id}")))
-        .header("content-type", "application/json")
-        .header("x-hub-signature-256", signature)
-        .header("x-github-delivery", delivery)
-        .header("x-github-event", event)
-        .body(body.to_owned())
-        .send()
-        .await
-        .unwrap();
-    read(r).await
-}
-
-fn push(sha: &str) -> String {
-    json!({"ref": "refs/heads/main", "head_commit": {"id": sha}}).to_string()
-}
-
-/// A counter of the API's metrics with these labels (0 when absent).
-async fn counter(api: &TestApi, name: &str, labels: &str) -> f64 {
-    let text = api
-        .client
-        .get(api.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let series = format!("{name}{{{labels}}} ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&series))
-        .map_or(0.0, |v| v.trim().parse().unwrap())
-}
-
-async fn deliveries(api: &TestApi, token: &str, trigger: &str) -> Value {
-    let path = format!("{BASE}/{trigger}/deliveries");
-    let (status, list) = api.call(Method::GET, &path, token, None).await;
-    assert_eq!(status, StatusCode::OK, "{list}");
-    list
-}
-
-async fn count_runs(api: &TestApi, token: &str) -> usize {
-    let (_, runs) = api.call(Method::GET, "/v1/runs", token, None).await;
-    runs["items"].as_array().unwrap().len()
 }
 
 #[tokio::test]
@@ -277,37 +207,6 @@ async fn a_delivery_that_does_not_authenticate_is_401_stores_nothing_and_is_coun
     api.stop().await;
 }
 
-/// Signs as Standard Webhooks senders do, with a `whsec_` secret.
-async fn standard(
-    api: &TestApi,
-    public_id: &str,
-    secret: &str,
-    id: &str,
-    timestamp: i64,
-    body: &str,
-) -> (StatusCode, Value) {
-    let key = STANDARD
-        .decode(secret.strip_prefix("whsec_").unwrap())
-        .unwrap();
-    let ts = timestamp.to_string();
-    let mac = hmac(
-        &key,
-        &[id.as_bytes(), b".", ts.as_bytes(), b".", body.as_bytes()],
-    );
-    let r = api
-        .client
-        .post(api.url(&format!("/v1/hooks/{public_id}")))
-        .header("content-type", "application/json")
-        .header("webhook-id", id)
-        .header("webhook-timestamp", ts)
-        .header("webhook-signature", format!("v1,{}", STANDARD.encode(mac)))
-        .body(body.to_owned())
-        .send()
-        .await
-        .unwrap();
-    read(r).await
-}
-
 #[tokio::test]
 async fn standard_webhooks_verify_within_the_replay_window_and_dedupe_by_message_id() {
     let api = TestApi::start().await;
@@ -356,24 +255,6 @@ async fn standard_webhooks_verify_within_the_replay_window_and_dedupe_by_message
     );
     assert_eq!(count_runs(&api, &editor).await, 1);
     api.stop().await;
-}
-
-async fn bearer(
-    api: &TestApi,
-    public_id: &str,
-    token: &str,
-    body: impl Into<reqwest::Body>,
-) -> (StatusCode, Value) {
-    let r = api
-        .client
-        .post(api.url(&format!("/v1/hooks/{public_id}")))
-        .bearer_auth(token)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    read(r).await
 }
 
 #[tokio::test]

@@ -58,6 +58,17 @@ UNSTATABLE = {
     "PATCH /v1/workflows/{workflow}/schedules/{slug}": SEMANTIC_IR,
     # `to` after `from`, and not too many instants between them.
     "POST /v1/workflows/{workflow}/schedules/{slug}/backfills": SEMANTIC_IR,
+    # Mapped and given parameters must be ones the workflow declares (every
+    # required one mapped or given, none both), the version must exist, and
+    # the body limit within this server's (`hooks.max_body_bytes`).
+    "POST /v1/workflows/{workflow}/triggers": SEMANTIC_IR,
+    "PATCH /v1/workflows/{workflow}/triggers/{trigger}": SEMANTIC_IR,
+    # A delivery to a trigger that exists (generated public ids name none
+    # and answer 404, like a bad signature's 401): its payload must hold
+    # what the trigger maps, valid for the workflow, and its delivery id
+    # header must be visible ASCII.
+    "POST /v1/hooks/{public_id}": SEMANTIC_IR
+    | {"invalid_payload", "invalid_delivery_id"},
     # The source must be an Argo workflow whose meaning carries over.
     "POST /v1/workflows:import": SEMANTIC_IR
     | {"invalid_source", "not_a_workflow", "import_changes_run"},

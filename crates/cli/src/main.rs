@@ -16,6 +16,7 @@ mod schedules;
 mod secrets;
 mod sse;
 mod submit;
+mod triggers;
 mod up;
 mod watch;
 mod wire;
@@ -125,6 +126,12 @@ enum Command {
         #[command(subcommand)]
         command: schedules::Command,
     },
+    /// A workflow's webhook triggers: list, get, create, rotate, delete,
+    /// deliveries.
+    Triggers {
+        #[command(subcommand)]
+        command: triggers::Command,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -145,6 +152,7 @@ impl Command {
             Command::Cache { command } => command.output(),
             Command::Secrets { command } => command.output(),
             Command::Schedules { command } => command.output(),
+            Command::Triggers { command } => command.output(),
             _ => Output::Text,
         }
     }
@@ -214,6 +222,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             remote(
                 &cli.server,
                 |c| async move { schedules::run(&c, command).await },
+            )
+        }
+        Command::Triggers { command } => {
+            remote(
+                &cli.server,
+                |c| async move { triggers::run(&c, command).await },
             )
         }
     }

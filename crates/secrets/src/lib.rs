@@ -7,9 +7,14 @@
 //! row copied to another tenant, name or version does not open. Rotating the
 //! platform key re-wraps data keys only ([`Keyring::rewrap`]); values are
 //! never re-encrypted.
+//!
+//! Secrets that must be reproduced rather than opened (webhook signing
+//! secrets) are derived from a platform key instead ([`Keyring::derive`]).
 
+mod derive;
 mod keyring;
 
+pub use derive::{DERIVED_LEN, new_salt};
 pub use keyring::{Keyring, KeyringError, SecretsConfig, generate_key};
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};

@@ -175,3 +175,40 @@ fn configuration_is_checked_and_never_prints_keys() {
         assert!(!printed.contains(key.expose_secret()), "{printed}");
     }
 }
+
+/// HKDF-SHA256 as RFC 5869 defines it (computed independently, with
+/// Python's hmac module, for this key, salt and info).
+#[test]
+fn derive_is_hkdf_sha256_of_the_platform_key() {
+    let key = SecretString::from("BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=");
+    let keyring = ring(&[("k1", &key)], None);
+    let derived = keyring.derive("k1", &[1u8; 32], b"couler-test").unwrap();
+    let hex: String = derived
+        .expose_secret()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        hex,
+        "96f5afe09d46787b19d667dcaf083cc55315e92c989a814a4ed619deaac66cae"
+    );
+}
+
+#[test]
+fn derived_secrets_differ_by_key_salt_and_info_and_need_the_key() {
+    let (k1, k2) = (generate_key(), generate_key());
+    let keyring = ring(&[("k1", &k1), ("k2", &k2)], Some("k2"));
+    let derive = |key: &str, salt: &[u8], info: &[u8]| {
+        *keyring.derive(key, salt, info).unwrap().expose_secret()
+    };
+    let base = derive("k1", b"salt", b"info");
+    assert_eq!(base, derive("k1", b"salt", b"info"));
+    assert_ne!(base, derive("k2", b"salt", b"info"));
+    assert_ne!(base, derive("k1", b"salt2", b"info"));
+    assert_ne!(base, derive("k1", b"salt", b"info2"));
+    assert!(matches!(
+        keyring.derive("k3", b"salt", b"info"),
+        Err(SecretsError::UnknownKey(id)) if id == "k3"
+    ));
+    assert_ne!(new_salt(), new_salt());
+}

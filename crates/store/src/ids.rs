@@ -115,6 +115,10 @@ public_id!(
     BackfillId, "bf", "backfill"
 );
 public_id!(
+    /// A webhook trigger of a workflow.
+    TriggerId, "trg", "trigger"
+);
+public_id!(
     /// A user or service seen through a token.
     PrincipalId, "prn", "principal"
 );

@@ -25,12 +25,13 @@ pub mod step_cache;
 pub mod step_library;
 pub mod tenants;
 pub mod ticks;
+pub mod webhooks;
 pub mod workflows;
 
 pub use connect::{DatabaseConfig, MIGRATOR, StoreConfig, StoreError};
 pub use ids::{
     ApiKeyId, BackfillId, GenerationId, InvalidId, PrincipalId, RunId, ScheduleId, TenantId,
-    WorkflowId,
+    TriggerId, WorkflowId,
 };
 pub use page::{Cursor, Page};
 pub use status::{IllegalTransition, RunStatus, StepStatus};

@@ -279,6 +279,7 @@ pub async fn list(
 /// its schedules go.
 pub async fn delete(tx: &mut Tx, tenant: TenantId, id: WorkflowId) -> Result<bool, sqlx::Error> {
     crate::schedules::delete_all(tx, tenant, id).await?;
+    crate::webhooks::delete_all(tx, tenant, id).await?;
     let done = sqlx::query!(
         "UPDATE workflows SET deleted_at = now() WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL",
         tenant as TenantId,

@@ -25,23 +25,76 @@ use utoipa_swagger_ui::SwaggerUi;
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// Each resource's router, as [`routes`] merges them.
+fn resources() -> Vec<(&'static str, OpenApiRouter<AppState>)> {
+    vec![
+        ("health", crate::health::router()),
+        ("tenants", crate::tenants::router()),
+        ("api_keys", crate::api_keys::router()),
+        ("workflows", crate::workflows::router()),
+        ("imports", crate::imports::router()),
+        ("runs", crate::runs::router()),
+        ("schedules", crate::schedules::router()),
+        ("hooks", crate::hooks::router()),
+        ("cache", crate::cache::router()),
+        ("plans", crate::plans::router()),
+        ("generations", crate::generations::router()),
+        ("step_library", crate::step_library::router()),
+        ("llm_usage", crate::llm_usage::router()),
+        ("secrets", crate::secrets::router()),
+        ("me", crate::me::router()),
+        ("graph", crate::graph::router()),
+    ]
+}
+
 fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .merge(crate::health::router())
-        .merge(crate::tenants::router())
-        .merge(crate::api_keys::router())
-        .merge(crate::workflows::router())
-        .merge(crate::imports::router())
-        .merge(crate::runs::router())
-        .merge(crate::schedules::router())
-        .merge(crate::cache::router())
-        .merge(crate::plans::router())
-        .merge(crate::generations::router())
-        .merge(crate::step_library::router())
-        .merge(crate::llm_usage::router())
-        .merge(crate::secrets::router())
-        .merge(crate::me::router())
-        .merge(crate::graph::router())
+    resources().into_iter().fold(
+        OpenApiRouter::with_openapi(ApiDoc::openapi()),
+        |all, (_, router)| all.merge(router),
+    )
+}
+
+/// Component schemas that two resources register under one name with
+/// different content, as `schema name: resource, resource`. Merging keeps
+/// one of them silently, so the other's clients would read the wrong type.
+pub fn schema_clashes() -> Vec<String> {
+    let documents = std::iter::once(("document", ApiDoc::openapi()))
+        .chain(
+            resources()
+                .into_iter()
+                .map(|(name, router)| (name, router.split_for_parts().1)),
+        )
+        .collect::<Vec<_>>();
+    clashes(&documents)
+}
+
+fn clashes(documents: &[(&str, utoipa::openapi::OpenApi)]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let mut seen: BTreeMap<&str, (&str, serde_json::Value)> = BTreeMap::new();
+    let mut found = Vec::new();
+    for (resource, doc) in documents {
+        let Some(components) = &doc.components else {
+            continue;
+        };
+        for (name, schema) in &components.schemas {
+            // A reference stands in for a schema defined elsewhere (the
+            // IR's parts, written over at the end: `openapi::document`).
+            if matches!(schema, utoipa::openapi::RefOr::Ref(_)) {
+                continue;
+            }
+            let schema = serde_json::to_value(schema).expect("schemas serialize");
+            match seen.get(name.as_str()) {
+                Some((first, earlier)) if *earlier != schema => {
+                    found.push(format!("{name}: {first}, {resource}"));
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(name, (resource, schema));
+                }
+            }
+        }
+    }
+    found
 }
 
 /// The OpenAPI document the code describes, as served.
@@ -84,6 +137,8 @@ pub fn app(state: AppState) -> Router {
         .layer(SetSensitiveRequestHeadersLayer::new([
             header::AUTHORIZATION,
             HeaderName::from_static("x-api-key"),
+            HeaderName::from_static("x-hub-signature-256"),
+            HeaderName::from_static("webhook-signature"),
         ]))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
@@ -255,4 +310,32 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response<Body> 
         "an internal error occurred".into(),
     );
     problem_response(&p)
+}
+
+#[cfg(test)]
+mod tests {
+    use utoipa::openapi::{ComponentsBuilder, ObjectBuilder, OpenApiBuilder, Type};
+
+    fn document(name: &str, kind: Type) -> utoipa::openapi::OpenApi {
+        let schema = ObjectBuilder::new().schema_type(kind).build();
+        OpenApiBuilder::new()
+            .components(Some(ComponentsBuilder::new().schema(name, schema).build()))
+            .build()
+    }
+
+    #[test]
+    fn two_schemas_of_one_name_are_a_clash_and_the_same_one_twice_is_not() {
+        let docs = [
+            ("runs", document("TriggerView", Type::Object)),
+            ("schedules", document("TriggerView", Type::Object)),
+            ("hooks", document("TriggerView", Type::String)),
+        ];
+        assert_eq!(super::clashes(&docs), ["TriggerView: runs, hooks"]);
+        assert!(super::clashes(&docs[..2]).is_empty());
+        assert!(
+            super::schema_clashes().is_empty(),
+            "{:?}",
+            super::schema_clashes()
+        );
+    }
 }

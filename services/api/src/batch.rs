@@ -4,8 +4,9 @@
 //! up once, every run's parameters are checked, and the runs are inserted in
 //! one statement. NOTIFY serializes commits database-wide, so per-request
 //! transactions cap creates at about one per fsync. Each run is still
-//! created and queued atomically; a group failing in the database is retried
-//! one run at a time so one bad request cannot fail its neighbours.
+//! created and queued atomically (with the webhook delivery it is for, if
+//! any); a group failing in the database is retried one run at a time so
+//! one bad request cannot fail its neighbours.
 
 use crate::error::{ApiError, ApiResult};
 use crate::run_secrets::{SecretUse, check_secrets};
@@ -13,6 +14,7 @@ use crate::runs::resolve_parameters;
 use couler_ir::Parameter;
 use couler_ir::scalar::ParamValue;
 use couler_store::runs::{self, Created, NewRun, Source};
+use couler_store::webhooks::{self, DeliveryOutcome, NewDelivery};
 use couler_store::{Store, TenantId, Tx};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -32,6 +34,9 @@ pub struct CreateRun {
     pub trace_context: BTreeMap<String, String>,
     pub created_by: String,
     pub trigger: runs::Trigger,
+    /// The webhook delivery the run is for: recorded, with the run's id,
+    /// in the run's transaction.
+    pub delivery: Option<NewDelivery>,
 }
 
 /// The workflow a run executes.
@@ -245,11 +250,27 @@ async fn create_group(
         runs::create_many(&mut tx, tenant, &runs).await?
     };
     let mut created = created.into_iter();
-    tx.commit().await?;
-    Ok(outcomes
+    let outcomes: Vec<Outcome> = outcomes
         .into_iter()
         .map(|o| o.unwrap_or_else(|| Ok(created.next().expect("one outcome per run"))))
-        .collect())
+        .collect();
+    let deliveries: Vec<NewDelivery> = creates
+        .iter()
+        .zip(&outcomes)
+        .filter_map(|(create, outcome)| {
+            let run = match outcome {
+                Ok(Created::New(run) | Created::Existing(run)) => run,
+                _ => return None,
+            };
+            let mut delivery = create.delivery.clone()?;
+            delivery.outcome = DeliveryOutcome::Queued;
+            delivery.run_id = Some(run.id);
+            Some(delivery)
+        })
+        .collect();
+    webhooks::record(&mut tx, tenant, &deliveries).await?;
+    tx.commit().await?;
+    Ok(outcomes)
 }
 
 /// Where a create's workflow is: its own inline one, or `stored[i]`.

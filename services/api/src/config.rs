@@ -23,8 +23,27 @@ pub struct Config {
     pub llm: Option<couler_nl::LlmConfig>,
     pub generate: GenerateSettings,
     /// Platform keys for tenant secrets; none: `/v1/secrets` writes answer
-    /// 503 `secrets_not_configured`.
+    /// 503 `secrets_not_configured`. Webhook triggers derive their HMAC
+    /// secrets from the same keys.
     pub secrets: couler_secrets::SecretsConfig,
+    pub hooks: HooksConfig,
+}
+
+/// Webhook triggers (`/v1/hooks/{public_id}`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksConfig {
+    /// The largest delivery any trigger accepts; a trigger may set a lower
+    /// limit of its own. At most 25 MiB (GitHub's own cap).
+    pub max_body_bytes: usize,
+}
+
+impl Default for HooksConfig {
+    fn default() -> Self {
+        HooksConfig {
+            max_body_bytes: 1 << 20,
+        }
+    }
 }
 
 /// Natural-language generation (`/v1/generations`).
@@ -124,6 +143,7 @@ const SECTIONS: &[&str] = &[
     "llm",
     "generate",
     "secrets",
+    "hooks",
 ];
 
 impl Config {

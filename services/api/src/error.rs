@@ -295,6 +295,12 @@ impl From<sqlx::Error> for ApiError {
                 code: "schedule_exists",
                 message: "the workflow already has a schedule with this slug; change it with PATCH".into(),
             },
+            Some(couler_store::webhooks::NAME_TAKEN) => ApiError::Conflict {
+                code: "trigger_exists",
+                message: "the workflow already has a trigger with this name; change it with PATCH".into(),
+            },
+            // Deleted while one of its deliveries was being handled.
+            Some(couler_store::webhooks::TRIGGER_GONE) => ApiError::not_found("webhook trigger"),
             Some("runs_idempotency") => ApiError::Conflict {
                 code: "idempotency_conflict",
                 message:

@@ -186,16 +186,15 @@ async fn import_workflow(
                 },
                 None => runs::inline_target(workflow.clone())?,
             };
-            let (_, run) = runs::start(
-                &state,
-                &principal,
-                tenant,
+            let start = runs::Start {
+                created_by: principal.subject.clone(),
                 target,
                 options,
-                None,
-                Default::default(),
-            )
-            .await?;
+                idempotency: None,
+                trigger: Default::default(),
+                delivery: None,
+            };
+            let (_, run) = start.queue(&state, tenant).await?;
             status = StatusCode::CREATED;
             Some(run)
         }

@@ -15,6 +15,7 @@ pub mod fresh;
 pub mod generations;
 pub mod graph;
 pub mod health;
+pub mod hooks;
 pub mod imports;
 pub mod llm_usage;
 pub mod logs;

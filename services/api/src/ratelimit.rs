@@ -1,16 +1,17 @@
-//! Per-tenant request rate limits: a token bucket shared by every API
-//! replica through Redis (a Lua script, using Redis' clock), degrading to a
-//! per-replica bucket while Redis is unreachable or slow.
+//! Request rate limits, per tenant (API calls) and per webhook trigger
+//! (deliveries): a token bucket shared by every API replica through Redis
+//! (a Lua script, using Redis' clock), degrading to a per-replica bucket
+//! while Redis is unreachable or slow.
 //!
-//! A replica takes tokens in leases of a twentieth of the tenant's rate
-//! (one token below 40 requests per second), so a busy tenant costs one
+//! A replica takes tokens in leases of a twentieth of the bucket's rate
+//! (one token below 40 requests per second), so a busy bucket costs one
 //! Redis call per lease rather than per request. A lease not used up
 //! within [`LEASE_FOR`] lapses: idle replicas make the shared limit
 //! stricter by at most a lease each, never looser.
 
 use crate::error::ApiError;
 use couler_cache::SharedRedis;
-use couler_store::TenantId;
+use couler_store::{TenantId, TriggerId};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter as Governor};
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -46,8 +47,8 @@ return {granted, wait}
 /// How long leased tokens stay usable.
 pub const LEASE_FOR: Duration = Duration::from_millis(100);
 
-/// After a failed or slow Redis call, a tenant's requests use the local
-/// bucket for this long before Redis is tried again.
+/// After a failed or slow Redis call, a bucket's requests use the local
+/// one for this long before Redis is tried again.
 const RETRY_REDIS_AFTER: Duration = Duration::from_secs(1);
 
 /// Tokens taken from the shared bucket at once.
@@ -55,7 +56,34 @@ fn lease_size(rate: u32) -> u32 {
     (rate / 20).max(1)
 }
 
-/// What this replica holds of a tenant's shared bucket.
+/// Whose requests a bucket counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Bucket {
+    Tenant(TenantId),
+    Hook(TriggerId),
+}
+
+impl Bucket {
+    fn key(self, prefix: &str) -> String {
+        match self {
+            Bucket::Tenant(tenant) => format!("{prefix}:ratelimit:{tenant}"),
+            Bucket::Hook(trigger) => format!("{prefix}:ratelimit:{trigger}"),
+        }
+    }
+
+    fn used_up(self, rate: u32) -> String {
+        match self {
+            Bucket::Tenant(_) => {
+                format!("the tenant's limit of {rate} requests per second is used up")
+            }
+            Bucket::Hook(_) => {
+                format!("the trigger's limit of {rate} deliveries per second is used up")
+            }
+        }
+    }
+}
+
+/// What this replica holds of a shared bucket.
 #[derive(Default)]
 struct Lease {
     tokens: u32,
@@ -69,9 +97,9 @@ pub struct RateLimiter {
     script: redis::Script,
     timeout: Duration,
     prefix: String,
-    /// One lease per tenant; its lock makes one request at a time refill it.
-    leases: Mutex<HashMap<TenantId, Arc<tokio::sync::Mutex<Lease>>>>,
-    local: Mutex<HashMap<TenantId, (u32, DefaultDirectRateLimiter)>>,
+    /// One lease per bucket; its lock makes one request at a time refill it.
+    leases: Mutex<HashMap<Bucket, Arc<tokio::sync::Mutex<Lease>>>>,
+    local: Mutex<HashMap<Bucket, (u32, DefaultDirectRateLimiter)>>,
     degraded: AtomicBool,
 }
 
@@ -95,12 +123,23 @@ impl RateLimiter {
 
     /// Takes one token from the tenant's bucket, or says how long to wait.
     pub async fn acquire(&self, tenant: TenantId, per_second: i32) -> Result<(), ApiError> {
+        self.take(Bucket::Tenant(tenant), per_second).await
+    }
+
+    /// Takes one token from a webhook trigger's bucket (its deliveries
+    /// count there, not against the tenant's API rate), or says how long
+    /// to wait.
+    pub async fn acquire_hook(&self, trigger: TriggerId, per_second: i32) -> Result<(), ApiError> {
+        self.take(Bucket::Hook(trigger), per_second).await
+    }
+
+    async fn take(&self, bucket: Bucket, per_second: i32) -> Result<(), ApiError> {
         let rate = per_second.max(1) as u32;
         let lease = self
             .leases
             .lock()
             .expect("limiter lock")
-            .entry(tenant)
+            .entry(bucket)
             .or_default()
             .clone();
         let mut lease = lease.lock().await;
@@ -109,9 +148,9 @@ impl RateLimiter {
             lease.tokens -= 1;
             None
         } else if lease.local_until.is_some_and(|t| t > now) {
-            self.local_bucket(tenant, rate)
+            self.local_bucket(bucket, rate)
         } else {
-            match self.shared(tenant, rate, lease_size(rate)).await {
+            match self.shared(bucket, rate, lease_size(rate)).await {
                 Some(granted) => {
                     self.degraded.store(false, Ordering::Relaxed);
                     lease.local_until = None;
@@ -132,7 +171,7 @@ impl RateLimiter {
                     }
                     metrics::counter!("couler_ratelimit_degraded_total").increment(1);
                     lease.local_until = Some(now + RETRY_REDIS_AFTER);
-                    self.local_bucket(tenant, rate)
+                    self.local_bucket(bucket, rate)
                 }
             }
         };
@@ -142,7 +181,7 @@ impl RateLimiter {
                 metrics::counter!("couler_ratelimit_rejected_total").increment(1);
                 Err(ApiError::TooManyRequests {
                     code: "rate_limited",
-                    message: format!("the tenant's limit of {rate} requests per second is used up"),
+                    message: bucket.used_up(rate),
                     retry_after,
                 })
             }
@@ -151,14 +190,9 @@ impl RateLimiter {
 
     /// Takes up to `want` tokens from the shared bucket: `Some(Ok(n))`, n ≥ 1
     /// granted; `Some(Err(wait))`: none left; `None`: Redis unusable.
-    async fn shared(
-        &self,
-        tenant: TenantId,
-        rate: u32,
-        want: u32,
-    ) -> Option<Result<u32, Duration>> {
+    async fn shared(&self, bucket: Bucket, rate: u32, want: u32) -> Option<Result<u32, Duration>> {
         let mut conn = self.redis.get()?;
-        let key = format!("{}:ratelimit:{tenant}", self.prefix);
+        let key = bucket.key(&self.prefix);
         let mut invocation = self.script.key(key);
         invocation.arg(rate).arg(rate).arg(want);
         let call = invocation.invoke_async::<(i64, i64)>(&mut conn);
@@ -173,11 +207,9 @@ impl RateLimiter {
         }
     }
 
-    fn local_bucket(&self, tenant: TenantId, rate: u32) -> Option<Duration> {
+    fn local_bucket(&self, key: Bucket, rate: u32) -> Option<Duration> {
         let mut buckets = self.local.lock().expect("limiter lock");
-        let entry = buckets
-            .entry(tenant)
-            .or_insert_with(|| (rate, bucket(rate)));
+        let entry = buckets.entry(key).or_insert_with(|| (rate, bucket(rate)));
         if entry.0 != rate {
             *entry = (rate, bucket(rate));
         }

@@ -18,7 +18,10 @@ use couler_store::runs::{
     self, ChangeError, Created, Filter, Run, Source, Step, Trigger, TriggerKind,
 };
 use couler_store::step_cache::{self, StepCache};
-use couler_store::{BackfillId, RunId, RunStatus, ScheduleId, StepStatus, TenantId, WorkflowId};
+use couler_store::webhooks::NewDelivery;
+use couler_store::{
+    BackfillId, RunId, RunStatus, ScheduleId, StepStatus, TenantId, TriggerId, WorkflowId,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use utoipa::{IntoParams, ToSchema};
@@ -139,7 +142,8 @@ impl From<Step> for StepView {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct TriggerView {
     pub kind: TriggerKind,
-    /// The schedule (`sch_…`) or backfill (`bf_…`) that started it.
+    /// The schedule (`sch_…`), backfill (`bf_…`) or webhook trigger
+    /// (`trg_…`) that started it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The nominal instant of the schedule's tick the run is for.
@@ -152,7 +156,8 @@ impl TriggerView {
         let id = r.trigger_id.map(|id| match r.trigger_kind {
             TriggerKind::Schedule => ScheduleId(id).to_string(),
             TriggerKind::Backfill => BackfillId(id).to_string(),
-            TriggerKind::Api | TriggerKind::Webhook => id.simple().to_string(),
+            TriggerKind::Webhook => TriggerId(id).to_string(),
+            TriggerKind::Api => id.simple().to_string(),
         });
         TriggerView {
             kind: r.trigger_kind,
@@ -353,18 +358,15 @@ async fn create_run(
         Chosen::Stored { reference, version } => Target::Stored { reference, version },
         Chosen::Inline(workflow) => inline_target(*workflow)?,
     };
-    let idempotency = idempotency_key.zip(request_hash);
-    let trigger = Trigger::default();
-    let (status, run) = start(
-        &state,
-        &principal,
-        tenant,
+    let start = Start {
+        created_by: principal.subject.clone(),
         target,
         options,
-        idempotency,
-        trigger,
-    )
-    .await?;
+        idempotency: idempotency_key.zip(request_hash),
+        trigger: Trigger::default(),
+        delivery: None,
+    };
+    let (status, run) = start.queue(&state, tenant).await?;
     Ok((status, Json(run)))
 }
 
@@ -413,53 +415,65 @@ pub(crate) fn inline_target(workflow: couler_ir::Workflow) -> ApiResult<Target> 
     }))
 }
 
-/// Queues a run of `target` (checked with [`RunOptions::check`]) within
-/// the tenant's queue quota; `idempotency` is the key and the request's
-/// hash, `trigger` what started it. 201 for a new run, 200 for the one an
-/// earlier request with the same key made.
-pub(crate) async fn start(
-    state: &AppState,
-    principal: &crate::auth::Principal,
-    tenant: TenantId,
-    target: Target,
-    options: RunOptions,
-    idempotency: Option<(String, String)>,
-    trigger: Trigger,
-) -> ApiResult<(StatusCode, RunView)> {
-    let quotas = tenant_by_id(state, tenant)
-        .await?
-        .ok_or_else(|| ApiError::not_found("tenant"))?
-        .quotas;
-    state
-        .queue
-        .check(&state.store, tenant, quotas.max_queued_runs)
-        .await?;
-    let (idempotency_key, request_hash) = idempotency.unzip();
-    // The workflow is looked up, and the parameters checked, in the batch.
-    let create = batch::CreateRun {
-        target,
-        parameters: options.parameters,
-        labels: options.labels,
-        priority: options.priority.unwrap_or(0),
-        idempotency_key,
-        request_hash,
-        trace_context: couler_telemetry::current_trace_context(),
-        created_by: principal.subject.clone(),
-        trigger,
-    };
-    let created = state.batcher.create(tenant, create).await?;
-    match created {
-        Created::New(run) => {
-            state.queue.created(tenant);
-            metrics::counter!("couler_runs_created_total").increment(1);
-            tracing::info!(run = %run.id, workflow = %run.workflow_name, "run queued");
-            Ok((StatusCode::CREATED, run.into()))
+/// A run to queue: what every way of starting one (the API, a schedule's
+/// manual trigger, an import, a webhook delivery) hands the batcher.
+pub(crate) struct Start {
+    pub created_by: String,
+    /// What it runs, with options checked by [`RunOptions::check`].
+    pub target: Target,
+    pub options: RunOptions,
+    /// The idempotency key and the request's hash.
+    pub idempotency: Option<(String, String)>,
+    /// What started it.
+    pub trigger: Trigger,
+    /// The webhook delivery it is for, recorded with it.
+    pub delivery: Option<NewDelivery>,
+}
+
+impl Start {
+    /// Queues the run within the tenant's queue quota: 201 for a new run,
+    /// 200 for the one an earlier request with the same key made.
+    pub(crate) async fn queue(
+        self,
+        state: &AppState,
+        tenant: TenantId,
+    ) -> ApiResult<(StatusCode, RunView)> {
+        let quotas = tenant_by_id(state, tenant)
+            .await?
+            .ok_or_else(|| ApiError::not_found("tenant"))?
+            .quotas;
+        state
+            .queue
+            .check(&state.store, tenant, quotas.max_queued_runs)
+            .await?;
+        let (idempotency_key, request_hash) = self.idempotency.unzip();
+        // The workflow is looked up, and the parameters checked, in the batch.
+        let create = batch::CreateRun {
+            target: self.target,
+            parameters: self.options.parameters,
+            labels: self.options.labels,
+            priority: self.options.priority.unwrap_or(0),
+            idempotency_key,
+            request_hash,
+            trace_context: couler_telemetry::current_trace_context(),
+            created_by: self.created_by,
+            trigger: self.trigger,
+            delivery: self.delivery,
+        };
+        let created = state.batcher.create(tenant, create).await?;
+        match created {
+            Created::New(run) => {
+                state.queue.created(tenant);
+                metrics::counter!("couler_runs_created_total").increment(1);
+                tracing::info!(run = %run.id, workflow = %run.workflow_name, "run queued");
+                Ok((StatusCode::CREATED, run.into()))
+            }
+            Created::Existing(run) => Ok((StatusCode::OK, run.into())),
+            Created::KeyReused => Err(ApiError::Conflict {
+                code: "idempotency_key_reused",
+                message: "this Idempotency-Key was used for a different request".into(),
+            }),
         }
-        Created::Existing(run) => Ok((StatusCode::OK, run.into())),
-        Created::KeyReused => Err(ApiError::Conflict {
-            code: "idempotency_key_reused",
-            message: "this Idempotency-Key was used for a different request".into(),
-        }),
     }
 }
 

@@ -33,8 +33,11 @@ pub struct Inner {
     pub metrics: PrometheusHandle,
     /// Natural-language generation (offline planner when no LLM is set).
     pub generator: Arc<couler_nl::generate::Generator>,
-    /// Platform keys for tenant secrets; `None` when none are configured.
+    /// Platform keys for tenant secrets (and webhook secrets derived from
+    /// them); `None` when none are configured.
     pub keyring: Option<Arc<couler_secrets::Keyring>>,
+    /// Webhook triggers by public id, kept briefly for the ingress.
+    pub triggers: crate::hooks::Triggers,
     pub shutdown: CancellationToken,
 }
 
@@ -96,6 +99,7 @@ impl AppState {
             metrics: couler_telemetry::metrics(),
             generator,
             keyring,
+            triggers: Default::default(),
             shutdown,
         })))
     }

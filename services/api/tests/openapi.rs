@@ -21,6 +21,18 @@ fn committed_openapi_matches_the_code() {
     );
 }
 
+/// No two types register a component schema under one name: utoipa keeps
+/// one of them silently, and the other's clients would read the wrong type
+/// (a webhook's view must not overwrite the run's `TriggerView`).
+#[test]
+fn no_two_schemas_share_a_name() {
+    let clashes = couler_api::app::schema_clashes();
+    assert!(
+        clashes.is_empty(),
+        "schemas registered under one name by different resources (rename one with #[schema(as = …)]): {clashes:?}"
+    );
+}
+
 /// The committed document is valid OpenAPI 3.1, as a validator others
 /// wrote reads it (`scripts/check-openapi`: openapi-spec-validator).
 #[test]

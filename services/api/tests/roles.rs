@@ -11,8 +11,9 @@ use std::collections::BTreeSet;
 mod table;
 use table::*;
 
-/// Routes that need no credentials at all.
-const PUBLIC: &[&str] = &["/healthz", "/readyz", "/metrics"];
+/// Routes that need no credentials at all (a webhook delivery proves
+/// itself with its trigger's own credential: `tests/hooks.rs`).
+const PUBLIC: &[&str] = &["/healthz", "/readyz", "/metrics", "/v1/hooks/{public_id}"];
 /// Routes any credential may use, whatever its roles.
 const ANY_CREDENTIAL: &[&str] = &["/v1/me"];
 
@@ -174,6 +175,11 @@ async fn fixtures(api: &TestApi) -> Fixtures {
     for slug in ["kept", "doomed"] {
         let body = json!({"slug": slug, "crons": ["@daily"]});
         let (status, made) = api.call(Method::POST, S, &editor, Some(body)).await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+    }
+    for name in ["kept", "doomed"] {
+        let body = json!({"name": name, "auth": "bearer"});
+        let (status, made) = api.call(Method::POST, T, &editor, Some(body)).await;
         assert_eq!(status, StatusCode::CREATED, "{made}");
     }
     let range = json!({"from": "2026-01-01T00:00:00Z", "to": "2026-01-03T00:00:00Z"});

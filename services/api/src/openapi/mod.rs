@@ -20,6 +20,8 @@ use utoipa::{Modify, OpenApi, PartialSchema, ToSchema};
         (name = "workflows", description = "Workflows and their immutable versions"),
         (name = "runs", description = "Runs, their steps and events"),
         (name = "schedules", description = "Schedules of workflows, fired by the control plane as ordinary runs on every engine: preview, tick history, pause, manual trigger, backfills"),
+        (name = "triggers", description = "Webhook triggers of workflows: other services start runs by posting to the trigger's URL, authenticated by its own credential (GitHub-style HMAC, Standard Webhooks, or a bearer token)"),
+        (name = "hooks", description = "Deliveries from other services to webhook triggers (no API key: the trigger's credential)"),
         (name = "tenants", description = "Tenants, settings and quotas"),
         (name = "api-keys", description = "Keys for services that trigger pipelines"),
         (name = "cache", description = "The shared cache index: explain, statistics, invalidation"),

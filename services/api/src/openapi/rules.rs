@@ -46,7 +46,9 @@ pub fn state(doc: &mut Value) {
     step_templates(schemas);
     run_labels(schemas);
     not_blank(schemas);
+    webhook_settings(schemas);
     schedule_creation(doc);
+    webhook_creation(doc);
     label_selectors(doc);
     forbid_nul_in_requests(doc);
     links(doc);
@@ -116,6 +118,40 @@ fn schedule_creation(doc: &mut Value) {
             "slug": {"type": "string", "not": {"enum": ["default"]}},
             "crons": {"type": "array", "items": {"type": "string"}},
         },
+    }]});
+}
+
+/// A webhook trigger's parameter map reads JSON pointers; its filter
+/// names headers (with visible ASCII values) and pointers, at most 16 of
+/// each (`hooks::wire`).
+fn webhook_settings(schemas: &mut Map<String, Value>) {
+    use crate::hooks::{HEADER_NAME_PATTERN, POINTER_PATTERN};
+    let map = &mut schemas["WebhookSettings"]["properties"]["parameter_map"];
+    assert!(map.is_object(), "WebhookSettings has no parameter_map");
+    *map = json!({
+        "type": ["object", "null"],
+        "description": map["description"],
+        "additionalProperties": {"type": "string", "pattern": POINTER_PATTERN},
+    });
+    let filter = &mut schemas["WebhookFilter"]["properties"];
+    assert!(filter.is_object(), "WebhookFilter has no properties");
+    filter["headers"]["propertyNames"] = json!({"pattern": HEADER_NAME_PATTERN});
+    filter["headers"]["additionalProperties"] = json!({"type": "string", "pattern": "^[\\t -~]*$"});
+    filter["payload"]["propertyNames"] = json!({"pattern": POINTER_PATTERN});
+    for kind in ["headers", "payload"] {
+        filter[kind]["maxProperties"] = json!(crate::hooks::MAX_FILTERS);
+    }
+}
+
+/// A new trigger names itself and its scheme; an edit may leave either
+/// out (`hooks::create_trigger`).
+fn webhook_creation(doc: &mut Value) {
+    let body = &mut doc["paths"]["/v1/workflows/{workflow}/triggers"]["post"]["requestBody"]["content"]
+        ["application/json"]["schema"];
+    assert!(body.is_object(), "triggers are created with a body");
+    *body = json!({"allOf": [body.clone(), {
+        "required": ["name", "auth"],
+        "properties": {"name": {"type": "string"}, "auth": {"type": "string"}},
     }]});
 }
 

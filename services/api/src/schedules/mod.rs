@@ -387,15 +387,14 @@ async fn trigger_schedule(
         id: Some(s.id.0),
         scheduled_for: Some(now),
     };
-    let (_, run) = crate::runs::start(
-        &state,
-        &principal,
-        tenant,
+    let start = crate::runs::Start {
+        created_by: principal.subject.clone(),
         target,
         options,
-        Some((key.clone(), key)),
+        idempotency: Some((key.clone(), key)),
         trigger,
-    )
-    .await?;
+        delivery: None,
+    };
+    let (_, run) = start.queue(&state, tenant).await?;
     Ok((StatusCode::CREATED, Json(run)))
 }

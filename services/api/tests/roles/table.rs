@@ -308,6 +308,55 @@ pub fn cases(f: &Fixtures) -> Vec<Case> {
             Editor,
         ),
         case(
+            Method::POST,
+            "/v1/workflows/{workflow}/triggers",
+            T.into(),
+            Json(json!({"name": "made", "auth": "bearer"})),
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}/triggers",
+            T.into(),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}/triggers/{trigger}",
+            format!("{T}/kept"),
+            Empty,
+            Viewer,
+        ),
+        case(
+            Method::PATCH,
+            "/v1/workflows/{workflow}/triggers/{trigger}",
+            format!("{T}/kept"),
+            Json(json!({"rate_per_second": 20})),
+            Editor,
+        ),
+        case(
+            Method::DELETE,
+            "/v1/workflows/{workflow}/triggers/{trigger}",
+            format!("{T}/doomed"),
+            Empty,
+            Editor,
+        ),
+        case(
+            Method::POST,
+            "/v1/workflows/{workflow}/triggers/{trigger}/rotate",
+            format!("{T}/kept/rotate"),
+            Json(json!({"grace_secs": 60})),
+            Editor,
+        ),
+        case(
+            Method::GET,
+            "/v1/workflows/{workflow}/triggers/{trigger}/deliveries",
+            format!("{T}/kept/deliveries"),
+            Empty,
+            Viewer,
+        ),
+        case(
             Method::GET,
             "/v1/cache/stats",
             "/v1/cache/stats".into(),
@@ -537,6 +586,8 @@ pub fn cases(f: &Fixtures) -> Vec<Case> {
 
 /// The schedules of the table's workflow.
 pub const S: &str = "/v1/workflows/diamond/schedules";
+/// The webhook triggers of the table's workflow.
+pub const T: &str = "/v1/workflows/diamond/triggers";
 
 pub const GENERATE: &str =
     "load the data from https://example.com/d.csv, then train an xgboost model";

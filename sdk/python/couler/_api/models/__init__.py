@@ -30,6 +30,7 @@ from .created_api_key import CreatedApiKey
 from .credential import Credential
 from .data_card import DataCard
 from .decision_view import DecisionView
+from .delivery_outcome import DeliveryOutcome
 from .draft_summary_view import DraftSummaryView
 from .draft_view import DraftView
 from .draft_view_decomposition import DraftViewDecomposition
@@ -106,6 +107,7 @@ from .retry import Retry
 from .retry_on_type_0 import RetryOnType0
 from .retry_on_type_1 import RetryOnType1
 from .role import Role
+from .rotate_webhook import RotateWebhook
 from .run_options import RunOptions
 from .run_options_labels import RunOptionsLabels
 from .run_options_parameters import RunOptionsParameters
@@ -165,6 +167,19 @@ from .update_tenant import UpdateTenant
 from .usage_view import UsageView
 from .version_summary import VersionSummary
 from .version_view import VersionView
+from .webhook_accepted import WebhookAccepted
+from .webhook_auth import WebhookAuth
+from .webhook_created import WebhookCreated
+from .webhook_delivery import WebhookDelivery
+from .webhook_filter import WebhookFilter
+from .webhook_filter_headers import WebhookFilterHeaders
+from .webhook_filter_payload import WebhookFilterPayload
+from .webhook_settings import WebhookSettings
+from .webhook_settings_parameter_map_type_0 import WebhookSettingsParameterMapType0
+from .webhook_settings_parameters_type_0 import WebhookSettingsParametersType0
+from .webhook_view import WebhookView
+from .webhook_view_parameter_map import WebhookViewParameterMap
+from .webhook_view_parameters import WebhookViewParameters
 from .while_loop import WhileLoop
 from .workflow_detail import WorkflowDetail
 from .workflow_summary import WorkflowSummary
@@ -201,6 +216,7 @@ __all__ = (
     "Credential",
     "DataCard",
     "DecisionView",
+    "DeliveryOutcome",
     "DraftSummaryView",
     "DraftView",
     "DraftViewDecomposition",
@@ -277,6 +293,7 @@ __all__ = (
     "RetryOnType0",
     "RetryOnType1",
     "Role",
+    "RotateWebhook",
     "RunOptions",
     "RunOptionsLabels",
     "RunOptionsParameters",
@@ -336,6 +353,19 @@ __all__ = (
     "UsageView",
     "VersionSummary",
     "VersionView",
+    "WebhookAccepted",
+    "WebhookAuth",
+    "WebhookCreated",
+    "WebhookDelivery",
+    "WebhookFilter",
+    "WebhookFilterHeaders",
+    "WebhookFilterPayload",
+    "WebhookSettings",
+    "WebhookSettingsParameterMapType0",
+    "WebhookSettingsParametersType0",
+    "WebhookView",
+    "WebhookViewParameterMap",
+    "WebhookViewParameters",
     "WhileLoop",
     "WorkflowDetail",
     "WorkflowSummary",

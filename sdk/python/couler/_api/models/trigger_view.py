@@ -23,7 +23,8 @@ class TriggerView:
 
     Attributes:
         kind (TriggerKind): What started a run.
-        id (None | str | Unset): The schedule (`sch_…`) or backfill (`bf_…`) that started it.
+        id (None | str | Unset): The schedule (`sch_…`), backfill (`bf_…`) or webhook trigger
+            (`trg_…`) that started it.
         scheduled_for (datetime.datetime | None | Unset): The nominal instant of the schedule's tick the run is for.
     """
 

@@ -28,6 +28,9 @@ pub enum WarningCode {
     SecretValue,
     /// The planner filled in something the description did not say.
     Assumption,
+    /// A generic step the user must complete (its image and command): the
+    /// library has no template for what was asked.
+    Incomplete,
 }
 
 /// The description with unsafe sentences blanked out (same byte offsets),

@@ -3,6 +3,7 @@
 //! schedule, target, command). Tokens no reader used are kept so that what
 //! was not understood can be reported.
 
+use super::action;
 use super::lexicon::{self, integer_at, number_at};
 use super::scan::{Class, Token, find_any, phrase_at};
 use super::schedule;
@@ -36,6 +37,13 @@ pub struct Clause {
     pub refers_to: Option<TaskKind>,
     /// "for each region in …": the following segments are list items.
     pub opens_list: bool,
+    /// The step's name, when the words name it ("B", "step A") or the
+    /// action is one the library does not know.
+    pub name: Option<String>,
+    /// An action the library has no template for: a generic step.
+    pub generic: bool,
+    /// An action no workflow runs ("make me a sandwich").
+    pub off_topic: bool,
     /// Tokens no reader used and that are not filler.
     pub leftover: Vec<Span>,
 }
@@ -186,15 +194,32 @@ pub fn read(tokens: &[Token]) -> Clause {
         r.mark(at, n);
         c.kind = Some(kind);
     }
-    if c.kind.is_none() && c.command.is_some() {
-        c.kind = Some(TaskKind::Shell);
-    }
-    if c.kind == Some(TaskKind::Train) && (c.distributed || c.resources.workers.is_some()) {
-        c.kind = Some(TaskKind::DistributedTrain);
-    }
     if let Some((i, n)) = find_any(&free, &["for each", "for every", "对每个", "针对每个"]) {
         c.opens_list = c.fan_out.is_none();
         r.mark(i, n);
+    }
+    if c.kind.is_none() && c.command.is_some() {
+        c.kind = Some(TaskKind::Shell);
+    }
+    if let Some(kind) = c.kind {
+        c.kind = Some(refine(kind, &free));
+    }
+    if c.kind.is_none()
+        && !c.opens_list
+        && let Some(a) = action::generic(tokens, &r.used)
+    {
+        c.kind = Some(TaskKind::Shell);
+        c.generic = true;
+        c.off_topic = a.off_topic;
+        c.name = Some(a.name);
+        for i in 0..tokens.len() {
+            if tokens[i].class != Class::Url {
+                r.mark(i, 1);
+            }
+        }
+    }
+    if c.kind == Some(TaskKind::Train) && (c.distributed || c.resources.workers.is_some()) {
+        c.kind = Some(TaskKind::DistributedTrain);
     }
     // Model names, metric words and known kinds are understood too.
     for i in 0..tokens.len() {
@@ -216,11 +241,41 @@ pub fn read(tokens: &[Token]) -> Clause {
     c
 }
 
+/// What the words around a kind's phrase change: a model written to
+/// ONNX is an export, data loaded *into* a warehouse too, and models
+/// combined are an ensemble.
+fn refine(kind: TaskKind, free: &[Token]) -> TaskKind {
+    let has = |words: &[&str]| find_any(free, words).is_some();
+    let formats = [
+        "onnx",
+        "torchscript",
+        "tflite",
+        "tensorrt",
+        "gguf",
+        "safetensors",
+        "coreml",
+    ];
+    match kind {
+        TaskKind::Preprocess | TaskKind::Register | TaskKind::Load if has(&formats) => {
+            TaskKind::Export
+        }
+        TaskKind::Load if has(&["into", "加载到", "写到", "导入到"]) => TaskKind::Export,
+        TaskKind::Preprocess
+            if has(&["models", "predictions", "the model", "模型"])
+                && has(&["combine", "merge", "concatenate", "合并"]) =>
+        {
+            TaskKind::Ensemble
+        }
+        k => k,
+    }
+}
+
 fn blank(t: &Token) -> Token {
     Token {
         text: String::new(),
         span: t.span,
         class: Class::Punct,
+        upper: false,
     }
 }
 
@@ -250,7 +305,24 @@ fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
         return;
     };
     let body = at + n;
-    match read_condition(t, body) {
+    // "if needed", "if possible": no condition.
+    if let Some(k) = [
+        "needed",
+        "necessary",
+        "possible",
+        "required",
+        "applicable",
+        "available",
+        "any",
+    ]
+    .iter()
+    .find_map(|p| phrase_at(t, body, p))
+    {
+        r.mark(at, n + k);
+        return;
+    }
+    let strict = marker == "when" || marker == "当";
+    match read_condition(t, body).or_else(|| read_outcome(t, body, strict)) {
         Some((mut cond, end)) => {
             if negated {
                 cond = cond.negate();
@@ -338,6 +410,97 @@ fn read_condition(t: &[Token], i: usize) -> Option<(ConditionSpec, usize)> {
         j += 1;
     }
     None
+}
+
+/// A step's outcome: "if it lands heads", "if the result is 'big'", "if
+/// heads", "如果是正面": the `result` a generic step writes equals a word.
+/// `strict`: only the "is …" forms ("when it is heads").
+fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(ConditionSpec, usize)> {
+    let mut j = i;
+    let subject = [
+        "it",
+        "the result",
+        "the outcome",
+        "the coin",
+        "the flip",
+        "the output",
+        "the answer",
+        "the value",
+        "its result",
+        "its output",
+        "结果",
+        "它",
+    ];
+    if let Some(n) = subject.iter().find_map(|p| phrase_at(t, j, p)) {
+        j += n;
+    }
+    let verbs = [
+        "lands on",
+        "comes up",
+        "comes out",
+        "turns up",
+        "is",
+        "was",
+        "lands",
+        "shows",
+        "returns",
+        "says",
+        "equals",
+        "'s",
+        "s",
+        "是",
+        "为",
+        "等于",
+    ];
+    let verb = verbs.iter().find_map(|p| phrase_at(t, j, p));
+    if strict && verb.is_none() {
+        return None;
+    }
+    j += verb.unwrap_or(0);
+    while t
+        .get(j)
+        .is_some_and(|x| x.class == Class::Punct && !x.is(",") && !x.is("，"))
+    {
+        j += 1;
+    }
+    let first = t.get(j)?;
+    let (value, end) = match first.class {
+        Class::Word
+            if !lexicon::is_filler(first)
+                && lexicon::kind(std::slice::from_ref(first)).is_none() =>
+        {
+            (first.text.clone(), j + 1)
+        }
+        Class::Number => (first.text.clone(), j + 1),
+        Class::Cjk => match super::kinds::CJK_WORDS
+            .iter()
+            .find_map(|(zh, en)| phrase_at(t, j, zh).map(|n| (n, *en)))
+        {
+            Some((n, en)) => (en.to_owned(), j + n),
+            None => {
+                let mut k = j;
+                while k < j + 2
+                    && t.get(k).is_some_and(|x| {
+                        x.class == Class::Cjk && !"就则那么的话时".contains(x.text.as_str())
+                    })
+                {
+                    k += 1;
+                }
+                let zh: String = t[j..k].iter().map(|x| x.text.as_str()).collect();
+                (zh, k)
+            }
+        },
+        _ => return None,
+    };
+    let end = end + usize::from(t.get(end).is_some_and(|x| x.is("'") || x.is("\"")));
+    Some((
+        ConditionSpec {
+            metric: "result".into(),
+            operator: Comparison::Eq,
+            value,
+        },
+        end,
+    ))
 }
 
 fn trim_number(v: f64) -> String {

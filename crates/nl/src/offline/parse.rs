@@ -5,19 +5,33 @@
 
 use super::Unrecognized;
 use super::clause::{self, Clause};
+use super::context;
 use super::lexicon;
 use super::scan::{Class, Order, Segment, Sep, Token, segments, tokenize};
 use crate::decompose::{
     ConditionSpec, Decomposition, ScheduleSpec, Span, Stage, Subtask, TaskKind,
 };
 
+/// What reading a description gave: the decomposition, what makes it
+/// refuse, and what it read past (words that ask for no step).
+pub struct Understood {
+    pub decomposition: Decomposition,
+    pub unknown: Vec<Unrecognized>,
+    pub ignored: Vec<Unrecognized>,
+}
+
 /// Reads a (screened) description.
-pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
+pub fn understand(text: &str) -> Understood {
     let tokens = tokenize(text);
     let segs = segments(&tokens);
     let mut unknown = Vec::new();
+    let mut ignored = Vec::new();
     let mut d = Decomposition::default();
-    let groups = in_order(group(text, &segs, &mut d, &mut unknown), &segs);
+    let groups = in_order(
+        group(text, &segs, &mut d, &mut unknown, &mut ignored),
+        &segs,
+    );
+    let (groups, heading) = context::heading(groups, &segs);
     let mut stages: Vec<Stage> = Vec::new();
     let mut meta: Vec<Meta> = Vec::new();
     let mut last_condition: Option<ConditionSpec> = None;
@@ -42,10 +56,18 @@ pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
                 "could not read this condition; say e.g. \"if the accuracy is above 0.9\"",
             ));
         }
+        if c.off_topic {
+            unknown.push(Unrecognized::new(
+                text,
+                span,
+                "this is nothing a workflow step can do",
+            ));
+            continue;
+        }
         let Some(kind) = c.kind else {
             match c.refers_to {
                 Some(k) => kind_modifiers.push((k, c, span)),
-                None => unknown.push(Unrecognized::new(text, span, "no step matches these words")),
+                None => ignored.push(Unrecognized::new(text, span, "no step matches these words")),
             }
             continue;
         };
@@ -141,13 +163,21 @@ pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
             ));
         }
     }
+    if let Some(h) = heading {
+        context::apply(text, &h, &mut stages);
+    }
+    context::image_models(&tokens, &mut stages);
     d.stages = stages;
-    (d, unknown)
+    Understood {
+        decomposition: d,
+        unknown,
+        ignored,
+    }
 }
 
-struct Group {
-    sep: Sep,
-    segs: Vec<usize>,
+pub(crate) struct Group {
+    pub sep: Sep,
+    pub segs: Vec<usize>,
 }
 
 /// Groups in the order their order words ask for: "X after Y" and
@@ -194,23 +224,21 @@ fn in_order(mut groups: Vec<Group>, segs: &[Segment]) -> Vec<Group> {
             continue;
         }
         let resume = anchor.end.max(other.end);
-        let mentioned = (anchor.len() == 1)
-            .then(|| mentioned_step(&groups, anchor.start, segs))
-            .flatten();
+        let mentioned = mentions(&groups, anchor.clone(), segs);
         let lo = anchor.start.min(other.start);
         let other_first = other.start < anchor.start;
-        if let Some(step) = mentioned {
-            // Next to the step the anchor names; the anchor goes.
+        if let Some(keys) = mentioned {
+            // Next to the steps the anchor names; the anchor goes.
             let mut taken: Vec<Group> = groups.drain(lo..resume).collect();
             let moved: Vec<Group> = if other_first {
                 taken.drain(..other.len()).collect()
             } else {
-                taken.drain(1..).collect()
+                taken.drain(anchor.len()..).collect()
             };
             let found = groups
                 .iter()
                 .enumerate()
-                .filter(|(_, g)| kind_of(g, segs) == Some(step))
+                .filter(|(_, g)| identity(g, segs).is_some_and(|k| keys.contains(&k)))
                 .map(|(g, _)| g);
             let at = if first {
                 found.min().unwrap_or(lo)
@@ -247,35 +275,50 @@ fn sequence(groups: &mut [Group], starts: &[usize]) {
     }
 }
 
-/// The kind of step the anchor only names ("training"), when another
-/// clause asks for a step of that kind.
-fn mentioned_step(groups: &[Group], anchor: usize, segs: &[Segment]) -> Option<TaskKind> {
-    let tokens: Vec<Token> = groups[anchor]
-        .segs
-        .iter()
-        .flat_map(|&s| segs[s].tokens.clone())
-        .collect();
-    let c = clause::read(&tokens);
-    let kind = kind_of(&groups[anchor], segs)?;
-    if c.is_modifier() || !c.leftover.is_empty() {
-        return None;
+/// What the anchor's clauses only name ("training", "B and C"), when each
+/// names a step asked for elsewhere: their identities.
+fn mentions(
+    groups: &[Group],
+    anchor: std::ops::Range<usize>,
+    segs: &[Segment],
+) -> Option<Vec<String>> {
+    let mut keys = Vec::new();
+    for a in anchor.clone() {
+        let tokens: Vec<Token> = groups[a]
+            .segs
+            .iter()
+            .flat_map(|&s| segs[s].tokens.clone())
+            .collect();
+        let c = clause::read(&tokens);
+        let key = identity(&groups[a], segs)?;
+        if (c.is_modifier() && !c.generic) || !c.leftover.is_empty() {
+            return None;
+        }
+        let elsewhere = (0..groups.len())
+            .filter(|g| !anchor.contains(g))
+            .any(|g| identity(&groups[g], segs).as_ref() == Some(&key));
+        if !elsewhere {
+            return None;
+        }
+        keys.push(key);
     }
-    (0..groups.len())
-        .filter(|&g| g != anchor)
-        .any(|g| kind_of(&groups[g], segs) == Some(kind))
-        .then_some(kind)
+    (!keys.is_empty()).then_some(keys)
 }
 
-fn kind_of(group: &Group, segs: &[Segment]) -> Option<TaskKind> {
+/// What a clause asks for, to tell mentions of the same step: its kind
+/// (training of any sort is one), or a generic step's name.
+fn identity(group: &Group, segs: &[Segment]) -> Option<String> {
     let tokens: Vec<Token> = group
         .segs
         .iter()
         .flat_map(|&s| segs[s].tokens.clone())
         .collect();
-    clause::read(&tokens).kind.map(|k| match k {
-        TaskKind::DistributedTrain => TaskKind::Train,
-        k => k,
-    })
+    let c = clause::read(&tokens);
+    match (c.kind?, c.name) {
+        (TaskKind::Shell, Some(name)) if c.generic => Some(format!("step:{name}")),
+        (TaskKind::DistributedTrain, _) => Some(TaskKind::Train.as_str().into()),
+        (k, _) => Some(k.as_str().into()),
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -293,11 +336,14 @@ fn links(sep: Sep, before: TaskKind, after: TaskKind) -> bool {
     sep == Sep::And || (sep == Sep::Comma && before == after)
 }
 
+/// "both clean … and extract …", "并行训练…": the marker opens the clause
+/// (after at most one word); "C in parallel" closes it.
 fn starts_with_parallel(tokens: &[Token]) -> bool {
+    let trailing = ["in parallel", "at the same time", "side by side"];
     (0..tokens.len().min(2)).any(|i| {
-        lexicon::PARALLEL
-            .iter()
-            .any(|p| super::scan::phrase_at(tokens, i, p).is_some())
+        lexicon::PARALLEL.iter().any(|p| {
+            (i == 0 || !trailing.contains(p)) && super::scan::phrase_at(tokens, i, p).is_some()
+        })
     })
 }
 
@@ -308,6 +354,7 @@ fn group(
     segs: &[Segment],
     d: &mut Decomposition,
     unknown: &mut Vec<Unrecognized>,
+    ignored: &mut Vec<Unrecognized>,
 ) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     let mut prefix: Vec<usize> = Vec::new();
@@ -323,7 +370,7 @@ fn group(
             });
         }
         let continues = seg.sep <= Sep::Comma && seg.sep != Sep::Start;
-        let list_item = list_open && continues && c.kind.is_none();
+        let list_item = list_open && continues && (c.kind.is_none() || c.generic);
         if c.kind.is_some() && !list_item {
             let mut members = std::mem::take(&mut prefix);
             members.push(i);
@@ -386,7 +433,7 @@ fn group(
                 .copied()
                 .reduce(Span::join)
                 .unwrap_or(seg.span());
-            unknown.push(Unrecognized::new(text, span, "no step matches these words"));
+            ignored.push(Unrecognized::new(text, span, "no step matches these words"));
         }
     }
     for i in prefix {
@@ -400,7 +447,7 @@ fn group(
         } else if let Some(g) = groups.last_mut() {
             g.segs.push(i);
         } else if c.is_modifier() {
-            unknown.push(Unrecognized::new(
+            ignored.push(Unrecognized::new(
                 text,
                 segs[i].span(),
                 "this modifies a step, but no step was asked for",
@@ -422,10 +469,11 @@ fn continuation(seg: &Segment) -> bool {
     }
 }
 
-fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<Subtask> {
+pub(crate) fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<Subtask> {
     let base = |model: Option<&String>| {
         let mut t = Subtask::new(kind, span.of(text).trim());
         t.span = Some(span);
+        t.name = c.name.clone();
         t.model = model.cloned();
         t.target = c.target.clone();
         t.command = c.command.clone();

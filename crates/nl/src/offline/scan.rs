@@ -22,11 +22,26 @@ pub struct Token {
     pub text: String,
     pub span: Span,
     pub class: Class,
+    /// Written with a capital letter ("A", "Train").
+    pub upper: bool,
 }
 
 impl Token {
     pub fn is(&self, s: &str) -> bool {
         self.text == s
+    }
+
+    /// A step named by a capital letter (and digits): "A", "B2". "I" is
+    /// the pronoun.
+    pub fn is_label(&self) -> bool {
+        let mut chars = self.text.chars();
+        self.class == Class::Word
+            && self.upper
+            && self.text.len() <= 2
+            && chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() && c != 'i')
+            && chars.all(|c| c.is_ascii_digit())
     }
 }
 
@@ -60,6 +75,8 @@ pub struct Segment {
     pub tokens: Vec<Token>,
     /// The order word right before the segment, if any.
     pub order: Option<Order>,
+    /// A colon comes right before it: what precedes may be a heading.
+    pub after_colon: bool,
 }
 
 impl Segment {
@@ -113,6 +130,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                     text: inner.trim().to_owned(),
                     span: Span::new(start, end_of(j + 1)),
                     class: Class::Code,
+                    upper: false,
                 });
                 i = j + 1;
                 continue;
@@ -133,6 +151,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 text: text[start..end_of(j)].to_owned(),
                 span: Span::new(start, end_of(j)),
                 class: Class::Url,
+                upper: false,
             });
             i = j;
             continue;
@@ -153,6 +172,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 text: text[start..end_of(j)].to_owned(),
                 span: Span::new(start, end_of(j)),
                 class: Class::Number,
+                upper: false,
             });
             i = j;
             continue;
@@ -169,6 +189,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                     text: text[start..end_of(j)].to_owned(),
                     span: Span::new(start, end_of(j)),
                     class: Class::Url,
+                    upper: false,
                 });
                 i = j;
                 continue;
@@ -187,6 +208,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 text: text[start..end_of(j)].to_ascii_lowercase(),
                 span: Span::new(start, end_of(j)),
                 class: Class::Word,
+                upper: c.is_ascii_uppercase(),
             });
             i = j;
             continue;
@@ -196,6 +218,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             text: c.to_string(),
             span: Span::new(start, end_of(i + 1)),
             class,
+            upper: false,
         });
         i += 1;
     }
@@ -331,7 +354,7 @@ fn names_step(tokens: &[Token], at: usize, width: usize, order: Order) -> bool {
         Order::PrecedesPrevious => &tokens[at.saturating_sub(NEAR)..at],
         Order::Before | Order::After => &tokens[at + width..(at + width + NEAR).min(tokens.len())],
     };
-    super::lexicon::kind(near).is_some()
+    super::lexicon::kind(near).is_some() || near.first().is_some_and(Token::is_label)
 }
 
 /// Cuts the tokens into segments, each tagged with the strongest separator
@@ -342,8 +365,51 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
     let mut sep = Sep::Start;
     let mut pending = Sep::Start;
     let mut order = None;
+    let mut colon = false;
+    let mut after_colon = false;
+    let mut next_item = 1;
     let mut i = 0;
+    let mut push = |current: &mut Vec<Token>, sep: Sep, order: Option<Order>, after_colon: bool| {
+        if !current.is_empty() {
+            out.push(Segment {
+                sep,
+                tokens: std::mem::take(current),
+                order,
+                after_colon,
+            });
+        }
+    };
     while i < tokens.len() {
+        // "1.", "2)", "Step 3:", "第四步": one item of a list of steps.
+        if let Some(n) = list_marker(tokens, i, current.is_empty(), next_item) {
+            if !current.is_empty() {
+                push(&mut current, sep, order.take(), after_colon);
+            }
+            next_item += 1;
+            pending = pending.max(Sep::Sequence);
+            sep = pending;
+            i += n;
+            continue;
+        }
+        // "once both are done", "等B和C都完成后": what follows (or, at the
+        // end of a clause, the clause itself) waits for what came before.
+        if let Some(n) = done_marker(tokens, i) {
+            if current.is_empty() {
+                pending = pending.max(Sep::Sequence);
+                sep = pending;
+            } else {
+                push(
+                    &mut current,
+                    sep.max(Sep::Sequence),
+                    order.take(),
+                    after_colon,
+                );
+                pending = Sep::Start;
+                sep = Sep::Comma;
+            }
+            i += n;
+            continue;
+        }
         if NOT_SEPARATORS
             .iter()
             .any(|p| phrase_at(tokens, i, p).is_some())
@@ -392,12 +458,11 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         match found {
             Some((kind, n)) => {
                 if !current.is_empty() {
-                    out.push(Segment {
-                        sep,
-                        tokens: std::mem::take(&mut current),
-                        order: order.take(),
-                    });
+                    push(&mut current, sep, order.take(), after_colon);
                     pending = Sep::Start;
+                }
+                if tokens[i].is(":") || tokens[i].is("：") {
+                    colon = true;
                 }
                 order = ordered.or(order);
                 pending = pending.max(kind);
@@ -405,19 +470,183 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 i += n;
             }
             None => {
+                if current.is_empty() {
+                    after_colon = std::mem::take(&mut colon);
+                }
                 current.push(tokens[i].clone());
                 i += 1;
             }
         }
     }
-    if !current.is_empty() {
-        out.push(Segment {
-            sep,
-            tokens: current,
-            order,
-        });
-    }
+    push(&mut current, sep, order, after_colon);
     out
+}
+
+/// A list item's number or "Step N" where a segment may start; `next` is
+/// the number the list expects, so "batch sizes 100, 200. Then" is no item.
+fn list_marker(tokens: &[Token], i: usize, starts: bool, next: u32) -> Option<usize> {
+    let is =
+        |k: usize, words: &[&str]| tokens.get(k).is_some_and(|t| words.iter().any(|w| t.is(w)));
+    let content = |k: usize| {
+        tokens
+            .get(k)
+            .is_some_and(|t| matches!(t.class, Class::Word | Class::Cjk | Class::Code))
+    };
+    let number = |k: usize| {
+        tokens
+            .get(k)
+            .filter(|t| t.class == Class::Number)
+            .and_then(|t| t.text.parse::<u32>().ok())
+    };
+    // "(1) load", "1) load", "1. load", "1、加载"
+    let open = usize::from(is(i, &["(", "（"]));
+    if let Some(n) = number(i + open)
+        && (n == next || (starts && n == 1))
+        && is(i + open + 1, &[".", ")", "）", "、", ":", "："])
+        && content(i + open + 2)
+    {
+        return Some(open + 2);
+    }
+    // "Step 2: train", "step 2 - train"
+    if starts && is(i, &["step"]) && number(i + 1).is_some() {
+        let punct = usize::from(is(i + 2, &[":", "：", ".", "-", ")", ","]));
+        return Some(2 + punct);
+    }
+    // "第一步", "第2步："
+    if is(i, &["第"]) {
+        let mut k = i + 1;
+        while tokens.get(k).is_some_and(|t| {
+            t.class == Class::Number
+                || (t.class == Class::Cjk && "一二三四五六七八九十".contains(t.text.as_str()))
+        }) {
+            k += 1;
+        }
+        if k > i + 1 && is(k, &["步"]) {
+            return Some(k + 1 - i + usize::from(is(k + 1, &[":", "：", "，", ","])));
+        }
+    }
+    None
+}
+
+const WAIT_FILLER: &[&str] = &[
+    "both",
+    "all",
+    "they",
+    "them",
+    "these",
+    "those",
+    "the",
+    "two",
+    "three",
+    "of",
+    "are",
+    "is",
+    "have",
+    "has",
+    "been",
+    "steps",
+    "step",
+    "tasks",
+    "task",
+    "above",
+    "previous",
+    "ones",
+    "everything",
+    "it",
+    "that",
+    "this",
+    "its",
+    "their",
+    "and",
+    "or",
+    ",",
+    "jobs",
+    "branches",
+    "parallel",
+    "first",
+    "prior",
+    "earlier",
+    "successfully",
+];
+const DONE: &[&str] = &[
+    "done",
+    "finished",
+    "finish",
+    "finishes",
+    "complete",
+    "completed",
+    "completes",
+    "succeeded",
+    "succeed",
+    "succeeds",
+    "ready",
+    "over",
+    "through",
+    "end",
+    "ended",
+    "ends",
+];
+
+/// "once both are done", "when A and B finish", "after all of them
+/// complete", "wait for both to finish", "等B和C都完成后", "在…都完成之后":
+/// how many tokens the marker takes at `i`.
+fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
+    let t = tokens.get(i)?;
+    if t.class == Class::Word {
+        let open = [
+            "once",
+            "when",
+            "after",
+            "wait for",
+            "waiting for",
+            "as soon as",
+        ]
+        .iter()
+        .find_map(|p| phrase_at(tokens, i, p))?;
+        let mut k = i + open;
+        while k < tokens.len() && k < i + open + 8 {
+            let w = &tokens[k];
+            if DONE.iter().any(|d| w.is(d)) {
+                // "wait for both to finish"
+                return Some(k + 1 - i);
+            }
+            let filler = WAIT_FILLER.iter().any(|f| w.is(f)) || w.is_label() || w.is("to");
+            if !filler {
+                break;
+            }
+            k += 1;
+        }
+        // "wait for both", "wait for them"
+        if tokens[i].is("wait") && k > i + open {
+            return Some(k - i);
+        }
+        return None;
+    }
+    if !(t.is("等") || t.is("在") || t.is("待")) {
+        return None;
+    }
+    let mut k = i + 1;
+    while k < tokens.len() && k < i + 12 {
+        for done in ["完成", "结束", "跑完", "做完", "执行完"] {
+            if let Some(n) = phrase_at(tokens, k, done) {
+                let after = ["之后", "以后", "后"]
+                    .iter()
+                    .find_map(|p| phrase_at(tokens, k + n, p))
+                    .unwrap_or(0);
+                return (k > i + 1).then_some(k + n + after - i);
+            }
+        }
+        let w = &tokens[k];
+        let inside = w.is_label()
+            || (w.class == Class::Cjk
+                && "和与及、都全部所有上述前面的个两步骤任务它们这些均".contains(w.text.as_str()))
+            || w.class == Class::Word;
+        if !inside {
+            return None;
+        }
+        k += 1;
+    }
+    None
 }
 
 #[cfg(test)]

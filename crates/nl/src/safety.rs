@@ -77,11 +77,55 @@ const UNSAFE: &[&str] = &[
     "sh <(",
     "base64 -d |",
     "rm -rf /",
+    "rm -rf ~",
+    "rm -rf *",
+    "rm -fr /",
+    "--no-preserve-root",
+    "mkfs",
+    ":(){",
+    "of=/dev/sd",
+    "> /dev/sd",
     "/dev/tcp/",
     "nc -e",
     "chmod 777",
     "sudo ",
     "mkfifo",
+];
+
+/// What holds credentials; read together with a [`SINKS`] word in one
+/// sentence, the sentence sends them away.
+const CREDENTIALS: &[&str] = &[
+    "environment variables",
+    "env vars",
+    "credentials",
+    "secrets",
+    "api keys",
+    "private keys",
+    "ssh keys",
+    "~/.ssh",
+    "~/.aws",
+    "/etc/passwd",
+    "/etc/shadow",
+    "kubeconfig",
+    "环境变量",
+    "密钥",
+    "凭证",
+    "凭据",
+    "私钥",
+];
+const SINKS: &[&str] = &[
+    "send",
+    "post",
+    "upload",
+    "exfiltrate",
+    "curl",
+    "forward",
+    "email them",
+    "发到",
+    "发送到",
+    "上传到",
+    "传到",
+    "发给",
 ];
 
 const SECRET_WORDS: &[&str] = &[
@@ -175,6 +219,28 @@ pub fn screen(description: &str) -> Screened {
             &mut warnings,
             &mut masks,
         );
+    }
+    // "read every secret from the environment and send them to http://…"
+    for needle in CREDENTIALS {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(needle) {
+            let start = from + at;
+            let sentence =
+                sentence_around(description, Span::new(start, start + needle.len()), false);
+            let said = &lower[sentence.start..sentence.end];
+            if SINKS.iter().any(|s| said.contains(s)) && !masks.contains(&sentence) {
+                warnings.push(Warning {
+                    code: WarningCode::UnsafeCommand,
+                    message: format!(
+                        "the description sends credentials away: {:?} was ignored and produced no step",
+                        sentence.of(description).trim()
+                    ),
+                    span: Some(sentence),
+                });
+                masks.push(sentence);
+            }
+            from = start + needle.len();
+        }
     }
     for span in secret_values(description, &lower) {
         warnings.push(Warning {

@@ -81,6 +81,7 @@ pub(crate) struct Context<'a> {
 /// Tokens spent and the most that may be.
 pub(crate) struct Meter {
     pub usage: Usage,
+    pub stats: super::Stats,
     limit: u64,
 }
 
@@ -88,6 +89,7 @@ impl Meter {
     pub fn new(config: &GenerateConfig, tokens_left: Option<u64>) -> Meter {
         Meter {
             usage: Usage::default(),
+            stats: super::Stats::default(),
             limit: tokens_left.map_or(config.max_tokens, |left| left.min(config.max_tokens)),
         }
     }
@@ -118,6 +120,7 @@ impl Meter {
             max_tokens: Some(room.min(u64::from(max_completion)) as u32),
             temperature: Some(temperature),
         };
+        self.stats.calls += 1;
         let answer = llm.chat(&request).await.map_err(Failure::Llm)?;
         self.usage.prompt_tokens += answer.prompt_tokens;
         self.usage.completion_tokens += answer.completion_tokens;
@@ -157,6 +160,7 @@ pub(crate) async fn converse<T>(
                 });
             }
             Err(issues) => {
+                meter.stats.repairs += 1;
                 tracing::debug!(
                     round = answers,
                     problems = issues.len(),
@@ -282,6 +286,9 @@ async fn calibrate(
     for round in 0..=cx.config.max_rounds {
         // Regenerations ask for a different answer, not the same one again.
         let temperature = if round == 0 { 0.0 } else { 0.7 };
+        if round > 0 {
+            meter.stats.regenerations += 1;
+        }
         let built = converse(cx, meter, ask(&notes), schema, temperature, |a| cx.build(a)).await;
         let (mut plan, mut dropped) = match (built, &mut best) {
             (Ok(built), _) => built,

@@ -4,8 +4,8 @@
 //! the user's own words, Chinese ones in English.
 
 use super::kinds::{CJK_WORDS, KINDS, is_cjk_noun};
-use super::lexicon::{self, CONTINUATION};
-use super::scan::{Class, Token, inflects, phrase_at, tokenize};
+use super::lexicon;
+use super::scan::{Class, Token, phrase_at, tokenize};
 use crate::decompose::{Subtask, TaskKind};
 
 /// A step the library has no template for, as a clause asks for it.
@@ -515,6 +515,57 @@ const OFF_TOPIC: &[&str] = &[
     "歌",
 ];
 
+/// Verbs that only say a step runs: "A runs first", "run step B".
+const TRIVIAL: &[&str] = &[
+    "run",
+    "runs",
+    "execute",
+    "executes",
+    "start",
+    "starts",
+    "go",
+    "goes",
+    "happen",
+    "happens",
+    "begin",
+    "begins",
+    "kick",
+    "kicks",
+    "is",
+    "are",
+    "has",
+    "needs",
+    "finish",
+    "finishes",
+    "complete",
+    "completes",
+    "come",
+    "comes",
+];
+
+/// Verbs that lead a step named by what follows: "run the GPU smoke test".
+const LEADING_VERBS: &[&str] = &[
+    "run",
+    "do",
+    "perform",
+    "compute",
+    "calculate",
+    "write",
+    "send",
+    "get",
+    "make",
+    "create",
+    "produce",
+    "generate",
+    "build",
+    "publish",
+    "execute",
+    "trigger",
+    "kick",
+    "launch",
+    "start",
+];
+
 /// The generic action a clause asks for, when no library kind matched:
 /// `used` marks tokens other readers took (conditions, schedules …).
 pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
@@ -525,22 +576,34 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
         .map(|(t, _)| t)
         .collect();
     let off_topic = free.iter().any(|t| OFF_TOPIC.iter().any(|w| t.is(w)))
-        || tokens
-            .iter()
-            .any(|t| t.class == Class::Cjk && off_topic_cjk(tokens, t));
+        || (0..tokens.len()).any(|i| {
+            OFF_TOPIC.iter().any(|w| {
+                w.chars().next().is_some_and(super::scan::is_cjk)
+                    && phrase_at(tokens, i, w).is_some()
+            })
+        });
     let first_cjk = free.iter().position(|t| t.class == Class::Cjk);
     let first_word = free.iter().position(|t| t.class == Class::Word);
     if let Some(c) = first_cjk
         && first_word.is_none_or(|w| c < w || !free[w].is_label())
     {
-        return cjk(&free[c..], off_topic);
+        return cjk(&free, off_topic);
     }
     let mut i = 0;
     while i < free.len() && !free[i].is_label() && LEAD.iter().any(|w| free[i].is(w)) {
         i += 1;
     }
+    // "keep flipping a coin": the verb is the one kept at.
+    if free.get(i).is_some_and(|t| t.is("keep"))
+        && free.get(i + 1).is_some_and(|t| t.text.ends_with("ing"))
+    {
+        i += 1;
+    }
     let rest = &free[i..];
     let first = rest.first()?;
+    if names_tasks(rest) {
+        return None;
+    }
     if let Some(name) = label(rest) {
         return Some(Action {
             name,
@@ -555,33 +618,36 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
             .chars()
             .all(|c| c.is_ascii_alphabetic() || c == '-')
         && !NOT_VERBS.iter().any(|w| first.is(w))
-        && !CONTINUATION.iter().any(|w| first.is(w))
         && !lexicon::is_filler(first);
-    let has_object = rest
-        .get(1)
-        .is_some_and(|t| t.class == Class::Number || OBJECT_START.iter().any(|w| t.is(w)))
-        || rest.get(1).is_some_and(|t| t.class == Class::Url);
-    let known = VERBS.iter().any(|v| inflects(&first.text, v));
+    let has_object = rest.get(1).is_some_and(|t| {
+        matches!(t.class, Class::Number | Class::Url) || OBJECT_START.iter().any(|w| t.is(w))
+    });
+    let known = VERBS.contains(&lemma(&first.text).as_str());
     if !verb_like || !(known || has_object || off_topic) {
         return None;
     }
-    let mut words = vec![first.text.clone()];
-    words.extend(object(&rest[1..]));
     Some(Action {
-        name: slug(&words),
+        name: slug(&content_words(rest, 4)),
         labelled: false,
         off_topic,
     })
 }
 
-fn off_topic_cjk(tokens: &[Token], t: &Token) -> bool {
-    let i = tokens.iter().position(|x| std::ptr::eq(x, t)).unwrap_or(0);
-    OFF_TOPIC.iter().any(|w| {
-        w.chars().next().is_some_and(super::scan::is_cjk) && phrase_at(tokens, i, w).is_some()
-    })
+/// "run two tasks", "执行两个任务": words about the steps, not a step.
+fn names_tasks(rest: &[&Token]) -> bool {
+    let tasks = ["tasks", "jobs", "steps", "things", "任务", "步骤"];
+    rest.len() <= 4
+        && rest.iter().any(|t| tasks.iter().any(|w| t.is(w)))
+        && rest.iter().any(|t| {
+            t.class == Class::Number
+                || ["two", "three", "both", "several", "these", "两"]
+                    .iter()
+                    .any(|w| t.is(w))
+        })
 }
 
-/// "B", "step A", "task 3", "run A", "A runs": the step's own name.
+/// "B", "step A", "task 3", "run A", "A prints hello": the step's own
+/// name (with what it does, unless it only runs).
 fn label(rest: &[&Token]) -> Option<String> {
     let is = |k: usize, words: &[&str]| rest.get(k).is_some_and(|t| words.iter().any(|w| t.is(w)));
     let mut k = 0;
@@ -593,39 +659,128 @@ fn label(rest: &[&Token]) -> Option<String> {
     ) {
         k += 1;
     }
-    if is(k, &["step", "task", "node", "job", "stage"])
+    let steps = [
+        "step", "task", "node", "job", "stage", "steps", "tasks", "nodes", "jobs",
+    ];
+    let name = if is(k, &steps)
         && let Some(t) = rest.get(k + 1)
     {
-        return match t.class {
-            Class::Number => Some(format!("step-{}", t.text)),
-            _ if t.is_label() => Some(t.text.clone()),
-            Class::Word if t.text.len() <= 12 && !NAME_STOP.iter().any(|w| t.is(w)) => {
-                Some(slug(&[t.text.clone()]))
-            }
-            _ => None,
-        };
+        k += 2;
+        if let Some((n, _)) = lexicon::integer_at(std::slice::from_ref(*t), 0, true) {
+            format!("step-{n}")
+        } else if t.is_label() {
+            t.text.clone()
+        } else if t.class == Class::Word
+            && t.text.len() <= 12
+            && !NAME_STOP.iter().any(|w| t.is(w))
+            && !PREPOSITIONS.iter().any(|w| t.is(w))
+        {
+            slug(&[t.text.clone()])
+        } else {
+            return None;
+        }
+    } else if rest.get(k).is_some_and(|t| t.is_label()) {
+        k += 1;
+        rest[k - 1].text.clone()
+    } else {
+        return None;
+    };
+    // "A prints hello": what it does is part of its name.
+    let does = rest[k..]
+        .first()
+        .filter(|t| t.class == Class::Word && !TRIVIAL.iter().any(|w| t.is(w)) && !t.is_label())
+        .filter(|t| VERBS.contains(&lemma(&t.text).as_str()) || t.text.ends_with('s'));
+    match does {
+        Some(_) => {
+            let mut words = vec![name];
+            words.extend(content_words(&rest[k..], 3));
+            Some(slug(&words))
+        }
+        None => Some(name),
     }
-    rest.get(k).filter(|t| t.is_label()).map(|t| t.text.clone())
 }
 
-/// Up to two object words after the verb, up to a preposition.
-fn object(after: &[&Token]) -> Vec<String> {
-    after
-        .iter()
-        .take_while(|t| {
-            matches!(t.class, Class::Word | Class::Cjk) && !PREPOSITIONS.iter().any(|w| t.is(w))
-        })
-        .filter(|t| t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)))
-        .take(2)
-        .map(|t| t.text.clone())
-        .collect()
+/// A word that is a verb the planner knows, in any form.
+pub fn is_verb(word: &str) -> bool {
+    VERBS.contains(&lemma(word).as_str())
+}
+
+/// The base form of a verb: "prints" → "print", "flipping" → "flip",
+/// "deduplicated" → "deduplicate" (when the base is a known verb).
+pub fn lemma(word: &str) -> String {
+    let known =
+        |w: &str| VERBS.contains(&w) || KINDS.iter().flat_map(|(_, ps)| ps.iter()).any(|p| *p == w);
+    if known(word) {
+        return word.to_owned();
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    for (suffix, add) in [
+        ("ing", ""),
+        ("ing", "e"),
+        ("ed", ""),
+        ("ed", "e"),
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("d", ""),
+    ] {
+        if let Some(stem) = word.strip_suffix(suffix) {
+            candidates.push(format!("{stem}{add}"));
+            // "flipping" → "flip"
+            let b = stem.as_bytes();
+            if add.is_empty() && b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2] {
+                candidates.push(stem[..stem.len() - 1].to_owned());
+            }
+        }
+    }
+    candidates
+        .into_iter()
+        .find(|c| known(c))
+        .unwrap_or_else(|| word.to_owned())
+}
+
+/// The words a name is made of, from a clause's verb on: content words up
+/// to the first preposition, at most `max`, verbs in their base form.
+fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tokens {
+        match t.class {
+            Class::Word => {}
+            Class::Number if !out.is_empty() => continue,
+            Class::Cjk => {
+                if let Some(w) = cjk_words(std::slice::from_ref(*t)).first() {
+                    out.push(w.clone());
+                }
+                continue;
+            }
+            _ => continue,
+        }
+        if !out.is_empty() && PREPOSITIONS.iter().any(|w| t.is(w)) {
+            break;
+        }
+        if NAME_STOP.iter().any(|w| t.is(w)) || LEAD.iter().any(|w| t.is(w)) && out.is_empty() {
+            continue;
+        }
+        // The verb in its base form; the words after it as written.
+        let word = if out.is_empty() {
+            lemma(&t.text)
+        } else {
+            t.text.clone()
+        };
+        if !out.contains(&word) {
+            out.push(word);
+        }
+        if out.len() >= max {
+            break;
+        }
+    }
+    out
 }
 
 /// A Chinese action: its verb and up to two nouns in English, or the
 /// letter it names ("运行A").
 fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
     let owned: Vec<Token> = free.iter().map(|t| (*t).clone()).collect();
-    let words = cjk_words(&owned);
     if let Some(label) = owned.iter().find(|t| t.is_label()) {
         return Some(Action {
             name: label.text.clone(),
@@ -633,31 +788,54 @@ fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
             off_topic,
         });
     }
+    let text: String = owned.iter().map(|t| t.text.as_str()).collect();
+    let counted = ["两个", "二个", "三个", "几个", "多个"]
+        .iter()
+        .any(|c| text.contains(c));
+    if counted && ["任务", "步骤"].iter().any(|w| text.contains(w)) {
+        return None;
+    }
+    let words = cjk_words(&owned);
     let verbs = words.iter().filter(|w| !is_cjk_noun(w)).count();
     if verbs == 0 && !off_topic {
         return None;
     }
-    let verb = words.iter().position(|w| !is_cjk_noun(w));
-    let name = match verb {
-        Some(v) => {
-            let mut parts = vec![words[v].clone()];
-            parts.extend(
-                words[v + 1..]
-                    .iter()
-                    .filter(|w| is_cjk_noun(w))
-                    .take(2)
-                    .cloned(),
-            );
-            slug(&parts)
-        }
-        None if !words.is_empty() => slug(&words[..words.len().min(2)]),
-        None => "step".into(),
-    };
     Some(Action {
-        name,
+        name: cjk_name(&owned).unwrap_or_else(|| "step".into()),
         labelled: false,
         off_topic,
     })
+}
+
+/// A name from Chinese words: the first verb, the nouns and English words
+/// after it (at most three words).
+fn cjk_name(tokens: &[Token]) -> Option<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut verb = false;
+    while i < tokens.len() && words.len() < 3 {
+        let t = &tokens[i];
+        if let Some((n, en)) = CJK_WORDS
+            .iter()
+            .find_map(|(zh, en)| phrase_at(tokens, i, zh).map(|n| (n, *en)))
+        {
+            if is_cjk_noun(en) {
+                if verb {
+                    words.push(en.to_owned());
+                }
+            } else if !verb {
+                verb = true;
+                words.push(en.to_owned());
+            }
+            i += n;
+            continue;
+        }
+        if verb && t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)) {
+            words.push(t.text.clone());
+        }
+        i += 1;
+    }
+    (!words.is_empty()).then(|| slug(&words))
 }
 
 /// The English words of the Chinese words in `tokens`, in order.
@@ -679,9 +857,8 @@ fn cjk_words(tokens: &[Token]) -> Vec<String> {
     out
 }
 
-/// The name of a step: the subtask's own name, or its verb (the kind
-/// phrase that asked for it, or the first verb) and its object or model,
-/// from the user's words.
+/// The name of a step: the subtask's own name, or its words from the
+/// verb that asked for it (a training step: the verb and its model).
 pub fn step_name(task: &Subtask) -> String {
     if let Some(name) = &task.name {
         let name = slug(&[name.clone()]);
@@ -692,69 +869,66 @@ pub fn step_name(task: &Subtask) -> String {
     let tokens = tokenize(&task.text);
     let phrase = lexicon::kind_phrase(&tokens)
         .filter(|(k, _, _)| *k == task.kind || (k.trains() && task.kind.trains()));
-    let mut words: Vec<String> = Vec::new();
-    let mut after = 0;
-    if let Some((kind, at, n)) = phrase {
-        let spelled = KINDS
-            .iter()
-            .filter(|(k, _)| *k == kind)
-            .flat_map(|(_, ps)| ps.iter())
-            .filter(|p| phrase_at(&tokens, at, p) == Some(n))
-            .max_by_key(|p| p.len())
-            .copied()
-            .unwrap_or_default();
-        if spelled.chars().next().is_some_and(super::scan::is_cjk) {
-            words.extend(cjk_words(&tokens[at..at + n]));
+    let Some((kind, at, n)) = phrase else {
+        return default_name(task);
+    };
+    let chinese = tokens[at].class == Class::Cjk;
+    if task.kind.trains()
+        && let Some(model) = &task.model
+    {
+        let verb = if chinese {
+            cjk_words(&tokens[at..at + n]).join("-")
         } else {
-            // The base form the lexicon spells, not "cleaning".
-            words.extend(
-                spelled
-                    .split(' ')
-                    .filter(|w| !NAME_STOP.contains(w))
-                    .map(str::to_owned),
-            );
+            spelled(kind, &tokens, at, n)
+        };
+        return slug(&[verb, model.replace('_', "-")]);
+    }
+    if chinese {
+        return cjk_name(&tokens[at..]).unwrap_or_else(|| default_name(task));
+    }
+    // A verb just before the phrase leads: "run the GPU smoke test".
+    let mut start = at;
+    for back in (at.saturating_sub(4)..at).rev() {
+        let t = &tokens[back];
+        if t.class != Class::Word || PREPOSITIONS.iter().any(|w| t.is(w)) {
+            break;
         }
-        after = at + n;
+        if LEADING_VERBS.contains(&t.text.as_str()) || VERBS.contains(&lemma(&t.text).as_str()) {
+            start = back;
+        }
+    }
+    let from: Vec<&Token> = tokens[start..].iter().collect();
+    let mut words = content_words(&from, 4);
+    if start == at {
+        // The lexicon's spelling of the phrase, not "cleaning".
+        let base = spelled(kind, &tokens, at, n);
+        let taken = content_words(&from[..n.min(from.len())], 4).len();
+        let mut named: Vec<String> = base
+            .split('-')
+            .filter(|w| !w.is_empty() && !NAME_STOP.contains(w))
+            .map(str::to_owned)
+            .collect();
+        named.extend(words.into_iter().skip(taken));
+        named.truncate(4);
+        words = named;
     }
     if words.is_empty() {
-        return default_name(task);
-    }
-    match &task.model {
-        Some(model) if task.kind.trains() => words.push(model.replace('_', "-")),
-        _ if tokens.get(after).is_some_and(|t| t.class == Class::Cjk) => {
-            let nouns: Vec<String> = cjk_words(&tokens[after..])
-                .into_iter()
-                .take_while(|w| is_cjk_noun(w))
-                .take(2)
-                .collect();
-            words.extend(nouns);
-        }
-        _ => {
-            let rest: Vec<&Token> = tokens[after..]
-                .iter()
-                .filter(|t| t.class != Class::Punct || t.is("'") || t.is("\""))
-                .filter(|t| t.class != Class::Punct)
-                .collect();
-            let known = |t: &Token| {
-                KINDS
-                    .iter()
-                    .flat_map(|(_, ps)| ps.iter())
-                    .any(|p| inflects(&t.text, p))
-            };
-            words.extend(
-                object(&rest)
-                    .into_iter()
-                    .filter(|w| !known(&tokenize(w)[0]))
-                    .take(3usize.saturating_sub(words.len())),
-            );
-        }
-    }
-    let name = slug(&words);
-    if name.is_empty() {
         default_name(task)
     } else {
-        name
+        slug(&words)
     }
+}
+
+/// How the lexicon spells the phrase matched at `at` (its base form).
+fn spelled(kind: TaskKind, tokens: &[Token], at: usize, n: usize) -> String {
+    KINDS
+        .iter()
+        .filter(|(k, _)| *k == kind)
+        .flat_map(|(_, ps)| ps.iter())
+        .filter(|p| phrase_at(tokens, at, p) == Some(n))
+        .max_by_key(|p| p.len())
+        .map(|p| p.replace(' ', "-"))
+        .unwrap_or_default()
 }
 
 fn default_name(task: &Subtask) -> String {

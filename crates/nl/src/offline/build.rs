@@ -76,8 +76,15 @@ pub fn build(
         let built = b.stage(stage, i, &upstream);
         // Couler skips what is below a skipped step, so the steps after
         // conditional ones (an if/otherwise pair: one is always skipped)
-        // wait for what the conditions waited for.
-        if !stage.tasks.iter().all(|t| t.condition.is_some()) {
+        // wait for what the conditions waited for — unless they carry the
+        // same condition ("if … retrain and redeploy").
+        let conditional = stage.tasks.iter().all(|t| t.condition.is_some());
+        let chained = stages.get(i + 1).is_some_and(|next| {
+            next.tasks.iter().all(|n| {
+                n.condition.is_some() && stage.tasks.iter().all(|t| t.condition == n.condition)
+            })
+        });
+        if !conditional || chained {
             upstream = built;
         }
     }
@@ -303,7 +310,20 @@ impl Builder<'_> {
             step["retry"] =
                 json!({"limit": limit.min(100), "backoff": {"duration": "10s", "factor": 2}});
         }
-        if let Some(cond) = &task.condition {
+        if exit && let Some(cond) = &task.condition {
+            // At the end the outcome is the workflow's: "notify me only if it failed".
+            let failed =
+                (cond.value == "fail") == (cond.operator == crate::decompose::Comparison::Eq);
+            step["when"] = json!([{
+                "input": "{{workflow.status}}",
+                "operator": if failed { "ne" } else { "eq" },
+                "value": "Succeeded",
+            }]);
+            wiring.push(format!(
+                "runs only if the workflow {}",
+                if failed { "failed" } else { "succeeded" }
+            ));
+        } else if let Some(cond) = &task.condition {
             let result = || {
                 self.state
                     .results
@@ -315,7 +335,8 @@ impl Builder<'_> {
                     .state
                     .quality
                     .last()
-                    .map(|s| (s.clone(), "status".to_owned(), false)),
+                    .map(|s| (s.clone(), "status".to_owned(), false))
+                    .or_else(result),
                 "result" => result(),
                 _ => self.state.metrics.last().cloned().or_else(result),
             };
@@ -340,14 +361,25 @@ impl Builder<'_> {
                         cond.operator, cond.value
                     ));
                 }
-                None => self.unknown.push(Unrecognized {
-                    text: task.text.clone(),
-                    span: task.span,
-                    reason: format!(
-                        "the condition reads {:?}, but no earlier step measures it",
-                        cond.metric
-                    ),
-                }),
+                // No earlier step measures it: the run says, as a parameter.
+                None => {
+                    let name = super::action::slug(&[cond.metric.clone()]).replace('-', "_");
+                    let name = if name.is_empty() { "condition".to_owned() } else { name };
+                    self.param(json!({"name": name, "description": format!("what the condition of step {:?} reads; no earlier step measures it", task.text)}));
+                    step["when"] = json!([{
+                        "input": format!("{{{{workflow.parameters.{name}}}}}"),
+                        "operator": serde_json::to_value(cond.operator).expect("serializes"),
+                        "value": cond.value,
+                    }]);
+                    self.warnings.push(Warning {
+                        code: WarningCode::Assumption,
+                        message: format!(
+                            "no step before {:?} measures {:?}; its condition reads the `{name}` parameter",
+                            task.text, cond.metric
+                        ),
+                        span: task.span,
+                    });
+                }
             }
         }
         if !depends.is_empty() {
@@ -451,9 +483,18 @@ impl Builder<'_> {
                 let scores = match &self.state.evaluate {
                     Some(e) => format!("{{{{steps.{e}.outputs.parameters.scores}}}}"),
                     None => {
-                        let pairs: Vec<String> = self
+                        let scored: Vec<&String> = self
                             .state
                             .models
+                            .iter()
+                            .filter(|m| {
+                                self.state
+                                    .metrics
+                                    .iter()
+                                    .any(|(s, p, _)| s == *m && p == "score")
+                            })
+                            .collect();
+                        let pairs: Vec<String> = scored
                             .iter()
                             .map(|m| format!("\"{m}\": {{{{steps.{m}.outputs.parameters.score}}}}"))
                             .collect();

@@ -7,9 +7,7 @@ use super::action;
 use super::lexicon::{self, integer_at, number_at};
 use super::scan::{Class, Token, find_any, phrase_at};
 use super::schedule;
-use crate::decompose::{
-    Comparison, ConditionSpec, FanOut, FanOutValues, ResourceSpec, Span, TaskKind,
-};
+use crate::decompose::{Comparison, ConditionSpec, FanOut, ResourceSpec, Span, TaskKind};
 
 #[derive(Debug, Clone, Default)]
 pub struct Clause {
@@ -64,48 +62,21 @@ impl Clause {
     }
 }
 
-struct Reader<'a> {
-    t: &'a [Token],
-    used: Vec<bool>,
+pub(super) struct Reader<'a> {
+    pub t: &'a [Token],
+    pub used: Vec<bool>,
 }
 
 impl Reader<'_> {
-    fn mark(&mut self, i: usize, n: usize) {
+    pub fn mark(&mut self, i: usize, n: usize) {
         for u in &mut self.used[i..(i + n).min(self.t.len())] {
             *u = true;
         }
     }
-    fn is(&self, i: usize, words: &[&str]) -> bool {
+    pub fn is(&self, i: usize, words: &[&str]) -> bool {
         self.t.get(i).is_some_and(|t| words.iter().any(|w| t.is(w)))
     }
 }
-
-const COUNT_NOUNS: &[(&str, &str)] = &[
-    ("folds", "fold"),
-    ("fold", "fold"),
-    ("shards", "shard"),
-    ("partitions", "partition"),
-    ("seeds", "seed"),
-    ("chunks", "chunk"),
-    ("splits", "split"),
-    ("折", "fold"),
-    ("个分片", "shard"),
-    ("分片", "shard"),
-    ("个种子", "seed"),
-    ("个随机种子", "seed"),
-];
-
-const CJK_PARAMS: &[(&str, &str)] = &[
-    ("批大小", "batch_size"),
-    ("批量大小", "batch_size"),
-    ("批次大小", "batch_size"),
-    ("学习率", "learning_rate"),
-    ("分片", "shard"),
-    ("种子", "seed"),
-    ("区域", "region"),
-    ("地区", "region"),
-    ("折", "fold"),
-];
 
 const FILLER_CJK: &str =
     "请帮我们想要需的把一下谢进行个吧做完成将对使用用于时才所有并且在中里上这那它其并后再和与及以";
@@ -143,8 +114,12 @@ pub fn read(tokens: &[Token]) -> Clause {
     }
     condition(&mut r, &mut c, start);
     retry(&mut r, &mut c);
+    if c.retry.is_some() {
+        // "retry it twice if it fails" is no exit handler.
+        c.always = false;
+    }
     resources(&mut r, &mut c);
-    fan_out(&mut r, &mut c);
+    c.fan_out = super::fanout::read(&mut r);
     if let Some((i, n)) = find_any(tokens, lexicon::PARALLEL) {
         c.parallel = true;
         r.mark(i, n);
@@ -302,6 +277,18 @@ fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
         (marker.2 != "当" || i == start).then_some((i, marker.0, marker.1, marker.2))
     });
     let Some((at, n, negated, marker)) = found else {
+        // "AUC 大于 0.75 就注册": a clause that opens with a comparison.
+        let metric_first = lexicon::METRICS
+            .iter()
+            .any(|(_, spellings)| spellings.iter().any(|p| phrase_at(t, start, p).is_some()));
+        if metric_first
+            && let Some((cond, end)) = read_condition(t, start)
+            && end <= start + 6
+        {
+            r.mark(start, end - start);
+            c.condition_first = true;
+            c.condition = Some(cond);
+        }
         return;
     };
     let body = at + n;
@@ -332,9 +319,40 @@ fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
             c.condition = Some(cond);
         }
         // "when" is also just "at the time"; only a real "if" must parse.
+        // A condition it cannot read still makes the step conditional: on a
+        // flag named from its words, with a warning.
         None if marker != "when" && marker != "当" => {
-            let end = (body + 6).min(t.len()).max(at + n);
+            let mut end = body;
+            while end < t.len()
+                && end < body + 6
+                && lexicon::kind(&t[end..end + 1]).is_none()
+                && !t[end].is(",")
+                && !t[end].is("，")
+            {
+                end += 1;
+            }
+            let end = end.max(at + n);
+            let words: Vec<String> = t[body..end]
+                .iter()
+                .filter(|x| x.class == Class::Word && !lexicon::is_filler(x))
+                .take(3)
+                .map(|x| x.text.replace('-', "_"))
+                .collect();
             c.bad_condition = Some(t[at].span.join(t[end - 1].span));
+            c.condition_first = at == start;
+            c.condition = Some(ConditionSpec {
+                metric: if words.is_empty() {
+                    "condition".into()
+                } else {
+                    words.join("_")
+                },
+                operator: if negated {
+                    Comparison::Ne
+                } else {
+                    Comparison::Eq
+                },
+                value: "true".into(),
+            });
             r.mark(at, end - at);
         }
         None => {}
@@ -431,8 +449,30 @@ fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(ConditionSpec, u
         "结果",
         "它",
     ];
+    let mut metric = "result".to_owned();
     if let Some(n) = subject.iter().find_map(|p| phrase_at(t, j, p)) {
         j += n;
+    } else {
+        // "if the lift is significant": the lift is what is read.
+        let mut k = j + usize::from(
+            ["the", "any", "its", "all", "every"]
+                .iter()
+                .any(|w| t.get(j).is_some_and(|x| x.is(w))),
+        );
+        while t.get(k + 1).is_some_and(|x| {
+            x.class == Class::Word && !["is", "are", "was", "looks"].iter().any(|w| x.is(w))
+        }) && k < j + 3
+        {
+            k += 1;
+        }
+        if t.get(k)
+            .is_some_and(|x| x.class == Class::Word && !lexicon::is_filler(x))
+            && t.get(k + 1)
+                .is_some_and(|x| ["is", "are", "was", "looks"].iter().any(|w| x.is(w)))
+        {
+            metric = t[k].text.replace('-', "_");
+            j = k + 1;
+        }
     }
     let verbs = [
         "lands on",
@@ -495,7 +535,7 @@ fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(ConditionSpec, u
     let end = end + usize::from(t.get(end).is_some_and(|x| x.is("'") || x.is("\"")));
     Some((
         ConditionSpec {
-            metric: "result".into(),
+            metric,
             operator: Comparison::Eq,
             value,
         },
@@ -653,169 +693,4 @@ fn resources(r: &mut Reader, c: &mut Clause) {
             r.mark(i, n);
         }
     }
-}
-
-fn fan_out(r: &mut Reader, c: &mut Clause) {
-    let t = r.t;
-    // Ranges: "shards 1 to 20", "1-20", "分片1到20".
-    for i in 0..t.len() {
-        if r.used[i] {
-            continue;
-        }
-        let Some((a, n)) = integer_at(t, i, false) else {
-            continue;
-        };
-        if !r.is(i + n, &["to", "through", "thru", "-", "到", "至", "~"]) {
-            continue;
-        }
-        let Some((b, m)) = integer_at(t, i + n + 1, false) else {
-            continue;
-        };
-        if b <= a || b - a >= 10_000 {
-            continue;
-        }
-        let from = i.saturating_sub(usize::from(i > 0 && r.is(i - 1, &["from", "从"])));
-        c.fan_out = Some(FanOut {
-            parameter: parameter_before(t, from),
-            values: FanOutValues::Range {
-                start: i64::from(a),
-                end: i64::from(b),
-            },
-        });
-        r.mark(from, i + n + 1 + m - from);
-        return;
-    }
-    // Counts: "five folds", "5-fold", "10 shards", "五折".
-    for i in 0..t.len() {
-        if r.used[i] {
-            continue;
-        }
-        let Some((v, n)) = integer_at(t, i, true).filter(|_| !t[i].is("a") && !t[i].is("an"))
-        else {
-            continue;
-        };
-        let u = i + n + usize::from(r.is(i + n, &["-"]));
-        if let Some((noun, len)) = COUNT_NOUNS
-            .iter()
-            .find_map(|(w, p)| phrase_at(t, u, w).map(|len| (*p, len)))
-            && v >= 2
-        {
-            c.fan_out = Some(FanOut {
-                parameter: noun.to_owned(),
-                values: FanOutValues::Count(v),
-            });
-            // "5-fold cross validation" trains per fold; it is no evaluation step.
-            let after = u + len;
-            let cv = [
-                "cross validation",
-                "cross-validation",
-                "cross-validated",
-                "交叉验证",
-            ]
-            .iter()
-            .find_map(|p| phrase_at(t, after, p))
-            .unwrap_or(0);
-            r.mark(i, after + cv - i);
-            return;
-        }
-    }
-    // Lists: two or more numbers in a row ("batch sizes 100, 200 and 300").
-    let mut i = 0;
-    while i < t.len() {
-        let run: Vec<usize> = (i..t.len())
-            .take_while(|&j| !r.used[j] && (t[j].class == Class::Number || t[j].is("or")))
-            .filter(|&j| t[j].class == Class::Number)
-            .collect();
-        if run.len() >= 2 {
-            let end = *run.last().expect("two numbers") + 1;
-            c.fan_out = Some(FanOut {
-                parameter: parameter_before(t, i),
-                values: FanOutValues::List(run.iter().map(|&j| t[j].text.clone()).collect()),
-            });
-            r.mark(i.saturating_sub(2), end - i.saturating_sub(2));
-            return;
-        }
-        i += run.len().max(1);
-    }
-    // Words after "for each X in": "for each region in us, eu and asia".
-    if let Some((at, n)) = find_any(t, &["for each", "for every"]) {
-        let Some(inn) = (at + n..t.len()).find(|&j| r.is(j, &["in", "of", ":"])) else {
-            return;
-        };
-        let values: Vec<String> = (inn + 1..t.len())
-            .take_while(|&j| {
-                t[j].class == Class::Word
-                    && !lexicon::KINDS
-                        .iter()
-                        .any(|(_, ps)| ps.iter().any(|p| phrase_at(t, j, p).is_some()))
-            })
-            .filter(|&j| !matches!(t[j].text.as_str(), "and" | "or" | "the" | "a"))
-            .map(|j| t[j].text.clone())
-            .collect();
-        if values.len() >= 2 {
-            let used = inn + 1 + values.len() - at;
-            c.fan_out = Some(FanOut {
-                parameter: identifier(&t[at + n..inn]),
-                values: FanOutValues::List(values),
-            });
-            r.mark(at, used);
-        }
-    }
-}
-
-/// What varies, from the words before a list: "batch sizes" → `batch_size`.
-fn parameter_before(t: &[Token], i: usize) -> String {
-    if i > 0 && t[i - 1].class == Class::Cjk {
-        let start = i.saturating_sub(5);
-        let text: String = t[start..i].iter().map(|x| x.text.as_str()).collect();
-        return CJK_PARAMS
-            .iter()
-            .find(|(w, _)| text.contains(w))
-            .map_or_else(|| "item".to_owned(), |(_, p)| (*p).to_owned());
-    }
-    let words: Vec<&Token> = t[..i]
-        .iter()
-        .rev()
-        .take_while(|x| x.class == Class::Word)
-        .filter(|x| {
-            !matches!(
-                x.text.as_str(),
-                "with"
-                    | "for"
-                    | "of"
-                    | "using"
-                    | "the"
-                    | "a"
-                    | "different"
-                    | "values"
-                    | "from"
-                    | "over"
-                    | "across"
-                    | "on"
-                    | "and"
-            )
-        })
-        .take(2)
-        .collect();
-    let owned: Vec<Token> = words.into_iter().rev().cloned().collect();
-    identifier(&owned)
-}
-
-fn identifier(words: &[Token]) -> String {
-    let parts: Vec<String> = words
-        .iter()
-        .filter(|w| w.class == Class::Word && !lexicon::is_filler(w))
-        .map(|w| w.text.replace(['-', '.'], "_"))
-        .collect();
-    if parts.is_empty() {
-        return "item".into();
-    }
-    let mut id = parts.join("_");
-    if id.ends_with('s') && !id.ends_with("ss") && id.len() > 3 {
-        id.pop();
-    }
-    if id.chars().next().is_some_and(|c| c.is_ascii_digit()) {
-        id.insert(0, '_');
-    }
-    id
 }

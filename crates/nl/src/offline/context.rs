@@ -151,6 +151,19 @@ fn with_context(mut t: Subtask, c: &Clause) -> Subtask {
     t
 }
 
+/// A heading with no step of its own ("QLoRA on mistral-7b for our FAQ
+/// bot: …"): its models and resources go to the training steps.
+pub fn preamble(c: &Clause, stages: &mut [Stage]) {
+    for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
+        if t.kind.trains() {
+            if t.model.is_none() {
+                t.model = c.models.first().cloned();
+            }
+            t.resources = t.resources.or(&c.resources);
+        }
+    }
+}
+
 /// A model trained on images, with none named, is a CNN.
 pub fn image_models(tokens: &[Token], stages: &mut [Stage]) {
     if find_any(tokens, IMAGE_WORDS).is_none() {

@@ -54,6 +54,12 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Select,
         &[
+            "最好的",
+            "最优的",
+            "最佳的",
+            "轮廓系数最好",
+            "选最好",
+            "选最优",
             "keep the best",
             "select the best",
             "pick the best",
@@ -86,6 +92,13 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Ensemble,
         &[
+            "预测取平均",
+            "预测平均",
+            "取平均",
+            "做集成",
+            "模型集成",
+            "集成学习",
+            "average the outputs",
             "ensemble",
             "average the models",
             "average the predictions",
@@ -113,6 +126,9 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Features,
         &[
+            "特征",
+            "compute the features",
+            "feature store",
             "feature engineering",
             "engineer features",
             "engineer the features",
@@ -164,7 +180,6 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
             "filter",
             "join",
             "merge",
-            "combine",
             "concatenate",
             "aggregate",
             "augment",
@@ -240,6 +255,13 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Evaluate,
         &[
+            "eval",
+            "evals",
+            "the eval set",
+            "metrics",
+            "compute the metrics",
+            "measure the",
+            "error analysis",
             "evaluate",
             "assess",
             "validate",
@@ -301,6 +323,17 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Export,
         &[
+            "write the scores",
+            "write the predictions",
+            "write the output",
+            "write them",
+            "write it",
+            "write back",
+            "write out",
+            "load them into",
+            "load it into",
+            "load into",
+            "push them",
             "export",
             "write to",
             "write the results",
@@ -333,6 +366,10 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Deploy,
         &[
+            "redeploy",
+            "re-deploy",
+            "full rollout",
+            "全量发布",
             "deploy",
             "serve",
             "roll out",
@@ -352,6 +389,8 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Report,
         &[
+            "into a report",
+            "a report",
             "report",
             "summarize",
             "summarise",
@@ -415,7 +454,10 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
 
 /// Model names: canonical name and how people write it.
 pub const MODELS: &[(&str, &[&str])] = &[
-    ("lstm", &["lstm", "lstms", "长短期记忆"]),
+    (
+        "lstm",
+        &["lstm", "lstms", "bilstm", "bi-lstm", "长短期记忆"],
+    ),
     ("gru", &["gru", "grus"]),
     ("rnn", &["rnn", "rnns", "recurrent", "循环神经网络"]),
     ("svm", &["svm", "support vector machine", "支持向量机"]),
@@ -497,6 +539,12 @@ pub const MODELS: &[(&str, &[&str])] = &[
             "unet",
             "u-net",
             "yolo",
+            "deeplab",
+            "deeplabv3",
+            "mask r-cnn",
+            "faster r-cnn",
+            "r-cnn",
+            "fcn",
             "卷积神经网络",
             "卷积",
         ],
@@ -542,6 +590,39 @@ pub const MODELS: &[(&str, &[&str])] = &[
         &["bert", "roberta", "distilbert", "albert", "electra", "t5"],
     ),
     ("transformer", &["transformer", "transformers"]),
+];
+
+/// Model names written with a version or size: "yolov8", "resnet101",
+/// "mistral-7b", "llama-3-8b", "efficientnet-b0".
+pub const MODEL_PREFIXES: &[(&str, &str)] = &[
+    ("yolo", "cnn"),
+    ("deeplab", "cnn"),
+    ("efficientnet", "cnn"),
+    ("mobilenet", "cnn"),
+    ("convnext", "cnn"),
+    ("resnet", "resnet"),
+    ("vgg", "cnn"),
+    ("unet", "cnn"),
+    ("vit-", "vit"),
+    ("vit_", "vit"),
+    ("swin", "vit"),
+    ("deit", "vit"),
+    ("llama", "llm"),
+    ("mistral", "llm"),
+    ("mixtral", "llm"),
+    ("qwen", "llm"),
+    ("gpt-", "llm"),
+    ("gemma", "llm"),
+    ("phi-", "llm"),
+    ("chatglm", "llm"),
+    ("baichuan", "llm"),
+    ("deepseek", "llm"),
+    ("bert-", "bert"),
+    ("roberta", "bert"),
+    ("distilbert", "bert"),
+    ("bilstm", "lstm"),
+    ("xgboost", "xgboost"),
+    ("lightgbm", "lightgbm"),
 ];
 
 /// Model families, as the evaluation names them, and their models.
@@ -723,6 +804,35 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("随机数", "random-number"),
     ("数字", "number"),
     ("表", "table"),
+    ("睡眠", "sleep"),
+    ("睡", "sleep"),
+    ("回滚", "rollback"),
+    ("物化", "materialize"),
+    ("全量发布", "promote"),
+    ("全量", "promote"),
+    ("失败", "fail"),
+    ("汇合", "join"),
+    ("合流", "join"),
+    ("选", "choose"),
+    ("等待", "wait"),
+    ("检索", "retrieve"),
+    ("召回", "recall"),
+    ("排序", "rank"),
+    ("分支", "branch"),
+    ("镜像", "image"),
+    ("清空", "clear"),
+    ("识别", "recognize"),
+    ("监测", "monitor"),
+    ("刷新", "refresh"),
+    ("重建", "rebuild"),
+    ("下线", "retire"),
+    ("求和", "sum"),
+    ("相加", "add"),
+    ("加", "add"),
+    ("乘", "multiply"),
+    ("日期", "date"),
+    ("消息", "message"),
+    ("说", "say"),
 ];
 
 /// Chinese verbs among [`CJK_WORDS`] (the rest are nouns).
@@ -748,5 +858,10 @@ pub fn is_cjk_noun(english: &str) -> bool {
             | "random-number"
             | "number"
             | "table"
+            | "fail"
+            | "image"
+            | "branch"
+            | "date"
+            | "message"
     )
 }

@@ -37,6 +37,30 @@ pub const OTHERWISE: &[&str] = &["otherwise", "else", "if not", "否则", "不�
 /// "notify us whatever happens": an exit handler.
 pub const ALWAYS: &[&str] = &[
     "whatever happens",
+    "always",
+    "on exit",
+    "exit handler",
+    "no matter what",
+    "whether it succeeds or fails",
+    "whether it succeeded or failed",
+    "success or failure",
+    "even if it fails",
+    "even on failure",
+    "when the run is over",
+    "when the run finishes",
+    "when the run ends",
+    "when the workflow is done",
+    "when everything is done",
+    "at the very end",
+    "不论成败",
+    "无论成败",
+    "不管成败",
+    "无论结果如何",
+    "不论结果如何",
+    "不管结果如何",
+    "无论成功或失败",
+    "不管成功还是失败",
+    "无论如何",
     "regardless",
     "no matter",
     "in any case",
@@ -67,6 +91,7 @@ pub const METRICS: &[(&str, &[&str])] = &[
     ("precision", &["precision", "精确率"]),
     ("recall", &["recall", "召回率"]),
     ("loss", &["loss", "损失"]),
+    ("error_rate", &["error rate", "错误率", "失败率", "出错率"]),
     ("rmse", &["rmse", "mae", "mse", "error", "误差"]),
     ("score", &["score", "metric", "分数", "得分", "指标"]),
     (
@@ -314,12 +339,25 @@ pub fn models(tokens: &[Token]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
-        let hit = MODELS.iter().find_map(|(name, spellings)| {
-            spellings
-                .iter()
-                .find_map(|s| phrase_at(tokens, i, s))
-                .map(|n| (*name, n))
-        });
+        let hit = MODELS
+            .iter()
+            .find_map(|(name, spellings)| {
+                spellings
+                    .iter()
+                    .find_map(|s| phrase_at(tokens, i, s))
+                    .map(|n| (*name, n))
+            })
+            .or_else(|| {
+                let t = &tokens[i];
+                (t.class == Class::Word)
+                    .then(|| {
+                        super::kinds::MODEL_PREFIXES
+                            .iter()
+                            .find(|(p, _)| t.text.starts_with(p) && t.text.len() > p.len())
+                            .map(|(_, m)| (*m, 1))
+                    })
+                    .flatten()
+            });
         match hit {
             Some((name, n)) => {
                 if !out.iter().any(|m| m == name) {

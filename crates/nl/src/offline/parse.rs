@@ -23,12 +23,13 @@ pub struct Understood {
 /// Reads a (screened) description.
 pub fn understand(text: &str) -> Understood {
     let tokens = tokenize(text);
-    let segs = segments(&tokens);
+    let segs = split_run_ons(segments(&tokens));
     let mut unknown = Vec::new();
     let mut ignored = Vec::new();
     let mut d = Decomposition::default();
+    let mut preamble: Option<Clause> = None;
     let groups = in_order(
-        group(text, &segs, &mut d, &mut unknown, &mut ignored),
+        group(text, &segs, &mut d, &mut ignored, &mut preamble),
         &segs,
     );
     let (groups, heading) = context::heading(groups, &segs);
@@ -36,6 +37,12 @@ pub fn understand(text: &str) -> Understood {
     let mut meta: Vec<Meta> = Vec::new();
     let mut last_condition: Option<ConditionSpec> = None;
     let mut kind_modifiers: Vec<(TaskKind, Clause, Span)> = Vec::new();
+    // "always X, and Y": both run at the end, whatever happens.
+    let mut always = false;
+    // "if … retrain and redeploy": both carry the condition.
+    let mut active: Option<ConditionSpec> = None;
+    // The verb of the step before, for "打印 X 和 Y".
+    let mut last_verb: Option<(TaskKind, String)> = None;
     for g in groups {
         let merged: Vec<Token> = g
             .segs
@@ -48,12 +55,39 @@ pub fn understand(text: &str) -> Understood {
             .map(|&i| segs[i].span())
             .reduce(Span::join)
             .expect("a group has segments");
-        let c = clause::read(&merged);
+        let mut c = clause::read(&merged);
+        if g.sep >= Sep::Sequence {
+            always = false;
+            active = None;
+        }
+        if g.inherits
+            && c.kind.is_none()
+            && let Some((kind, verb)) = &last_verb
+        {
+            // "同时打印 hello2a 和 hello2b": the second is printed too.
+            let words: Vec<String> = merged
+                .iter()
+                .filter(|t| {
+                    matches!(
+                        t.class,
+                        super::scan::Class::Word | super::scan::Class::Number
+                    )
+                })
+                .map(|t| t.text.clone())
+                .take(3)
+                .collect();
+            let mut name = vec![verb.clone()];
+            name.extend(words);
+            c.kind = Some(*kind);
+            c.generic = *kind == TaskKind::Shell;
+            c.name = Some(super::action::slug(&name));
+            c.parallel = true;
+        }
         if let Some(bad) = c.bad_condition {
-            unknown.push(Unrecognized::new(
+            ignored.push(Unrecognized::new(
                 text,
                 bad,
-                "could not read this condition; say e.g. \"if the accuracy is above 0.9\"",
+                "could not read this condition, so the step runs on a flag named from its words; say e.g. \"if the accuracy is above 0.9\"",
             ));
         }
         if c.off_topic {
@@ -71,13 +105,55 @@ pub fn understand(text: &str) -> Understood {
             }
             continue;
         };
-        let tasks = expand(text, &c, kind, span);
-        if c.always {
+        let mut tasks = expand(text, &c, kind, span);
+        if let Some(t) = tasks.first() {
+            let verb = super::action::step_name(t);
+            let verb = verb.split('-').next().unwrap_or("").to_owned();
+            last_verb = Some((kind, verb));
+        }
+        if c.always || always {
+            always = true;
             d.on_exit.extend(tasks);
             continue;
         }
+        // "else do nothing" asks for nothing.
+        if c.condition.is_some() && !c.otherwise {
+            active = c.condition.clone();
+        } else if let Some(cond) = &active
+            && !c.otherwise
+            && g.sep <= Sep::Comma
+        {
+            for t in &mut tasks {
+                t.condition = Some(cond.clone());
+            }
+        }
+        let c_condition = tasks.first().and_then(|t| t.condition.clone());
         if c.otherwise {
-            match (&last_condition, stages.last_mut()) {
+            // "…; otherwise Y": the latest condition before, even a few
+            // clauses back.
+            let previous = last_condition.clone().or_else(|| {
+                stages
+                    .iter()
+                    .rev()
+                    .flat_map(|s| s.tasks.iter())
+                    .find_map(|t| t.condition.clone())
+            });
+            if previous.is_none() {
+                ignored.push(Unrecognized::new(
+                    text,
+                    span,
+                    "\"otherwise\" without an \"if\" before it; the step runs unconditionally",
+                ));
+                stages.push(Stage { tasks });
+                meta.push(Meta {
+                    sep: g.sep,
+                    kind,
+                    open: false,
+                    branch: false,
+                });
+                continue;
+            }
+            match (&previous, stages.last_mut()) {
                 (Some(cond), Some(stage)) => {
                     for mut t in tasks {
                         t.condition = Some(cond.negate());
@@ -96,14 +172,35 @@ pub fn understand(text: &str) -> Understood {
             last_condition = None;
             continue;
         }
-        last_condition = c.condition.clone();
+        // "if heads X, if tails Y": branches on one outcome share a stage.
+        let sibling = c.condition.is_some()
+            && g.sep < Sep::Sentence
+            && meta.last().is_some_and(|m| m.branch)
+            && stages.last().is_some_and(|s| {
+                s.tasks.iter().all(|t| {
+                    t.condition.as_ref().is_some_and(|x| {
+                        Some(&x.metric) == c.condition.as_ref().map(|y| &y.metric)
+                            && Some(x) != c.condition.as_ref()
+                    })
+                })
+            });
+        if sibling {
+            stages
+                .last_mut()
+                .expect("a branch stage")
+                .tasks
+                .extend(tasks);
+            last_condition = c.condition.clone();
+            continue;
+        }
+        last_condition = c_condition.clone();
         let opens = c.parallel && starts_with_parallel(&merged);
         let closes = c.parallel && !opens;
         let this = Meta {
             sep: g.sep,
             kind,
             open: opens,
-            branch: c.condition.is_some(),
+            branch: c_condition.is_some(),
         };
         let joins_open = meta
             .last()
@@ -156,7 +253,7 @@ pub fn understand(text: &str) -> Understood {
             }
         }
         if !hit {
-            unknown.push(Unrecognized::new(
+            ignored.push(Unrecognized::new(
                 text,
                 span,
                 &format!("this refers to a {kind} step, but none was asked for"),
@@ -166,7 +263,17 @@ pub fn understand(text: &str) -> Understood {
     if let Some(h) = heading {
         context::apply(text, &h, &mut stages);
     }
+    if let Some(p) = &preamble {
+        context::preamble(p, &mut stages);
+    }
     context::image_models(&tokens, &mut stages);
+    // Only "at the end" steps: they are the workflow.
+    if stages.is_empty() && !d.on_exit.is_empty() {
+        stages = std::mem::take(&mut d.on_exit)
+            .into_iter()
+            .map(|t| Stage { tasks: vec![t] })
+            .collect();
+    }
     d.stages = stages;
     Understood {
         decomposition: d,
@@ -178,6 +285,8 @@ pub fn understand(text: &str) -> Understood {
 pub(crate) struct Group {
     pub sep: Sep,
     pub segs: Vec<usize>,
+    /// A bare object after "and" that the step before acts on too.
+    pub inherits: bool,
 }
 
 /// Groups in the order their order words ask for: "X after Y" and
@@ -353,8 +462,8 @@ fn group(
     text: &str,
     segs: &[Segment],
     d: &mut Decomposition,
-    unknown: &mut Vec<Unrecognized>,
     ignored: &mut Vec<Unrecognized>,
+    preamble: &mut Option<Clause>,
 ) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     let mut prefix: Vec<usize> = Vec::new();
@@ -377,8 +486,49 @@ fn group(
             groups.push(Group {
                 sep: segs[members[0]].sep,
                 segs: members,
+                inherits: false,
             });
             list_open = c.opens_list;
+            continue;
+        }
+        let next_after_colon = segs.get(i + 1).is_some_and(|n| n.after_colon);
+        // "QLoRA on mistral-7b for our FAQ bot: …", "推荐系统：…": a heading
+        // without a step is context for the steps after it.
+        if c.kind.is_none() && next_after_colon && groups.is_empty() && prefix.is_empty() {
+            if !c.models.is_empty() || !c.resources.is_empty() {
+                *preamble = Some(c);
+            }
+            continue;
+        }
+        // "并行执行两个任务：…", "regardless of the outcome, print …": what
+        // the marker says is about the steps after it.
+        let next_in_sentence = segs.get(i + 1).is_some_and(|n| n.sep < Sep::Sentence);
+        if c.kind.is_none() && ((c.parallel && next_after_colon) || (c.always && next_in_sentence))
+        {
+            prefix.push(i);
+            continue;
+        }
+        // "同时打印 hello2a 和 hello2b": a bare object the step before acts on.
+        let bare = c.kind.is_none()
+            && !c.is_modifier()
+            && !c.leftover.is_empty()
+            && seg.sep == Sep::And
+            && prefix.is_empty()
+            && groups.last().is_some_and(|g| {
+                let before: Vec<Token> = g
+                    .segs
+                    .iter()
+                    .flat_map(|&k| segs[k].tokens.clone())
+                    .collect();
+                let b = clause::read(&before);
+                b.parallel && b.generic
+            });
+        if bare {
+            groups.push(Group {
+                sep: seg.sep,
+                segs: vec![i],
+                inherits: true,
+            });
             continue;
         }
         if c.kind.is_none() && (c.condition_first || (c.otherwise && c.leftover.is_empty())) {
@@ -405,6 +555,7 @@ fn group(
             groups.push(Group {
                 sep: seg.sep,
                 segs: vec![i],
+                inherits: false,
             });
             continue;
         }
@@ -439,7 +590,7 @@ fn group(
     for i in prefix {
         let c = clause::read(&segs[i].tokens);
         if c.condition.is_some() || c.otherwise {
-            unknown.push(Unrecognized::new(
+            ignored.push(Unrecognized::new(
                 text,
                 segs[i].span(),
                 "a condition with no step after it",
@@ -455,6 +606,43 @@ fn group(
         }
     }
     groups
+}
+
+/// "load data clean data train logistic regression evaluate model": a
+/// segment with three or more step verbs and no separator between them is
+/// cut before each.
+fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
+    let mut out = Vec::with_capacity(segs.len());
+    for seg in segs {
+        let t = &seg.tokens;
+        let starts: Vec<usize> = (0..t.len())
+            .filter(|&i| {
+                t[i].class == Class::Word
+                    && lexicon::kind_phrase(&t[i..]).is_some_and(|(_, at, _)| at == 0)
+                    && (i == 0
+                        || ![
+                            "the", "a", "an", "to", "for", "on", "of", "with", "in", "by", "from",
+                            "its", "their", "our", "my", "and",
+                        ]
+                        .iter()
+                        .any(|w| t[i - 1].is(w)))
+            })
+            .collect();
+        if starts.len() < 3 || starts[0] != 0 {
+            out.push(seg);
+            continue;
+        }
+        for (n, w) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).copied().unwrap_or(t.len());
+            out.push(Segment {
+                sep: if n == 0 { seg.sep } else { Sep::Sequence },
+                tokens: t[*w..end].to_vec(),
+                order: if n == 0 { seg.order } else { None },
+                after_colon: n == 0 && seg.after_colon,
+            });
+        }
+    }
+    out
 }
 
 /// A segment that continues a noun phrase: "…, a GRU", "… and its labels".

@@ -287,8 +287,14 @@ pub fn find_any(tokens: &[Token], phrases: &[&str]) -> Option<(usize, usize)> {
 }
 
 const SENTENCE: &[&str] = &[".", "。", ";", "；", "!", "！", "?", "？", "\n"];
-const COMMA: &[&str] = &[",", "，", ":", "：", "就", "则", "那么", "的话"];
+const COMMA: &[&str] = &[",", "，", ":", "：", "- -", "—", "就", "则", "那么", "的话"];
 const SEQUENCE: &[&str] = &[
+    "- >",
+    "= >",
+    "> >",
+    "→",
+    "⟶",
+    "➡",
     "and then",
     "after that",
     "afterwards",
@@ -461,7 +467,9 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                     push(&mut current, sep, order.take(), after_colon);
                     pending = Sep::Start;
                 }
-                if tokens[i].is(":") || tokens[i].is("：") {
+                if [":", "：", "—"].iter().any(|c| tokens[i].is(c))
+                    || (tokens[i].is("-") && tokens.get(i + 1).is_some_and(|t| t.is("-")))
+                {
                     colon = true;
                 }
                 order = ordered.or(order);
@@ -616,8 +624,11 @@ fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
             }
             k += 1;
         }
-        // "wait for both", "wait for them"
-        if tokens[i].is("wait") && k > i + open {
+        // "wait for both", "wait for them" (not "wait for the _SUCCESS flag")
+        let ends = tokens.get(k).is_none_or(|t| {
+            t.class == Class::Punct || ["then", "and", "before"].iter().any(|w| t.is(w))
+        });
+        if tokens[i].is("wait") && k > i + open && ends {
             return Some(k - i);
         }
         return None;

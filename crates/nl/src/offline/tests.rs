@@ -318,7 +318,7 @@ fn steps_after_an_if_otherwise_pair_still_run() {
             p.workflow
                 .steps
                 .iter()
-                .find(|s| s.name.starts_with(name))
+                .find(|s| s.name.contains(name))
                 .unwrap_or_else(|| panic!("{text}: no {name} step"))
         };
         let train = step("train").name.clone();
@@ -544,11 +544,23 @@ fn what_cannot_be_a_workflow_is_refused_and_named() {
     let unknown = not_understood("Make me a sandwich.");
     assert!(unknown[0].text.contains("sandwich"), "{unknown:?}");
 
-    let unknown = not_understood("train an SVM and deploy it if the model feels right");
-    assert!(unknown[0].reason.contains("condition"), "{unknown:?}");
+    // A condition it cannot read keeps the step conditional, with a warning.
+    let p = plan("train an SVM and deploy it if the model feels right");
+    assert_eq!(p.workflow.steps[1].when.len(), 1);
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.message.contains("could not read this condition")),
+        "{:?}",
+        p.warnings
+    );
 
-    let unknown = not_understood("load the data, otherwise notify me");
-    assert!(unknown[0].reason.contains("otherwise"), "{unknown:?}");
+    let p = plan("load the data, otherwise notify me");
+    assert!(
+        p.warnings.iter().any(|w| w.message.contains("otherwise")),
+        "{:?}",
+        p.warnings
+    );
 
     assert!(matches!(
         planner().plan("hello there", &PlanOptions::default()),
@@ -744,4 +756,24 @@ fn debug_plan() {
         }
         Err(e) => println!("ERR {e}"),
     }
+}
+
+#[test]
+#[ignore]
+fn debug_eval() {
+    let file = std::env::var("FILE").unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let cases = crate::eval::load_cases(&text).unwrap();
+    let report = crate::eval::run(&planner(), &cases, crate::eval::Checks::default());
+    if std::env::var("SUMMARY").is_err() {
+        for r in &report.results {
+            if !r.passed {
+                println!("FAIL {} ({} steps)", r.name, r.steps);
+                for f in &r.failures {
+                    println!("     {f}");
+                }
+            }
+        }
+    }
+    println!("SUMMARY {}", report.summary());
 }

@@ -128,6 +128,25 @@ const SINKS: &[&str] = &[
     "发给",
 ];
 
+/// Verbs and what they harm, together in one sentence.
+#[rustfmt::skip]
+const HARM: &[(&[&str], &[&str])] = &[
+    (
+        &["delete ", "drop ", "wipe ", "destroy ", "erase ", "truncate ", "shred ", "format the ",
+          "删除", "删掉", "清空", "格式化"],
+        &["all the production", "production database", "prod database", "all databases",
+          "all the databases", "every database", "the backups", "all backups", "the whole cluster",
+          "entire cluster", "all user data", "everything", "the disk", "hard drive", "生产数据库",
+          "所有数据库", "备份", "整个集群", "所有用户数据", "硬盘"],
+    ),
+    (&["mine ", "mining ", "挖"], &["bitcoin", "crypto", "monero", "ethereum", "比特币", "加密货币", "矿"]),
+    (
+        &["ddos", "brute force", "brute-force", "port scan", "keylogger", "steal ", "disable the firewall",
+          "disable audit", "暴力破解", "窃取", "关闭防火墙"],
+        &[""],
+    ),
+];
+
 const SECRET_WORDS: &[&str] = &[
     "password",
     "passwd",
@@ -220,6 +239,31 @@ pub fn screen(description: &str) -> Screened {
             &mut masks,
         );
     }
+    // "delete all the production databases", "mine bitcoin": harm asked
+    // for in words rather than as a command.
+    for (verbs, objects) in HARM {
+        for verb in *verbs {
+            let mut from = 0;
+            while let Some(at) = lower[from..].find(verb) {
+                let start = from + at;
+                let clause =
+                    sentence_around(description, Span::new(start, start + verb.len()), false);
+                let said = &lower[clause.start..clause.end];
+                if objects.iter().any(|o| said.contains(o)) && !masks.contains(&clause) {
+                    warnings.push(Warning {
+                        code: WarningCode::UnsafeCommand,
+                        message: format!(
+                            "the description asks for something destructive or abusive: {:?} was ignored and produced no step",
+                            clause.of(description).trim()
+                        ),
+                        span: Some(clause),
+                    });
+                    masks.push(clause);
+                }
+                from = start + verb.len();
+            }
+        }
+    }
     // "read every secret from the environment and send them to http://…"
     for needle in CREDENTIALS {
         let mut from = 0;
@@ -288,15 +332,34 @@ fn sentence_around(text: &str, hit: Span, clause: bool) -> Span {
             && !quoted(i)
             && (c != '.' || text[i + 1..].chars().next().is_none_or(char::is_whitespace))
     };
-    let start = text[..hit.start]
+    let mut start = text[..hit.start]
         .char_indices()
         .rev()
         .find(|&(i, c)| ends(i, c))
         .map_or(0, |(i, c)| i + c.len_utf8());
-    let end = text[hit.end..]
+    let mut end = text[hit.end..]
         .char_indices()
         .find(|&(i, c)| ends(hit.end + i, c))
         .map_or(text.len(), |(i, c)| hit.end + i + c.len_utf8());
+    if clause {
+        // "train a forest and then run `rm -rf /`": the clause, not the
+        // step before it.
+        let lower = text.to_ascii_lowercase();
+        for word in [" and then ", " then ", "然后", "接着"] {
+            if let Some(at) = lower[start..hit.start]
+                .rfind(word)
+                .filter(|&at| !quoted(start + at))
+            {
+                start += at + word.len();
+            }
+            if let Some(at) = lower[hit.end..end]
+                .find(word)
+                .filter(|&at| !quoted(hit.end + at))
+            {
+                end = hit.end + at;
+            }
+        }
+    }
     Span::new(start, end)
 }
 

@@ -21,206 +21,37 @@ pub struct Action {
 }
 
 /// Words that open a clause without being its verb.
+#[rustfmt::skip]
 const LEAD: &[&str] = &[
-    "we",
-    "i",
-    "you",
-    "then",
-    "also",
-    "please",
-    "just",
-    "simply",
-    "need",
-    "needs",
-    "want",
-    "wants",
-    "to",
-    "should",
-    "must",
-    "will",
-    "can",
-    "could",
-    "would",
-    "let",
-    "lets",
-    "let's",
-    "us",
-    "and",
-    "next",
-    "finally",
-    "first",
-    "now",
-    "go",
-    "ahead",
-    "shall",
-    "kindly",
-    "quickly",
-    "additionally",
-    "separately",
-    "lastly",
-    "afterwards",
-    "so",
-    "later",
-    "please,",
-    "always",
+    "we", "i", "you", "then", "also", "please", "just", "simply", "need", "needs", "want", "wants",
+    "to", "should", "must", "will", "can", "could", "would", "let", "lets", "let's", "us", "and",
+    "next", "finally", "first", "now", "go", "ahead", "shall", "kindly", "quickly", "additionally",
+    "separately", "lastly", "afterwards", "so", "later", "please,", "always",
 ];
 
 /// Words that cannot be the verb of an action: a clause starting with one
 /// asks for no step ("This is a pipeline for …", "Hello there").
+#[rustfmt::skip]
 const NOT_VERBS: &[&str] = &[
-    "the",
-    "a",
-    "an",
-    "this",
-    "that",
-    "these",
-    "those",
-    "it",
-    "its",
-    "they",
-    "them",
-    "their",
-    "there",
-    "here",
-    "what",
-    "which",
-    "who",
-    "whom",
-    "whose",
-    "why",
-    "how",
-    "where",
-    "when",
-    "hello",
-    "hi",
-    "hey",
-    "thanks",
-    "thank",
-    "ok",
-    "okay",
-    "yes",
-    "no",
-    "not",
-    "all",
-    "each",
-    "every",
-    "some",
-    "any",
-    "both",
-    "our",
-    "my",
-    "your",
-    "his",
-    "her",
-    "of",
-    "in",
-    "on",
-    "at",
-    "by",
-    "for",
-    "from",
-    "with",
-    "without",
-    "into",
-    "onto",
-    "as",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "being",
-    "am",
-    "do",
-    "does",
-    "did",
-    "done",
-    "but",
-    "or",
-    "nor",
-    "if",
-    "else",
-    "otherwise",
-    "very",
-    "really",
-    "only",
-    "more",
-    "most",
-    "less",
-    "step",
-    "steps",
-    "pipeline",
-    "workflow",
-    "dag",
-    "goal",
-    "objective",
-    "purpose",
-    "overview",
-    "note",
-    "notes",
-    "input",
-    "inputs",
-    "outputs",
-    "data",
-    "dataset",
-    "everything",
-    "something",
-    "nothing",
-    "anything",
-    "result",
-    "results",
-    "today",
-    "tomorrow",
-    "etc",
-    "e.g",
-    "i.e",
-    "sure",
-    "good",
-    "great",
-    "nice",
-    "fine",
-    "cool",
-    "second",
-    "third",
-    "last",
-    "final",
-    "again",
-    "same",
-    "other",
-    "another",
-    "new",
-    "old",
-    "using",
-    "via",
-    "per",
-    "about",
-    "after",
-    "before",
-    "once",
-    "until",
-    "while",
-    "during",
-    "one",
-    "two",
-    "three",
-    "model",
-    "models",
-    "job",
-    "task",
-    "tasks",
-    "everyone",
-    "team",
-    "someone",
-    "whole",
-    "entire",
-    "stage",
-    "stages",
-    "process",
-    "system",
+    "the", "a", "an", "this", "that", "these", "those", "it", "its", "they", "them", "their",
+    "there", "here", "what", "which", "who", "whom", "whose", "why", "how", "where", "when",
+    "hello", "hi", "hey", "thanks", "thank", "ok", "okay", "yes", "no", "not", "all", "each",
+    "every", "some", "any", "both", "our", "my", "your", "his", "her", "of", "in", "on", "at",
+    "by", "for", "from", "with", "without", "into", "onto", "as", "is", "are", "was", "were", "be",
+    "been", "being", "am", "do", "does", "did", "done", "but", "or", "nor", "if", "else",
+    "otherwise", "very", "really", "only", "more", "most", "less", "step", "steps", "pipeline",
+    "workflow", "dag", "goal", "objective", "purpose", "overview", "note", "notes", "input",
+    "inputs", "outputs", "data", "dataset", "everything", "something", "nothing", "anything",
+    "result", "results", "today", "tomorrow", "etc", "e.g", "i.e", "sure", "good", "great", "nice",
+    "fine", "cool", "second", "third", "last", "final", "again", "same", "other", "another", "new",
+    "old", "using", "via", "per", "about", "after", "before", "once", "until", "while", "during",
+    "one", "two", "three", "model", "models", "job", "task", "tasks", "everyone", "team",
+    "someone", "whole", "entire", "stage", "stages", "process", "system", "like", "would", "want",
+    "need", "please", "also", "then", "me", "us", "we", "i", "you",
 ];
 
 /// Where an object ends: "dedupe the records from the CRM".
+#[rustfmt::skip]
 const PREPOSITIONS: &[&str] = &[
     "from", "to", "into", "with", "on", "in", "for", "by", "at", "using", "via", "as", "per",
     "than", "so", "because", "if", "when", "then", "over", "across", "against", "onto", "through",
@@ -228,342 +59,78 @@ const PREPOSITIONS: &[&str] = &[
 ];
 
 /// Words a name leaves out.
+#[rustfmt::skip]
 const NAME_STOP: &[&str] = &[
-    "the",
-    "a",
-    "an",
-    "it",
-    "its",
-    "them",
-    "their",
-    "this",
-    "that",
-    "these",
-    "those",
-    "our",
-    "my",
-    "your",
-    "all",
-    "some",
-    "any",
-    "one",
-    "ones",
-    "new",
-    "latest",
-    "up",
-    "out",
-    "s",
-    "is",
-    "are",
-    "runs",
-    "run",
-    "first",
-    "again",
-    "also",
-    "both",
-    "please",
-    "step",
-    "steps",
-    "each",
-    "every",
-    "different",
+    "the", "a", "an", "it", "its", "them", "their", "this", "that", "these", "those", "our", "my",
+    "your", "all", "some", "any", "one", "ones", "new", "latest", "up", "out", "s", "is", "are",
+    "first", "again", "also", "both", "please", "step", "steps", "each", "every",
+    "different", "em", "thx", "kthx", "pls",
 ];
 
 /// Common verbs of data and ops work: a clause starting with one is an
 /// action even without an object ("dedupe", "sleep for 10 seconds").
+#[rustfmt::skip]
 const VERBS: &[&str] = &[
-    "add",
-    "aggregate",
-    "alert",
-    "analyze",
-    "annotate",
-    "append",
-    "apply",
-    "archive",
-    "assemble",
-    "audit",
-    "augment",
-    "average",
-    "backfill",
-    "backup",
-    "benchmark",
-    "bootstrap",
-    "build",
-    "bundle",
-    "bump",
-    "cache",
-    "calculate",
-    "calibrate",
-    "call",
-    "capture",
-    "categorize",
-    "celebrate",
-    "check",
-    "classify",
-    "clone",
-    "cluster",
-    "collect",
-    "combine",
-    "commit",
-    "compare",
-    "compile",
-    "compress",
-    "compute",
-    "concatenate",
-    "configure",
-    "consume",
-    "convert",
-    "copy",
-    "count",
-    "crawl",
-    "create",
-    "crop",
-    "cry",
-    "decode",
-    "decompress",
-    "decrypt",
-    "dedupe",
-    "deduplicate",
-    "delete",
-    "derive",
-    "detect",
-    "display",
-    "distill",
-    "divide",
-    "download",
-    "draw",
-    "drop",
-    "dump",
-    "echo",
-    "embed",
-    "emit",
-    "encode",
-    "encrypt",
-    "enrich",
-    "estimate",
-    "explain",
-    "export",
-    "extract",
-    "fail",
-    "fetch",
-    "filter",
-    "finalize",
-    "find",
-    "flag",
-    "flatten",
-    "flip",
-    "forward",
-    "gather",
-    "generate",
-    "geocode",
-    "greet",
-    "group",
-    "hash",
-    "index",
-    "infer",
-    "insert",
-    "inspect",
-    "install",
-    "invoke",
-    "join",
-    "label",
-    "launch",
-    "lint",
-    "list",
-    "log",
-    "lookup",
-    "mask",
-    "match",
-    "merge",
-    "migrate",
-    "mine",
-    "monitor",
-    "move",
-    "multiply",
-    "open",
-    "optimize",
-    "output",
-    "package",
-    "parse",
-    "partition",
-    "patch",
-    "persist",
-    "pivot",
-    "plot",
-    "poll",
-    "populate",
-    "post",
-    "print",
-    "produce",
-    "profile",
-    "prune",
-    "publish",
-    "push",
-    "quantize",
-    "rank",
-    "rebuild",
-    "recompute",
-    "record",
-    "reduce",
-    "refresh",
-    "reindex",
-    "remove",
-    "rename",
-    "render",
-    "repartition",
-    "replace",
-    "replicate",
-    "resample",
-    "reset",
-    "resize",
-    "restart",
-    "restore",
-    "retrieve",
-    "reverse",
-    "rollback",
-    "rotate",
-    "round",
-    "sample",
-    "sanitize",
-    "say",
-    "scale",
-    "scan",
-    "search",
-    "segment",
-    "send",
-    "serialize",
-    "shard",
-    "shuffle",
-    "simulate",
-    "sleep",
-    "snapshot",
-    "sort",
-    "square",
-    "stream",
-    "subtract",
-    "sum",
-    "swap",
-    "sync",
-    "tag",
-    "tidy",
-    "toss",
-    "touch",
-    "trace",
-    "transcode",
-    "transcribe",
-    "translate",
-    "transpose",
-    "trigger",
-    "trim",
-    "truncate",
-    "unpack",
-    "update",
-    "upsert",
-    "verify",
-    "vote",
-    "wait",
-    "warm",
-    "watch",
-    "whalesay",
-    "zip",
+    "add", "aggregate", "alert", "analyze", "annotate", "append", "apply", "archive", "assemble",
+    "audit", "augment", "average", "backfill", "backup", "benchmark", "bootstrap", "build",
+    "bundle", "bump", "cache", "calculate", "calibrate", "call", "capture", "categorize",
+    "celebrate", "check", "classify", "clone", "cluster", "collect", "combine", "commit",
+    "compare", "compile", "compress", "compute", "concatenate", "configure", "consume", "convert",
+    "copy", "count", "crawl", "create", "crop", "cry", "decode", "decompress", "decrypt", "dedupe",
+    "deduplicate", "delete", "derive", "detect", "display", "distill", "divide", "download",
+    "draw", "drop", "dump", "echo", "embed", "emit", "encode", "encrypt", "enrich", "estimate",
+    "explain", "export", "extract", "fail", "fetch", "filter", "finalize", "find", "flag",
+    "flatten", "flip", "forward", "gather", "generate", "geocode", "greet", "group", "hash",
+    "index", "infer", "insert", "inspect", "install", "invoke", "join", "label", "launch", "lint",
+    "list", "log", "lookup", "mask", "match", "merge", "migrate", "mine", "monitor", "move",
+    "multiply", "open", "optimize", "output", "package", "parse", "partition", "patch", "persist",
+    "pivot", "plot", "poll", "populate", "post", "print", "produce", "profile", "prune", "publish",
+    "push", "quantize", "rank", "rebuild", "recompute", "record", "reduce", "refresh", "reindex",
+    "remove", "rename", "render", "repartition", "replace", "replicate", "resample", "reset",
+    "resize", "restart", "restore", "retrieve", "reverse", "rollback", "rotate", "round", "sample",
+    "sanitize", "say", "scale", "scan", "search", "segment", "send", "serialize", "shard",
+    "shuffle", "simulate", "sleep", "snapshot", "sort", "square", "stream", "subtract", "sum",
+    "swap", "sync", "tag", "tidy", "toss", "touch", "trace", "transcode", "transcribe",
+    "translate", "transpose", "trigger", "trim", "truncate", "unpack", "update", "upsert",
+    "verify", "vote", "wait", "warm", "watch", "whalesay", "zip", "roll", "grab", "get", "make",
+    "note", "remind", "pick", "choose", "decide", "bake", "cook", "materialize", "promote",
+    "retire", "wipe", "sweep", "finetune", "pretrain", "notify", "upload", "train", "evaluate",
+    "deploy", "register", "format", "impute", "preprocess", "read", "load", "transform", "clean",
+    "tokenize", "dedup", "serve", "release", "schedule", "smoke", "score", "predict", "import",
+    "ingest", "query", "scrape", "reconcile", "retrain", "redeploy", "rollout", "page", "ping",
+    "email", "tweet", "store", "save", "write", "validate", "test", "assert", "summarize", "total",
 ];
 
 /// What follows a verb that has an object: "frobnicate the widgets",
 /// "flip a coin", "add 2 numbers".
+#[rustfmt::skip]
 const OBJECT_START: &[&str] = &[
     "the", "a", "an", "all", "it", "them", "our", "my", "this", "these", "those", "each", "every",
     "some", "two", "three", "both", "their", "its", "your",
 ];
 
 /// Objects no workflow step acts on: a request about them is refused.
+#[rustfmt::skip]
 const OFF_TOPIC: &[&str] = &[
-    "sandwich",
-    "sandwiches",
-    "cake",
-    "pizza",
-    "coffee",
-    "tea",
-    "dinner",
-    "lunch",
-    "breakfast",
-    "meal",
-    "recipe",
-    "poem",
-    "song",
-    "joke",
-    "jokes",
-    "weather",
-    "flight",
-    "hotel",
-    "vacation",
-    "taxi",
-    "laundry",
-    "homework",
-    "essay",
-    "haircut",
-    "groceries",
-    "蛋糕",
-    "三明治",
-    "咖啡",
-    "披萨",
-    "饭",
-    "诗",
-    "笑话",
-    "天气",
-    "机票",
-    "酒店",
-    "歌",
+    "sandwich", "sandwiches", "cake", "pizza", "coffee", "tea", "dinner", "lunch", "breakfast",
+    "meal", "recipe", "poem", "song", "joke", "jokes", "weather", "flight", "hotel", "vacation",
+    "taxi", "laundry", "homework", "essay", "haircut", "groceries", "蛋糕", "三明治", "咖啡", "披萨", "饭",
+    "诗", "笑话", "天气", "机票", "酒店", "歌",
 ];
 
 /// Verbs that only say a step runs: "A runs first", "run step B".
+#[rustfmt::skip]
 const TRIVIAL: &[&str] = &[
-    "run",
-    "runs",
-    "execute",
-    "executes",
-    "start",
-    "starts",
-    "go",
-    "goes",
-    "happen",
-    "happens",
-    "begin",
-    "begins",
-    "kick",
-    "kicks",
-    "is",
-    "are",
-    "has",
-    "needs",
-    "finish",
-    "finishes",
-    "complete",
-    "completes",
-    "come",
-    "comes",
+    "run", "runs", "execute", "executes", "start", "starts", "go", "goes", "happen", "happens",
+    "begin", "begins", "kick", "kicks", "is", "are", "has", "needs", "finish", "finishes",
+    "complete", "completes", "come", "comes",
 ];
 
 /// Verbs that lead a step named by what follows: "run the GPU smoke test".
+#[rustfmt::skip]
 const LEADING_VERBS: &[&str] = &[
-    "run",
-    "do",
-    "perform",
-    "compute",
-    "calculate",
-    "write",
-    "send",
-    "get",
-    "make",
-    "create",
-    "produce",
-    "generate",
-    "build",
-    "publish",
-    "execute",
-    "trigger",
-    "kick",
-    "launch",
-    "start",
+    "run", "do", "perform", "compute", "calculate", "write", "send", "get", "make", "create",
+    "produce", "generate", "build", "publish", "execute", "trigger", "kick", "launch", "start",
 ];
 
 /// The generic action a clause asks for, when no library kind matched:
@@ -599,6 +166,16 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
     {
         i += 1;
     }
+    // The first known verb leads, past modifiers before it ("of the
+    // outcome, print …").
+    if let Some(v) = (i..free.len())
+        .find(|&k| free[k].class == Class::Word && VERBS.contains(&lemma(&free[k].text).as_str()))
+        && v > i
+        && !free[i].is_label()
+        && !free[i..v].iter().any(|t| t.is_label())
+    {
+        i = v;
+    }
     let rest = &free[i..];
     let first = rest.first()?;
     if names_tasks(rest) {
@@ -617,8 +194,7 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
             .text
             .chars()
             .all(|c| c.is_ascii_alphabetic() || c == '-')
-        && !NOT_VERBS.iter().any(|w| first.is(w))
-        && !lexicon::is_filler(first);
+        && !NOT_VERBS.iter().any(|w| first.is(w));
     let has_object = rest.get(1).is_some_and(|t| {
         matches!(t.class, Class::Number | Class::Url) || OBJECT_START.iter().any(|w| t.is(w))
     });
@@ -666,10 +242,12 @@ fn label(rest: &[&Token]) -> Option<String> {
         && let Some(t) = rest.get(k + 1)
     {
         k += 2;
-        if let Some((n, _)) = lexicon::integer_at(std::slice::from_ref(*t), 0, true) {
-            format!("step-{n}")
-        } else if t.is_label() {
+        if t.is_label() {
             t.text.clone()
+        } else if let Some((n, _)) = lexicon::integer_at(std::slice::from_ref(*t), 0, true)
+            .filter(|_| !t.is("a") && !t.is("an"))
+        {
+            format!("step-{n}")
         } else if t.class == Class::Word
             && t.text.len() <= 12
             && !NAME_STOP.iter().any(|w| t.is(w))
@@ -733,10 +311,24 @@ pub fn lemma(word: &str) -> String {
             }
         }
     }
-    candidates
-        .into_iter()
-        .find(|c| known(c))
-        .unwrap_or_else(|| word.to_owned())
+    if let Some(found) = candidates.iter().find(|c| known(c)) {
+        return found.clone();
+    }
+    // "rolling" → "roll", "running" → "run": unknown verbs lose "-ing",
+    // and a doubled last consonant (but not "ll", "ss").
+    match word.strip_suffix("ing") {
+        Some(stem) if stem.len() >= 3 => {
+            let b = stem.as_bytes();
+            let doubled = b[b.len() - 1] == b[b.len() - 2]
+                && !matches!(b[b.len() - 1], b'l' | b's' | b'z' | b'f');
+            if doubled {
+                stem[..stem.len() - 1].to_owned()
+            } else {
+                stem.to_owned()
+            }
+        }
+        _ => word.to_owned(),
+    }
 }
 
 /// The words a name is made of, from a clause's verb on: content words up
@@ -754,6 +346,10 @@ fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
                 continue;
             }
             _ => continue,
+        }
+        if t.is_label() {
+            out.push(t.text.clone());
+            continue;
         }
         if !out.is_empty() && PREPOSITIONS.iter().any(|w| t.is(w)) {
             break;
@@ -781,9 +377,17 @@ fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
 /// letter it names ("运行A").
 fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
     let owned: Vec<Token> = free.iter().map(|t| (*t).clone()).collect();
-    if let Some(label) = owned.iter().find(|t| t.is_label()) {
+    if let Some(at) = owned.iter().position(|t| t.is_label()) {
+        // "运行A" is A; "打印 A" prints A.
+        let verb = cjk_words(&owned[..at])
+            .into_iter()
+            .find(|w| !is_cjk_noun(w) && !["run", "do"].contains(&w.as_str()));
+        let name = match verb {
+            Some(v) => slug(&[v, owned[at].text.clone()]),
+            None => owned[at].text.clone(),
+        };
         return Some(Action {
-            name: label.text.clone(),
+            name,
             labelled: true,
             off_topic,
         });
@@ -867,8 +471,9 @@ pub fn step_name(task: &Subtask) -> String {
         }
     }
     let tokens = tokenize(&task.text);
-    let phrase = lexicon::kind_phrase(&tokens)
-        .filter(|(k, _, _)| *k == task.kind || (k.trains() && task.kind.trains()));
+    // The user's verb names the step even when the words around it made
+    // it another kind ("load the total into the database" is an export).
+    let phrase = lexicon::kind_phrase(&tokens);
     let Some((kind, at, n)) = phrase else {
         return default_name(task);
     };
@@ -884,7 +489,10 @@ pub fn step_name(task: &Subtask) -> String {
         return slug(&[verb, model.replace('_', "-")]);
     }
     if chinese {
-        return cjk_name(&tokens[at..]).unwrap_or_else(|| default_name(task));
+        // From the clause's first verb: "检测数据漂移" detects.
+        return cjk_name(&tokens)
+            .or_else(|| cjk_name(&tokens[at..]))
+            .unwrap_or_else(|| default_name(task));
     }
     // A verb just before the phrase leads: "run the GPU smoke test".
     let mut start = at;
@@ -900,8 +508,12 @@ pub fn step_name(task: &Subtask) -> String {
     let from: Vec<&Token> = tokens[start..].iter().collect();
     let mut words = content_words(&from, 4);
     if start == at {
-        // The lexicon's spelling of the phrase, not "cleaning".
-        let base = spelled(kind, &tokens, at, n);
+        // The lexicon's spelling of the phrase, not "cleaning" (nor "laod"),
+        // but the user's own abbreviation: "dedup".
+        let mut base = spelled(kind, &tokens, at, n);
+        if n == 1 && base.starts_with(&tokens[at].text) && tokens[at].class == Class::Word {
+            base = tokens[at].text.clone();
+        }
         let taken = content_words(&from[..n.min(from.len())], 4).len();
         let mut named: Vec<String> = base
             .split('-')

@@ -100,6 +100,11 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.always = true;
         r.mark(i, n);
     }
+    // "Build a pipeline that …", "I need a workflow to …": the pipeline is
+    // what is asked for, its steps are what follows.
+    if let Some(n) = preamble(tokens, start) {
+        r.mark(start, n);
+    }
     // Schedule before conditions: "every day at 9" is no comparison.
     if let Some((cron, used)) = schedule::read(tokens) {
         let span = used
@@ -159,15 +164,35 @@ pub fn read(tokens: &[Token]) -> Clause {
         .collect();
     c.models = lexicon::models(&free);
     c.refers_to = lexicon::referenced_kind(&free);
-    if let Some((kind, at)) = lexicon::kind(&free) {
-        let n = lexicon::KINDS
+    if let Some((mut kind, mut at, mut n)) = lexicon::kind_phrase(&free)
+        && !behind_preposition(&free, at)
+    {
+        // "选最好的注册": picking the best is what the later verb acts on.
+        if kind == TaskKind::Select
+            && let Some((later, k, m)) = lexicon::kind_phrase(&free[at + n..])
+        {
+            r.mark(at, n);
+            (kind, at, n) = (later, at + n + k, m);
+        }
+        // "训练失败最多重试 2 次", "if training fails, retry": the step is
+        // referred to, not asked for again.
+        let fails = ["失败", "fails", "failed", "fail"]
             .iter()
-            .filter(|(k, _)| *k == kind)
-            .flat_map(|(_, ps)| ps.iter())
-            .find_map(|p| phrase_at(&free, at, p))
-            .unwrap_or(1);
-        r.mark(at, n);
-        c.kind = Some(kind);
+            .any(|p| phrase_at(&free, at + n, p).is_some());
+        if c.retry.is_some() && fails {
+            c.refers_to = Some(kind);
+            r.mark(at, n + 1);
+        } else {
+            r.mark(at, n);
+            c.kind = Some(kind);
+        }
+    }
+    // "do 5-fold cross validation of an SVM": a model trained per fold.
+    if c.kind.is_none()
+        && !c.models.is_empty()
+        && matches!(&c.fan_out, Some(f) if matches!(f.values, crate::decompose::FanOutValues::Count(_)))
+    {
+        c.kind = Some(TaskKind::Train);
     }
     if let Some((i, n)) = find_any(&free, &["for each", "for every", "对每个", "针对每个"]) {
         c.opens_list = c.fan_out.is_none();
@@ -180,7 +205,6 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.kind = Some(refine(kind, &free));
     }
     if c.kind.is_none()
-        && !c.opens_list
         && let Some(a) = action::generic(tokens, &r.used)
     {
         c.kind = Some(TaskKind::Shell);
@@ -214,6 +238,60 @@ pub fn read(tokens: &[Token]) -> Clause {
         .map(|(t, _)| t.span)
         .collect();
     c
+}
+
+/// "build a pipeline that", "i need a workflow to", "帮我搭建一个流水线": how
+/// many tokens at `start` only ask for the workflow itself.
+fn preamble(t: &[Token], start: usize) -> Option<usize> {
+    let mut i = start;
+    let skip = [
+        "please", "can", "could", "you", "we", "i", "need", "want", "would", "like", "to", "let's",
+        "lets", "let", "us", "build", "create", "make", "write", "set", "up", "define", "design",
+        "give", "me", "generate", "draft", "a", "an", "the", "simple", "small", "new", "ml",
+        "data", "training", "kubeflow", "argo", "airflow", "couler", "帮", "我", "们", "请", "搭",
+        "建", "构", "创", "设", "计", "写", "一", "个", "条", "需", "要", "想",
+    ];
+    while t.get(i).is_some_and(|x| skip.iter().any(|w| x.is(w))) {
+        i += 1;
+    }
+    let nouns = [
+        "pipeline",
+        "workflow",
+        "dag",
+        "flow",
+        "流水线",
+        "工作流",
+        "管道",
+        "管线",
+    ];
+    let n = nouns.iter().find_map(|p| phrase_at(t, i, p))?;
+    i += n;
+    let joins = [
+        "that", "which", "to", "for", "with", "where", "in", "：", ":", "，", "来",
+    ];
+    if t.get(i).is_some_and(|x| joins.iter().any(|w| x.is(w))) {
+        i += 1;
+    }
+    Some(i - start)
+}
+
+/// "generate a text file with the message hello world": the kind's phrase
+/// sits behind a preposition after another verb, so it is no request of
+/// its own; the clause is that verb's.
+fn behind_preposition(free: &[Token], at: usize) -> bool {
+    let Some(first) = free[..at].iter().position(|t| t.class == Class::Word) else {
+        return false;
+    };
+    super::action::is_verb(&free[first].text)
+        && lexicon::kind(&free[first..first + 1]).is_none()
+        && free[first + 1..at].iter().any(|t| {
+            [
+                "with", "in", "into", "to", "for", "from", "on", "by", "using", "via", "that",
+                "which",
+            ]
+            .iter()
+            .any(|w| t.is(w))
+        })
 }
 
 /// What the words around a kind's phrase change: a model written to
@@ -474,6 +552,9 @@ fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(ConditionSpec, u
             j = k + 1;
         }
     }
+    while t.get(j).is_some_and(|x| x.is("'")) {
+        j += 1;
+    }
     let verbs = [
         "lands on",
         "comes up",
@@ -631,13 +712,22 @@ fn resources(r: &mut Reader, c: &mut Clause) {
         };
         // Skip measure words and "x": "4块GPU", "4 x GPUs".
         let mut u = i + n;
-        while r.is(
-            u,
-            &[
-                "块", "张", "个", "台", "颗", "x", "×", "nvidia", "a100", "h100", "v100",
-            ],
-        ) {
+        while r.is(u, &["块", "张", "个", "台", "颗", "x", "×", "nvidia"]) {
             u += 1;
+        }
+        // "8 A100s", "8张A100", "4 x H100 GPUs": the accelerator names the unit.
+        let accelerators = [
+            "a100", "a100s", "h100", "h100s", "v100", "v100s", "t4", "t4s", "l4", "l4s", "a10",
+            "a10g", "h800", "a800", "rtx", "4090", "3090", "tpu", "tpus",
+        ];
+        if r.is(u, &accelerators) {
+            u += 1;
+            if !r.is(u, &["gpu", "gpus", "卡"]) {
+                c.resources.gpus = Some(v);
+                r.mark(i, u - i);
+                i = u;
+                continue;
+            }
         }
         let unit = t.get(u).map(|t| t.text.as_str()).unwrap_or("");
         let took = match unit {

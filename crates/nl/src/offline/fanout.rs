@@ -43,7 +43,7 @@ pub fn read(r: &mut Reader) -> Option<FanOut> {
 }
 
 fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
-    if let Some(m) = matrix(r) {
+    if let Some(m) = matrix(r).or_else(|| chinese_each(r)) {
         *slot = Some(m);
         return;
     }
@@ -120,8 +120,32 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
     // Lists: two or more numbers in a row ("batch sizes 100, 200 and 300").
     let mut i = 0;
     while i < t.len() {
+        if t[i].class != Class::Number {
+            i += 1;
+            continue;
+        }
+        // What varies is named before the list ("batch sizes 100, 200"),
+        // not acted on ("add 1 and 2").
+        let mut before = i;
+        while before > 0 && (t[before - 1].is("=") || t[before - 1].is(":")) {
+            before -= 1;
+        }
+        let named = before > 0
+            && matches!(t[before - 1].class, Class::Word | Class::Cjk)
+            && !super::action::is_verb(&t[before - 1].text)
+            && lexicon::kind(&t[before - 1..before]).is_none();
+        if !named {
+            i += 1;
+            continue;
+        }
         let run: Vec<usize> = (i..t.len())
-            .take_while(|&j| !r.used[j] && (t[j].class == Class::Number || t[j].is("or")))
+            .take_while(|&j| {
+                !r.used[j]
+                    && (t[j].class == Class::Number
+                        || ["or", "and", ",", "，", "、", "和", "或"]
+                            .iter()
+                            .any(|w| t[j].is(w)))
+            })
             .filter(|&j| t[j].class == Class::Number)
             .collect();
         if run.len() >= 2 {
@@ -154,13 +178,15 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
         ) {
             j += 1;
         }
+        // "each of the names alice, bob": a plural noun names what varies;
+        // "each of alice, bob and carol": the values come at once.
+        let plural =
+            |x: &Token| x.class == Class::Word && x.text.ends_with('s') && x.text.len() > 3;
         let (parameter, from) =
             match (j..t.len().min(j + 4)).find(|&k| r.is(k, &["in", ":", "from", "="])) {
                 Some(k) => (identifier(&t[j..k]), k + 1),
-                None if t.get(j).is_some_and(|x| x.class == Class::Word) => {
-                    (identifier(&t[j..j + 1]), j + 1)
-                }
-                None => return,
+                None if t.get(j).is_some_and(plural) => (identifier(&t[j..j + 1]), j + 1),
+                None => ("item".to_owned(), j),
             };
         let mut values = Vec::new();
         let mut end = from;
@@ -175,7 +201,11 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
                     .any(|(_, ps)| ps.iter().any(|p| phrase_at(t, end, p).is_some()));
             let value = matches!(x.class, Class::Word | Class::Number | Class::Url)
                 && !verb
-                && !lexicon::is_filler(x);
+                && ![
+                    "the", "a", "an", "then", "to", "with", "on", "in", "of", "for",
+                ]
+                .iter()
+                .any(|w| x.is(w));
             if !value {
                 break;
             }
@@ -190,6 +220,72 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             r.mark(at, end - at);
         }
     }
+}
+
+/// "对 us、eu、asia 每个区域训练": the values before 每个.
+fn chinese_each(r: &mut Reader) -> Option<FanOut> {
+    let t = r.t;
+    let each = (0..t.len()).find(|&i| {
+        ["每个", "每一个", "每一", "各个", "分别"]
+            .iter()
+            .any(|p| phrase_at(t, i, p).is_some())
+    })?;
+    let mut start = each;
+    while start > 0
+        && (matches!(t[start - 1].class, Class::Word | Class::Number | Class::Url)
+            || t[start - 1].is("、"))
+    {
+        start -= 1;
+    }
+    let mut values: Vec<String> = t[start..each]
+        .iter()
+        .filter(|x| matches!(x.class, Class::Word | Class::Number | Class::Url))
+        .map(|x| x.text.clone())
+        .collect();
+    // "learning rate 0.1、0.01、0.001": the numbers vary, the words name them.
+    if values.iter().any(|v| v.parse::<f64>().is_ok()) {
+        let numbers = values
+            .iter()
+            .rev()
+            .take_while(|v| v.parse::<f64>().is_ok())
+            .count();
+        values.drain(..values.len() - numbers);
+    }
+    // "每个地区（华东、华北、华南）": the values in brackets after it.
+    if values.len() < 2 {
+        let open = (each..(each + 6).min(t.len())).find(|&k| t[k].is("（") || t[k].is("("))?;
+        let close = (open..t.len()).find(|&k| t[k].is("）") || t[k].is(")"))?;
+        values = t[open + 1..close]
+            .split(|x| x.is("、") || x.is("，") || x.is(","))
+            .map(|chunk| chunk.iter().map(|x| x.text.as_str()).collect::<String>())
+            .filter(|v| !v.is_empty())
+            .collect();
+        start = start.min(each);
+    }
+    if values.len() < 2 {
+        return None;
+    }
+    let noun: String = t[each..(each + 5).min(t.len())]
+        .iter()
+        .filter(|x| x.class == Class::Cjk)
+        .map(|x| x.text.as_str())
+        .collect();
+    let parameter = [
+        ("区域", "region"),
+        ("地区", "region"),
+        ("文件", "file"),
+        ("人", "name"),
+        ("模型", "model"),
+    ]
+    .iter()
+    .find(|(zh, _)| noun.contains(zh))
+    .map_or("item", |(_, en)| en)
+    .to_owned();
+    r.mark(start, each - start + 2);
+    Some(FanOut {
+        parameter,
+        values: FanOutValues::List(values),
+    })
 }
 
 /// "every combination of os (linux, darwin) and arch (amd64, arm64)":

@@ -54,6 +54,13 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Select,
         &[
+            "选出",
+            "挑出",
+            "挑选",
+            "最小的",
+            "最大的",
+            "最高的",
+            "最低的",
             "最好的",
             "最优的",
             "最佳的",
@@ -118,9 +125,9 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Load,
         &[
-            "load", "fetch", "download", "ingest", "import", "collect", "pull", "read", "scrape",
-            "crawl", "extract", "query", "retrieve", "gather", "加载", "读取", "下载", "导入",
-            "获取", "采集", "拉取", "收集", "抽取", "爬取", "查询", "读入",
+            "grab", "load", "fetch", "download", "ingest", "import", "collect", "pull", "read",
+            "scrape", "crawl", "extract", "query", "retrieve", "gather", "加载", "读取", "下载",
+            "导入", "获取", "采集", "拉取", "收集", "抽取", "爬取", "查询", "读入",
         ],
     ),
     (
@@ -228,6 +235,12 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Train,
         &[
+            "重新训练",
+            "超参数搜索",
+            "超参搜索",
+            "超参数调优",
+            "hyperparameter optimization",
+            "hyperparameter sweep",
             "train",
             "retrain",
             "fit",
@@ -366,6 +379,11 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Deploy,
         &[
+            "发布到生产",
+            "发布到线上",
+            "上生产",
+            "生产环境",
+            "to production",
             "redeploy",
             "re-deploy",
             "full rollout",
@@ -389,6 +407,10 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
     (
         TaskKind::Report,
         &[
+            "日报",
+            "周报",
+            "月报",
+            "报表",
             "into a report",
             "a report",
             "report",
@@ -742,7 +764,7 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("写入", "write"),
     ("上传", "upload"),
     ("推送", "push"),
-    ("推理", "infer"),
+    ("推理", "inference"),
     ("预测", "predict"),
     ("打分", "score"),
     ("集成", "ensemble"),
@@ -804,6 +826,26 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("随机数", "random-number"),
     ("数字", "number"),
     ("表", "table"),
+    ("重新训练", "retrain"),
+    ("日报", "daily-report"),
+    ("周报", "weekly-report"),
+    ("做", "do"),
+    ("生产环境", "production"),
+    ("写进", "write"),
+    ("写", "write"),
+    ("克隆", "clone"),
+    ("代码", "code"),
+    ("仓库", "repo"),
+    ("冒烟测试", "smoke-test"),
+    ("求总数", "sum"),
+    ("求总", "sum"),
+    ("超参数搜索", "search"),
+    ("超参搜索", "search"),
+    ("掩膜", "masks"),
+    ("瓦片", "tiles"),
+    ("平方", "square"),
+    ("问候", "greeting"),
+    ("报告", "report"),
     ("睡眠", "sleep"),
     ("睡", "sleep"),
     ("回滚", "rollback"),
@@ -863,5 +905,11 @@ pub fn is_cjk_noun(english: &str) -> bool {
             | "branch"
             | "date"
             | "message"
+            | "code"
+            | "repo"
+            | "masks"
+            | "tiles"
+            | "greeting"
+            | "production"
     )
 }

@@ -37,6 +37,12 @@ pub const OTHERWISE: &[&str] = &["otherwise", "else", "if not", "否则", "不�
 /// "notify us whatever happens": an exit handler.
 pub const ALWAYS: &[&str] = &[
     "whatever happens",
+    "regardless of the outcome",
+    "regardless of the result",
+    "regardless of outcome",
+    "regardless of success",
+    "no matter the outcome",
+    "whatever the outcome",
     "always",
     "on exit",
     "exit handler",
@@ -61,6 +67,13 @@ pub const ALWAYS: &[&str] = &[
     "无论成功或失败",
     "不管成功还是失败",
     "无论如何",
+    "无论成功失败",
+    "不管成功失败",
+    "不论成功失败",
+    "不管成败与否",
+    "finally 阶段",
+    "in a finally block",
+    "finally block",
     "regardless",
     "no matter",
     "in any case",
@@ -395,7 +408,13 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
             }
         }
         if let Some((kind, n)) = best {
-            return Some((kind, i, n));
+            // "把导出加载到 …": after 把 comes the object, the verb later.
+            let object = i > 0
+                && (tokens[i - 1].is("把") || tokens[i - 1].is("将"))
+                && kind_phrase(&tokens[i + n..]).is_some();
+            if !object {
+                return Some((kind, i, n));
+            }
         }
     }
     None

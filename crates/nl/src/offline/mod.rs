@@ -10,6 +10,7 @@ pub(crate) mod action;
 mod build;
 mod clause;
 mod context;
+mod dag;
 mod fanout;
 mod fill;
 pub(crate) mod kinds;

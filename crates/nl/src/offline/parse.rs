@@ -7,7 +7,7 @@ use super::Unrecognized;
 use super::clause::{self, Clause};
 use super::context;
 use super::lexicon;
-use super::scan::{Class, Order, Segment, Sep, Token, segments, tokenize};
+use super::scan::{Class, Order, Segment, Sep, Token, find_any, segments, tokenize};
 use crate::decompose::{
     ConditionSpec, Decomposition, ScheduleSpec, Span, Stage, Subtask, TaskKind,
 };
@@ -23,7 +23,7 @@ pub struct Understood {
 /// Reads a (screened) description.
 pub fn understand(text: &str) -> Understood {
     let tokens = tokenize(text);
-    let segs = split_run_ons(segments(&tokens));
+    let segs = implicit_ifs(split_run_ons(segments(&tokens)));
     let mut unknown = Vec::new();
     let mut ignored = Vec::new();
     let mut d = Decomposition::default();
@@ -56,7 +56,15 @@ pub fn understand(text: &str) -> Understood {
             .reduce(Span::join)
             .expect("a group has segments");
         let mut c = clause::read(&merged);
-        if g.sep >= Sep::Sequence {
+        // "…; if it succeeded celebrate, otherwise cry": after an exit
+        // handler, the outcome is the workflow's, and so are its branches.
+        let on_outcome = c.otherwise
+            || c.condition.as_ref().is_some_and(|x| {
+                x.metric == "quality"
+                    || (x.metric == "result"
+                        && ["succeeded", "failed", "fail", "pass"].contains(&x.value.as_str()))
+            });
+        if g.sep >= Sep::Sequence && !(always && on_outcome) {
             always = false;
             active = None;
         }
@@ -260,6 +268,14 @@ pub fn understand(text: &str) -> Understood {
             ));
         }
     }
+    // Lettered steps and what each needs: the graph's layers.
+    let lettered = stages
+        .iter()
+        .flat_map(|s| s.tasks.iter())
+        .all(|t| t.kind == TaskKind::Shell && t.command.is_none());
+    if lettered && let Some(layers) = super::dag::read(&tokens) {
+        stages = layers;
+    }
     if let Some(h) = heading {
         context::apply(text, &h, &mut stages);
     }
@@ -448,12 +464,9 @@ fn links(sep: Sep, before: TaskKind, after: TaskKind) -> bool {
 /// "both clean … and extract …", "并行训练…": the marker opens the clause
 /// (after at most one word); "C in parallel" closes it.
 fn starts_with_parallel(tokens: &[Token]) -> bool {
-    let trailing = ["in parallel", "at the same time", "side by side"];
-    (0..tokens.len().min(2)).any(|i| {
-        lexicon::PARALLEL.iter().any(|p| {
-            (i == 0 || !trailing.contains(p)) && super::scan::phrase_at(tokens, i, p).is_some()
-        })
-    })
+    lexicon::PARALLEL
+        .iter()
+        .any(|p| super::scan::phrase_at(tokens, 0, p).is_some())
 }
 
 /// Gathers segments into clauses; records schedules and whole-workflow
@@ -468,6 +481,7 @@ fn group(
     let mut groups: Vec<Group> = Vec::new();
     let mut prefix: Vec<usize> = Vec::new();
     let mut list_open = false;
+    let mut goal = false;
     for (i, seg) in segs.iter().enumerate() {
         let c = clause::read(&seg.tokens);
         if let Some((cron, span)) = &c.schedule
@@ -478,8 +492,38 @@ fn group(
                 text: span.of(text).to_owned(),
             });
         }
+        let next_after_colon = segs.get(i + 1).is_some_and(|n| n.after_colon);
+        // "Goal: predict house prices. Steps: …": the goal is context.
+        if seg.sep == Sep::Sentence || seg.sep == Sep::Start {
+            goal = false;
+        }
+        if goal {
+            if !c.models.is_empty() || !c.resources.is_empty() {
+                *preamble = Some(c);
+            }
+            continue;
+        }
+        if c.kind.is_none()
+            && next_after_colon
+            && find_any(
+                &seg.tokens,
+                &["goal", "objective", "aim", "purpose", "目标", "目的"],
+            )
+            .is_some()
+        {
+            goal = true;
+            continue;
+        }
         let continues = seg.sep <= Sep::Comma && seg.sep != Sep::Start;
-        let list_item = list_open && continues && (c.kind.is_none() || c.generic);
+        // A value of the list ("eu", "asia"), not a step after it ("d.csv
+        // count the lines").
+        let value_only = seg
+            .tokens
+            .iter()
+            .filter(|t| t.class != Class::Punct && !lexicon::is_filler(t))
+            .count()
+            <= 1;
+        let list_item = list_open && continues && (c.kind.is_none() || (c.generic && value_only));
         if c.kind.is_some() && !list_item {
             let mut members = std::mem::take(&mut prefix);
             members.push(i);
@@ -491,7 +535,7 @@ fn group(
             list_open = c.opens_list;
             continue;
         }
-        let next_after_colon = segs.get(i + 1).is_some_and(|n| n.after_colon);
+
         // "QLoRA on mistral-7b for our FAQ bot: …", "推荐系统：…": a heading
         // without a step is context for the steps after it.
         if c.kind.is_none() && next_after_colon && groups.is_empty() && prefix.is_empty() {
@@ -509,8 +553,15 @@ fn group(
             continue;
         }
         // "同时打印 hello2a 和 hello2b": a bare object the step before acts on.
+        let only_parallel = c.is_modifier()
+            && c.models.is_empty()
+            && c.resources.is_empty()
+            && c.condition.is_none()
+            && c.fan_out.is_none()
+            && c.retry.is_none()
+            && !c.always;
         let bare = c.kind.is_none()
-            && !c.is_modifier()
+            && (!c.is_modifier() || only_parallel)
             && !c.leftover.is_empty()
             && seg.sep == Sep::And
             && prefix.is_empty()
@@ -521,7 +572,9 @@ fn group(
                     .flat_map(|&k| segs[k].tokens.clone())
                     .collect();
                 let b = clause::read(&before);
-                b.parallel && b.generic
+                (b.parallel || c.parallel)
+                    && b.models.is_empty()
+                    && !b.kind.is_some_and(|k| k.trains())
             });
         if bare {
             groups.push(Group {
@@ -608,6 +661,39 @@ fn group(
     groups
 }
 
+/// "正面就打印正面", "大于 5 就打印 high": what comes before "就" is a
+/// condition even without "如果"; it is read as if "如果" were there.
+fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
+    for i in 0..segs.len().saturating_sub(1) {
+        if !segs[i + 1].after_then {
+            continue;
+        }
+        let tokens = &segs[i].tokens;
+        let marked = (0..tokens.len()).any(|k| {
+            lexicon::IF
+                .iter()
+                .chain(lexicon::UNLESS)
+                .any(|p| super::scan::phrase_at(tokens, k, p).is_some())
+        });
+        let c = clause::read(tokens);
+        if marked || (c.kind.is_some() && !c.generic) {
+            continue;
+        }
+        let Some(first) = tokens.first() else {
+            continue;
+        };
+        let at = Span::new(first.span.start, first.span.start);
+        let mark = |text: &str| Token {
+            text: text.into(),
+            span: at,
+            class: Class::Cjk,
+            upper: false,
+        };
+        segs[i].tokens.splice(0..0, [mark("如"), mark("果")]);
+    }
+    segs
+}
+
 /// "load data clean data train logistic regression evaluate model": a
 /// segment with three or more step verbs and no separator between them is
 /// cut before each.
@@ -639,6 +725,7 @@ fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
                 tokens: t[*w..end].to_vec(),
                 order: if n == 0 { seg.order } else { None },
                 after_colon: n == 0 && seg.after_colon,
+                after_then: n == 0 && seg.after_then,
             });
         }
     }

@@ -31,17 +31,9 @@ impl Token {
         self.text == s
     }
 
-    /// A step named by a capital letter (and digits): "A", "B2". "I" is
-    /// the pronoun.
+    /// A step named by a capital letter: "A", "B". "I" is the pronoun.
     pub fn is_label(&self) -> bool {
-        let mut chars = self.text.chars();
-        self.class == Class::Word
-            && self.upper
-            && self.text.len() <= 2
-            && chars
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() && c != 'i')
-            && chars.all(|c| c.is_ascii_digit())
+        self.class == Class::Word && self.upper && self.text.len() == 1 && self.text != "i"
     }
 }
 
@@ -77,6 +69,9 @@ pub struct Segment {
     pub order: Option<Order>,
     /// A colon comes right before it: what precedes may be a heading.
     pub after_colon: bool,
+    /// "就", "则", "那么" come right before it: what precedes is its
+    /// condition ("正面就打印正面").
+    pub after_then: bool,
 }
 
 impl Segment {
@@ -258,6 +253,9 @@ pub fn inflects(word: &str, base: &str) -> bool {
     if base.len() < 3 || !base.chars().all(|c| c.is_ascii_alphabetic()) {
         return false;
     }
+    if typo_of(word, base) {
+        return true;
+    }
     let Some(rest) = word.strip_prefix(base) else {
         if let Some(stem) = base.strip_suffix('e') {
             return matches!(
@@ -274,6 +272,28 @@ pub fn inflects(word: &str, base: &str) -> bool {
         rest,
         "s" | "es" | "ing" | "ed" | "d" | "ion" | "ions" | "ation" | "ment" | "er" | "ers"
     )
+}
+
+/// A slip of the keyboard: two neighbouring letters swapped ("laod",
+/// "trian") or, in longer words, one letter left out ("preprocss",
+/// "evalute"). Substitutions are not slips: "text" is no "test".
+fn typo_of(word: &str, base: &str) -> bool {
+    let (w, b) = (word.as_bytes(), base.as_bytes());
+    if b.len() < 4 || !base.bytes().all(|c| c.is_ascii_lowercase()) {
+        return false;
+    }
+    if w.len() == b.len() {
+        let diff: Vec<usize> = (0..w.len()).filter(|&i| w[i] != b[i]).collect();
+        return diff.len() == 2
+            && diff[1] == diff[0] + 1
+            && w[diff[0]] == b[diff[1]]
+            && w[diff[1]] == b[diff[0]];
+    }
+    if w.len() + 1 == b.len() && b.len() >= 5 {
+        let at = (0..w.len()).find(|&i| w[i] != b[i]).unwrap_or(w.len());
+        return at > 0 && w[at..] == b[at + 1..];
+    }
+    false
 }
 
 /// Finds the first phrase of `phrases` at any position of `tokens`.
@@ -314,6 +334,18 @@ const SEQUENCE: &[&str] = &[
     "接着",
     "随后",
     "完成后",
+    "完成以后",
+    "完成之后",
+    "执行完以后",
+    "执行完之后",
+    "执行完后",
+    "运行完以后",
+    "运行完后",
+    "跑完以后",
+    "跑完后",
+    "结束后",
+    "结束以后",
+    "结束之后",
     "首先",
     "再",
     "后",
@@ -340,6 +372,16 @@ const ORDER: &[(&str, Order)] = &[
 ];
 /// Words that contain a separator character but are not separators.
 const NOT_SEPARATORS: &[&str] = &[
+    "into train and test",
+    "into training and test",
+    "into train and validation",
+    "into training and validation",
+    "train and test sets",
+    "training and test sets",
+    "训练集和测试集",
+    "求和",
+    "总和",
+    "加和",
     "并行",
     "并发",
     "合并",
@@ -375,13 +417,20 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
     let mut after_colon = false;
     let mut next_item = 1;
     let mut i = 0;
-    let mut push = |current: &mut Vec<Token>, sep: Sep, order: Option<Order>, after_colon: bool| {
+    let mut then = false;
+    let mut after_then = false;
+    let mut push = |current: &mut Vec<Token>,
+                    sep: Sep,
+                    order: Option<Order>,
+                    after_colon: bool,
+                    after_then: bool| {
         if !current.is_empty() {
             out.push(Segment {
                 sep,
                 tokens: std::mem::take(current),
                 order,
                 after_colon,
+                after_then,
             });
         }
     };
@@ -389,7 +438,7 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         // "1.", "2)", "Step 3:", "第四步": one item of a list of steps.
         if let Some(n) = list_marker(tokens, i, current.is_empty(), next_item) {
             if !current.is_empty() {
-                push(&mut current, sep, order.take(), after_colon);
+                push(&mut current, sep, order.take(), after_colon, after_then);
             }
             next_item += 1;
             pending = pending.max(Sep::Sequence);
@@ -409,11 +458,32 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                     sep.max(Sep::Sequence),
                     order.take(),
                     after_colon,
+                    after_then,
                 );
                 pending = Sep::Start;
                 sep = Sep::Comma;
             }
             i += n;
+            // "D 在 B、C 都完成后执行": the verb after the marker only runs it.
+            loop {
+                let english = tokens.get(i).is_some_and(|t| {
+                    [
+                        "run", "runs", "execute", "executes", "start", "starts", "begin", "begins",
+                    ]
+                    .iter()
+                    .any(|w| t.is(w))
+                });
+                if english {
+                    i += 1;
+                } else if let Some(n) = ["执行", "运行", "开始", "启动"]
+                    .iter()
+                    .find_map(|p| phrase_at(tokens, i, p))
+                {
+                    i += n;
+                } else {
+                    break;
+                }
+            }
             continue;
         }
         if NOT_SEPARATORS
@@ -424,6 +494,10 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 .iter()
                 .find_map(|p| phrase_at(tokens, i, p))
                 .unwrap_or(1);
+            if current.is_empty() {
+                after_colon = std::mem::take(&mut colon);
+                after_then = std::mem::take(&mut then);
+            }
             current.extend_from_slice(&tokens[i..i + n]);
             i += n;
             continue;
@@ -448,6 +522,31 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             (None, Some((n, o))) => (Some((Sep::Sequence, n)), Some(o)),
             (found, _) => (found, None),
         };
+        // "0.1, 0.01 and 0.001": a list of numbers is one phrase.
+        let between_numbers = |n: usize| {
+            i > 0
+                && tokens[i - 1].class == Class::Number
+                && tokens.get(i + n).is_some_and(|t| t.class == Class::Number)
+        };
+        // "alice、bob、carol": a list of names is one phrase.
+        let between_names = |n: usize| {
+            tokens[i].is("、")
+                && i > 0
+                && matches!(tokens[i - 1].class, Class::Word | Class::Number)
+                && tokens
+                    .get(i + n)
+                    .is_some_and(|t| matches!(t.class, Class::Word | Class::Number))
+        };
+        let found = match found {
+            Some((Sep::Comma | Sep::And, n))
+                if (between_numbers(n) || between_names(n)) && !tokens[i].is(":") =>
+            {
+                current.extend_from_slice(&tokens[i..i + n]);
+                i += n;
+                continue;
+            }
+            other => other,
+        };
         // A "." inside a number or word was kept by the tokenizer; a lone
         // "-" or ":" between numbers (a range, a time) is not a separator.
         let found = match found {
@@ -464,8 +563,14 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         match found {
             Some((kind, n)) => {
                 if !current.is_empty() {
-                    push(&mut current, sep, order.take(), after_colon);
+                    push(&mut current, sep, order.take(), after_colon, after_then);
                     pending = Sep::Start;
+                }
+                if ["就", "则", "那么"]
+                    .iter()
+                    .any(|c| phrase_at(tokens, i, c).is_some())
+                {
+                    then = true;
                 }
                 if [":", "：", "—"].iter().any(|c| tokens[i].is(c))
                     || (tokens[i].is("-") && tokens.get(i + 1).is_some_and(|t| t.is("-")))
@@ -480,13 +585,14 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             None => {
                 if current.is_empty() {
                     after_colon = std::mem::take(&mut colon);
+                    after_then = std::mem::take(&mut then);
                 }
                 current.push(tokens[i].clone());
                 i += 1;
             }
         }
     }
-    push(&mut current, sep, order, after_colon);
+    push(&mut current, sep, order, after_colon, after_then);
     out
 }
 

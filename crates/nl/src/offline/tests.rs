@@ -727,6 +727,28 @@ fn planning_is_deterministic() {
 #[ignore]
 fn debug_plan() {
     let text = std::env::var("DESC").unwrap();
+    let tokens = super::scan::tokenize(&text);
+    for seg in super::scan::segments(&tokens) {
+        let c = super::clause::read(&seg.tokens);
+        println!(
+            "SEG {:?} {:?} kind={:?} generic={} name={:?} cond={:?} always={} then={} colon={}",
+            seg.sep,
+            seg.tokens
+                .iter()
+                .map(|t| t.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            c.kind,
+            c.generic,
+            c.name,
+            c.condition
+                .as_ref()
+                .map(|x| (&x.metric, x.operator, &x.value)),
+            c.always,
+            seg.after_then,
+            seg.after_colon
+        );
+    }
     match planner().plan(&text, &PlanOptions::default()) {
         Ok(p) => {
             for s in &p.decomposition.stages {

@@ -47,7 +47,7 @@ const NOT_VERBS: &[&str] = &[
     "old", "using", "via", "per", "about", "after", "before", "once", "until", "while", "during",
     "one", "two", "three", "model", "models", "job", "task", "tasks", "everyone", "team",
     "someone", "whole", "entire", "stage", "stages", "process", "system", "like", "would", "want",
-    "need", "please", "also", "then", "me", "us", "we", "i", "you",
+    "need", "please", "also", "then", "me", "us", "we", "i", "you", "use", "uses", "allocate", "request", "reserve", "give",
 ];
 
 /// Where an object ends: "dedupe the records from the CRM".
@@ -411,34 +411,36 @@ fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
     })
 }
 
-/// A name from Chinese words: the first verb, the nouns and English words
-/// after it (at most three words).
+/// A name from Chinese words: the English of its words from the first
+/// verb on (and the English words among them), weak verbs ("运行", "做")
+/// left out when a stronger word follows; at most three words.
 fn cjk_name(tokens: &[Token]) -> Option<String> {
     let mut words: Vec<String> = Vec::new();
     let mut i = 0;
     let mut verb = false;
-    while i < tokens.len() && words.len() < 3 {
+    while i < tokens.len() {
         let t = &tokens[i];
         if let Some((n, en)) = CJK_WORDS
             .iter()
             .find_map(|(zh, en)| phrase_at(tokens, i, zh).map(|n| (n, *en)))
         {
-            if is_cjk_noun(en) {
-                if verb {
-                    words.push(en.to_owned());
-                }
-            } else if !verb {
-                verb = true;
+            verb |= !is_cjk_noun(en);
+            if verb && !words.iter().any(|w| w == en) {
                 words.push(en.to_owned());
             }
             i += n;
             continue;
         }
         if verb && t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)) {
-            words.push(t.text.clone());
+            words.push(if t.is_label() { t.text.clone() } else { t.text.clone() });
         }
         i += 1;
     }
+    let weak = |w: &String| ["run", "do"].contains(&w.as_str());
+    if words.iter().any(|w| !weak(w)) {
+        words.retain(|w| !weak(w));
+    }
+    words.truncate(3);
     (!words.is_empty()).then(|| slug(&words))
 }
 

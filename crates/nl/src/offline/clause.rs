@@ -205,6 +205,7 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.kind = Some(refine(kind, &free));
     }
     if c.kind.is_none()
+        && c.refers_to.is_none()
         && let Some(a) = action::generic(tokens, &r.used)
     {
         c.kind = Some(TaskKind::Shell);

@@ -341,7 +341,7 @@ fn only_if_and_unless() {
         .unwrap();
     assert_eq!(
         train.when[0].input,
-        "{{steps.quality-check.outputs.parameters.status}}"
+        "{{steps.run-quality-check.outputs.parameters.status}}"
     );
     assert_eq!(train.when[0].value.as_ref().unwrap().as_str(), "pass");
 

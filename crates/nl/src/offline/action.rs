@@ -47,7 +47,8 @@ const NOT_VERBS: &[&str] = &[
     "old", "using", "via", "per", "about", "after", "before", "once", "until", "while", "during",
     "one", "two", "three", "model", "models", "job", "task", "tasks", "everyone", "team",
     "someone", "whole", "entire", "stage", "stages", "process", "system", "like", "would", "want",
-    "need", "please", "also", "then", "me", "us", "we", "i", "you", "use", "uses", "allocate", "request", "reserve", "give",
+    "need", "please", "also", "then", "me", "us", "we", "i", "you", "use", "uses", "allocate", "request", "reserve", "give", "have", "has", "had", "wanted", "think", "thought", "guess", "hope", "wonder",
+    "love", "feel", "suppose", "know", "mean",
 ];
 
 /// Where an object ends: "dedupe the records from the CRM".
@@ -118,6 +119,12 @@ const OFF_TOPIC: &[&str] = &[
     "诗", "笑话", "天气", "机票", "酒店", "歌",
 ];
 
+/// Words that say something about the user, not the workflow: "just
+/// wanted to say your docs are great".
+const SPEECH: &[&str] = &[
+    "wanted", "want", "think", "thought", "guess", "hope", "wonder", "love", "like", "feel", "mean",
+];
+
 /// Verbs that only say a step runs: "A runs first", "run step B".
 #[rustfmt::skip]
 const TRIVIAL: &[&str] = &[
@@ -168,11 +175,15 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
     }
     // The first known verb leads, past modifiers before it ("of the
     // outcome, print …").
-    if let Some(v) = (i..free.len())
-        .find(|&k| free[k].class == Class::Word && VERBS.contains(&lemma(&free[k].text).as_str()))
-        && v > i
+    if let Some(v) = (i..free.len()).find(|&k| {
+        free[k].class == Class::Word
+            && VERBS.contains(&lemma(&free[k].text).as_str())
+            && !(k > 0 && (free[k - 1].is("for") || free[k - 1].is("during")))
+    }) && v > i
         && !free[i].is_label()
-        && !free[i..v].iter().any(|t| t.is_label())
+        && !free[i..v]
+            .iter()
+            .any(|t| t.is_label() || SPEECH.iter().any(|w| t.is(w)))
     {
         i = v;
     }
@@ -357,12 +368,7 @@ fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
         if NAME_STOP.iter().any(|w| t.is(w)) || LEAD.iter().any(|w| t.is(w)) && out.is_empty() {
             continue;
         }
-        // The verb in its base form; the words after it as written.
-        let word = if out.is_empty() {
-            lemma(&t.text)
-        } else {
-            t.text.clone()
-        };
+        let word = lemma(&t.text);
         if !out.contains(&word) {
             out.push(word);
         }
@@ -393,14 +399,18 @@ fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
         });
     }
     let text: String = owned.iter().map(|t| t.text.as_str()).collect();
+    let words = cjk_words(&owned);
+    let verbs = words.iter().filter(|w| !is_cjk_noun(w)).count();
+    let strong = words
+        .iter()
+        .filter(|w| !is_cjk_noun(w) && !["run", "do"].contains(&w.as_str()))
+        .count();
     let counted = ["两个", "二个", "三个", "几个", "多个"]
         .iter()
         .any(|c| text.contains(c));
-    if counted && ["任务", "步骤"].iter().any(|w| text.contains(w)) {
+    if counted && strong == 0 && ["任务", "步骤"].iter().any(|w| text.contains(w)) {
         return None;
     }
-    let words = cjk_words(&owned);
-    let verbs = words.iter().filter(|w| !is_cjk_noun(w)).count();
     if verbs == 0 && !off_topic {
         return None;
     }
@@ -432,7 +442,11 @@ fn cjk_name(tokens: &[Token]) -> Option<String> {
             continue;
         }
         if verb && t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)) {
-            words.push(if t.is_label() { t.text.clone() } else { t.text.clone() });
+            words.push(if t.is_label() {
+                t.text.clone()
+            } else {
+                t.text.clone()
+            });
         }
         i += 1;
     }
@@ -627,7 +641,7 @@ mod tests {
                 "dedupe the records from the CRM",
                 None
             ),
-            "dedupe-records"
+            "dedupe-record"
         );
         assert_eq!(named(TaskKind::Evaluate, "evaluate it", None), "evaluate");
         assert_eq!(named(TaskKind::Select, "keep the best", None), "keep-best");

@@ -42,6 +42,11 @@ pub struct Clause {
     pub generic: bool,
     /// An action no workflow runs ("make me a sandwich").
     pub off_topic: bool,
+    /// "pick either branch_a or branch_b": the alternatives, each a step
+    /// that runs if it was picked.
+    pub branches: Vec<String>,
+    /// "train the two models", "两个模型": how many, when none is named.
+    pub model_count: Option<u32>,
     /// Tokens no reader used and that are not filler.
     pub leftover: Vec<Span>,
 }
@@ -178,7 +183,7 @@ pub fn read(tokens: &[Token]) -> Clause {
         // referred to, not asked for again.
         let fails = ["失败", "fails", "failed", "fail"]
             .iter()
-            .any(|p| phrase_at(&free, at + n, p).is_some());
+            .any(|p| phrase_at(tokens, at + n, p).is_some());
         if c.retry.is_some() && fails {
             c.refers_to = Some(kind);
             r.mark(at, n + 1);
@@ -194,7 +199,17 @@ pub fn read(tokens: &[Token]) -> Clause {
     {
         c.kind = Some(TaskKind::Train);
     }
-    if let Some((i, n)) = find_any(&free, &["for each", "for every", "对每个", "针对每个"]) {
+    if let Some((i, n)) = find_any(
+        &free,
+        &[
+            "for each",
+            "for every",
+            "each of",
+            "every one of",
+            "对每个",
+            "针对每个",
+        ],
+    ) {
         c.opens_list = c.fan_out.is_none();
         r.mark(i, n);
     }
@@ -205,7 +220,6 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.kind = Some(refine(kind, &free));
     }
     if c.kind.is_none()
-        && c.refers_to.is_none()
         && let Some(a) = action::generic(tokens, &r.used)
     {
         c.kind = Some(TaskKind::Shell);
@@ -232,6 +246,8 @@ pub fn read(tokens: &[Token]) -> Clause {
             r.mark(i, n);
         }
     }
+    c.branches = branches(tokens);
+    c.model_count = model_count(tokens);
     c.leftover = tokens
         .iter()
         .zip(&r.used)
@@ -239,6 +255,70 @@ pub fn read(tokens: &[Token]) -> Clause {
         .map(|(t, _)| t.span)
         .collect();
     c
+}
+
+/// "pick either branch_a or branch_b", "随机选择分支 a 或分支 b": the
+/// alternatives of a choice.
+fn branches(t: &[Token]) -> Vec<String> {
+    let choice = find_any(
+        t,
+        &[
+            "choose", "pick", "select", "decide", "branch", "选择", "挑选", "决定", "选",
+        ],
+    )
+    .is_some();
+    if !choice {
+        return Vec::new();
+    }
+    let or = (0..t.len()).find(|&i| {
+        ["or", "或", "或者", "还是", "and"]
+            .iter()
+            .any(|w| t[i].is(w) || phrase_at(t, i, w).is_some())
+            && i > 0
+    });
+    let Some(or) = or else { return Vec::new() };
+    let width = ["或者", "还是"]
+        .iter()
+        .find_map(|w| phrase_at(t, or, w))
+        .unwrap_or(1);
+    let name = |k: usize| -> Option<String> {
+        let x = t.get(k)?;
+        (matches!(x.class, Class::Word | Class::Number)
+            && !lexicon::is_filler(x)
+            && !x.is("branch"))
+        .then(|| x.text.clone())
+    };
+    // Past "分支" / "branch" after the "or".
+    let mut after = or + width;
+    while t
+        .get(after)
+        .is_some_and(|x| x.is("branch") || x.is("分") || x.is("支") || x.is("the"))
+    {
+        after += 1;
+    }
+    match (name(or - 1), name(after)) {
+        (Some(a), Some(b)) if a != b => vec![a, b],
+        _ => Vec::new(),
+    }
+}
+
+/// "train the recall and ranking models", "两个模型": how many models.
+fn model_count(t: &[Token]) -> Option<u32> {
+    (0..t.len()).find_map(|i| {
+        let (n, k) = match t[i].text.as_str() {
+            "two" | "both" => (2, 1),
+            "three" => (3, 1),
+            _ => match lexicon::integer_at(t, i, false) {
+                Some((n, k)) if (2..=8).contains(&n) && t[i].class == Class::Cjk => (n, k),
+                _ => return None,
+            },
+        };
+        let rest = i + k + usize::from(t.get(i + k).is_some_and(|x| x.is("个")));
+        ["models", "模型"]
+            .iter()
+            .any(|w| phrase_at(t, rest, w).is_some())
+            .then_some(n)
+    })
 }
 
 /// "build a pipeline that", "i need a workflow to", "帮我搭建一个流水线": how
@@ -286,12 +366,9 @@ fn behind_preposition(free: &[Token], at: usize) -> bool {
     super::action::is_verb(&free[first].text)
         && lexicon::kind(&free[first..first + 1]).is_none()
         && free[first + 1..at].iter().any(|t| {
-            [
-                "with", "in", "into", "to", "for", "from", "on", "by", "using", "via", "that",
-                "which",
-            ]
-            .iter()
-            .any(|w| t.is(w))
+            ["with", "from", "by", "using", "via", "that", "which", "for"]
+                .iter()
+                .any(|w| t.is(w))
         })
 }
 
@@ -314,6 +391,17 @@ fn refine(kind: TaskKind, free: &[Token]) -> TaskKind {
             TaskKind::Export
         }
         TaskKind::Load if has(&["into", "加载到", "写到", "导入到"]) => TaskKind::Export,
+        TaskKind::Preprocess | TaskKind::Evaluate
+            if has(&[
+                "into a report",
+                "into a summary",
+                "into a dashboard",
+                "成报告",
+                "成报表",
+            ]) =>
+        {
+            TaskKind::Report
+        }
         TaskKind::Preprocess
             if has(&["models", "predictions", "the model", "模型"])
                 && has(&["combine", "merge", "concatenate", "合并"]) =>

@@ -742,7 +742,7 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("评价", "evaluate"),
     ("回测", "backtest"),
     ("选出", "select"),
-    ("选择", "select"),
+    ("选择", "choose"),
     ("挑选", "pick"),
     ("比较", "compare"),
     ("注册", "register"),

@@ -23,6 +23,17 @@ pub struct Understood {
 /// Reads a (screened) description.
 pub fn understand(text: &str) -> Understood {
     let tokens = tokenize(text);
+    if is_question(text) {
+        return Understood {
+            decomposition: Decomposition::default(),
+            unknown: vec![Unrecognized::new(
+                text,
+                Span::new(0, text.len()),
+                "this is a question, not a workflow to build",
+            )],
+            ignored: Vec::new(),
+        };
+    }
     let segs = implicit_ifs(split_run_ons(segments(&tokens)));
     let mut unknown = Vec::new();
     let mut ignored = Vec::new();
@@ -43,6 +54,7 @@ pub fn understand(text: &str) -> Understood {
     let mut active: Option<ConditionSpec> = None;
     // The verb of the step before, for "打印 X 和 Y".
     let mut last_verb: Option<(TaskKind, String)> = None;
+    let mut chose = false;
     for g in groups {
         let merged: Vec<Token> = g
             .segs
@@ -113,7 +125,70 @@ pub fn understand(text: &str) -> Understood {
             }
             continue;
         };
+        // "run the chosen one" after a choice: the branches are that.
+        if chose
+            && c.generic
+            && find_any(
+                &merged,
+                &["chosen", "selected", "that one", "it", "选中", "被选"],
+            )
+            .is_some()
+            && g.sep < Sep::Sentence
+        {
+            continue;
+        }
+        chose = false;
         let mut tasks = expand(text, &c, kind, span);
+        if c.branches.len() >= 2 {
+            // The choice, then each alternative if it was chosen.
+            stages.push(Stage { tasks });
+            meta.push(Meta {
+                sep: g.sep,
+                kind,
+                open: false,
+                branch: false,
+            });
+            let branches: Vec<Subtask> = c
+                .branches
+                .iter()
+                .map(|b| {
+                    let mut t = Subtask::new(TaskKind::Shell, b.clone());
+                    t.name = Some(b.clone());
+                    t.span = Some(span);
+                    t.condition = Some(ConditionSpec {
+                        metric: "result".into(),
+                        operator: crate::decompose::Comparison::Eq,
+                        value: b.clone(),
+                    });
+                    t
+                })
+                .collect();
+            stages.push(Stage { tasks: branches });
+            meta.push(Meta {
+                sep: Sep::Sequence,
+                kind: TaskKind::Shell,
+                open: false,
+                branch: true,
+            });
+            chose = true;
+            continue;
+        }
+        // "打印 B 和 C": C is printed too.
+        if c.generic
+            && g.sep <= Sep::Comma
+            && let Some(name) = c.name.as_deref().filter(|n| n.len() == 1)
+            && let Some(verb) = stages
+                .last()
+                .and_then(|s| s.tasks.last())
+                .and_then(|t| t.name.as_deref())
+                .and_then(|n| n.strip_suffix(|ch: char| ch.is_ascii_lowercase()))
+                .and_then(|n| n.strip_suffix('-'))
+        {
+            let verb = verb.to_owned();
+            for t in &mut tasks {
+                t.name = Some(format!("{verb}-{name}"));
+            }
+        }
         if let Some(t) = tasks.first() {
             let verb = super::action::step_name(t);
             let verb = verb.split('-').next().unwrap_or("").to_owned();
@@ -182,7 +257,6 @@ pub fn understand(text: &str) -> Understood {
         }
         // "if heads X, if tails Y": branches on one outcome share a stage.
         let sibling = c.condition.is_some()
-            && g.sep < Sep::Sentence
             && meta.last().is_some_and(|m| m.branch)
             && stages.last().is_some_and(|s| {
                 s.tasks.iter().all(|t| {
@@ -661,6 +735,26 @@ fn group(
     groups
 }
 
+/// "how do I install couler?", "Couler 是什么？": a question, which asks
+/// for no workflow ("can you train …?" does).
+fn is_question(text: &str) -> bool {
+    let t = text.trim().to_lowercase();
+    if !(t.ends_with('?') || t.ends_with('？')) {
+        return false;
+    }
+    let asks = [
+        "how ", "what", "why ", "where ", "who ", "which ", "is ", "are ", "does ", "do i ",
+        "did ", "should i", "can i ", "is it",
+    ]
+    .iter()
+    .any(|w| t.starts_with(w));
+    let zh = ["什么", "怎么", "为什么", "如何", "哪", "是否", "吗"]
+        .iter()
+        .any(|w| t.contains(w))
+        && !["帮我", "请", "帮忙"].iter().any(|w| t.contains(w));
+    asks || zh
+}
+
 /// "正面就打印正面", "大于 5 就打印 high": what comes before "就" is a
 /// condition even without "如果"; it is read as if "如果" were there.
 fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
@@ -714,7 +808,12 @@ fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
                         .any(|w| t[i - 1].is(w)))
             })
             .collect();
-        if starts.len() < 3 || starts[0] != 0 {
+        let worded = t.iter().any(|x| {
+            ["the", "a", "an", "it", "them", "into", "to", "then"]
+                .iter()
+                .any(|w| x.is(w))
+        });
+        if starts.len() < 3 || starts[0] != 0 || worded {
             out.push(seg);
             continue;
         }
@@ -761,6 +860,10 @@ pub(crate) fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<
     let trains = matches!(kind, TaskKind::Train | TaskKind::DistributedTrain);
     if trains && c.models.len() > 1 {
         c.models.iter().map(|m| base(Some(m))).collect()
+    } else if trains && c.models.is_empty() && c.model_count.is_some() {
+        (0..c.model_count.unwrap_or(1))
+            .map(|_| base(None))
+            .collect()
     } else if trains {
         vec![base(c.models.first())]
     } else {

@@ -380,6 +380,8 @@ const NOT_SEPARATORS: &[&str] = &[
     "training and test sets",
     "训练集和测试集",
     "求和",
+    "成功与否",
+    "与否",
     "总和",
     "加和",
     "并行",
@@ -416,6 +418,7 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
     let mut colon = false;
     let mut after_colon = false;
     let mut next_item = 1;
+    let mut depth = 0;
     let mut i = 0;
     let mut then = false;
     let mut after_then = false;
@@ -486,9 +489,22 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             }
             continue;
         }
-        if NOT_SEPARATORS
-            .iter()
-            .any(|p| phrase_at(tokens, i, p).is_some())
+        // Inside brackets nothing cuts: "os (linux, darwin)", "（华东、华北）".
+        if tokens[i].is("(") || tokens[i].is("（") {
+            depth += 1;
+        } else if (tokens[i].is(")") || tokens[i].is("）")) && depth > 0 {
+            depth -= 1;
+        }
+        // "并发邮件" sends mail; "并发" alone is concurrency.
+        let sends = phrase_at(tokens, i, "并发").is_some()
+            && tokens
+                .get(i + 2)
+                .is_some_and(|t| "邮消通送给短".contains(t.text.as_str()));
+        if depth > 0
+            || (!sends
+                && NOT_SEPARATORS
+                    .iter()
+                    .any(|p| phrase_at(tokens, i, p).is_some()))
         {
             let n = NOT_SEPARATORS
                 .iter()
@@ -522,6 +538,12 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             (None, Some((n, o))) => (Some((Sep::Sequence, n)), Some(o)),
             (found, _) => (found, None),
         };
+        // "between branch_a and branch_b": one phrase.
+        if tokens[i].is("and") && i >= 2 && tokens[i - 2].is("between") {
+            current.push(tokens[i].clone());
+            i += 1;
+            continue;
+        }
         // "0.1, 0.01 and 0.001": a list of numbers is one phrase.
         let between_numbers = |n: usize| {
             i > 0
@@ -732,7 +754,9 @@ fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
         }
         // "wait for both", "wait for them" (not "wait for the _SUCCESS flag")
         let ends = tokens.get(k).is_none_or(|t| {
-            t.class == Class::Punct || ["then", "and", "before"].iter().any(|w| t.is(w))
+            [",", ".", ";", "，", "。", "；", "then", "and", "before"]
+                .iter()
+                .any(|w| t.is(w))
         });
         if tokens[i].is("wait") && k > i + open && ends {
             return Some(k - i);

@@ -176,7 +176,7 @@ impl<'a> Context<'a> {
     /// An answer → a validated workflow, or what is wrong with it.
     fn build(&self, answer: &str) -> Result<(Plan, Vec<Warning>), Vec<Issue>> {
         let plan = wire::parse(answer)?;
-        let checked = wire::check(&plan, self.request.library, &self.named_secrets, true)?;
+        let checked = wire::check(&plan, self.request.library, &self.named_secrets)?;
         let built = self
             .planner
             .build(checked.decomposition, &self.description, &self.options)
@@ -187,7 +187,7 @@ impl<'a> Context<'a> {
     /// An outline answer → its decomposition (kinds and words only).
     fn outline(&self, answer: &str) -> Result<(WirePlan, Decomposition), Vec<Issue>> {
         let plan = wire::parse(answer)?;
-        let checked = wire::check(&plan, self.request.library, &self.named_secrets, false)?;
+        let checked = wire::check(&plan, self.request.library, &self.named_secrets)?;
         Ok((plan, checked.decomposition))
     }
 }
@@ -211,10 +211,13 @@ fn build_issues(error: PlanError) -> Vec<Issue> {
 /// bounded regeneration. Returns the best candidate seen.
 pub(crate) async fn generate(cx: &Context<'_>, meter: &mut Meter) -> Result<Candidate, Failure> {
     let library = cx.request.library;
+    // The offline planner's reading seeds the outline (its structure is
+    // read from the sentence's shape); the LLM corrects it.
+    let reading = cx.planner.decompose(&cx.description).ok().map(|(d, _)| d);
     let (outline, outlined) = converse(
         cx,
         meter,
-        prompt::outline(library, &cx.description),
+        prompt::outline(library, &cx.description, reading.as_ref()),
         &wire::schema(library, false),
         0.0,
         |a| cx.outline(a),

@@ -46,7 +46,7 @@ const NOT_VERBS: &[&str] = &[
     "fine", "cool", "second", "third", "last", "final", "again", "same", "other", "another", "new",
     "old", "using", "via", "per", "about", "after", "before", "once", "until", "while", "during",
     "one", "two", "three", "model", "models", "job", "task", "tasks", "everyone", "team",
-    "someone", "whole", "entire", "stage", "stages", "process", "system", "like", "would", "want",
+    "someone", "whole", "entire", "stage", "stages", "system", "like", "would", "want",
     "need", "please", "also", "then", "me", "us", "we", "i", "you", "use", "uses", "allocate", "request", "reserve", "give", "have", "has", "had", "wanted", "think", "thought", "guess", "hope", "wonder",
     "love", "feel", "suppose", "know", "mean",
 ];
@@ -528,7 +528,7 @@ pub fn step_name(task: &Subtask) -> String {
         // but the user's own abbreviation: "dedup".
         let mut base = spelled(kind, &tokens, at, n);
         if n == 1 && base.starts_with(&tokens[at].text) && tokens[at].class == Class::Word {
-            base = tokens[at].text.clone();
+            base = lemma(&tokens[at].text);
         }
         let taken = content_words(&from[..n.min(from.len())], 4).len();
         let mut named: Vec<String> = base

@@ -459,6 +459,25 @@ fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
         return;
     };
     let body = at + n;
+    // "on success", "if it succeeds": the step before passed.
+    if [
+        "on success",
+        "if successful",
+        "if it succeeds",
+        "if they pass",
+        "if all tests pass",
+    ]
+    .contains(&marker)
+    {
+        r.mark(at, n);
+        c.condition_first = at == start;
+        c.condition = Some(ConditionSpec {
+            metric: "quality".into(),
+            operator: Comparison::Eq,
+            value: if negated { "fail" } else { "pass" }.into(),
+        });
+        return;
+    }
     // "if needed", "if possible": no condition.
     if let Some(k) = [
         "needed",

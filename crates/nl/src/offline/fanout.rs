@@ -23,6 +23,34 @@ const COUNT_NOUNS: &[(&str, &str)] = &[
     ("个随机种子", "seed"),
 ];
 
+/// Things counted for a fan-out only with "each", "every", "in parallel"
+/// nearby ("for each of the 7 days", not "the last 7 days of logs").
+const COUNTED: &[(&str, &str)] = &[
+    ("times", "run"),
+    ("days", "day"),
+    ("weeks", "week"),
+    ("months", "month"),
+    ("hours", "hour"),
+    ("languages", "language"),
+    ("regions", "region"),
+    ("countries", "country"),
+    ("cities", "city"),
+    ("stores", "store"),
+    ("files", "file"),
+    ("tables", "table"),
+    ("datasets", "dataset"),
+    ("runs", "run"),
+    ("trials", "trial"),
+    ("experiments", "experiment"),
+    ("configurations", "configuration"),
+    ("configs", "config"),
+    ("different seeds", "seed"),
+    ("random seeds", "seed"),
+    ("次", "run"),
+    ("个随机种子", "seed"),
+    ("个种子", "seed"),
+];
+
 const CJK_PARAMS: &[(&str, &str)] = &[
     ("批大小", "batch_size"),
     ("批量大小", "batch_size"),
@@ -95,7 +123,41 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
         if noun_at(u).is_none() && t.get(u).is_some_and(|x| x.class == Class::Word) {
             u += 1;
         }
-        if let Some((noun, len)) = noun_at(u)
+        // "(7 days)", "100 times", "for each of 4 regions": counted things,
+        // when the clause says each of them runs.
+        let free: Vec<Token> = t
+            .iter()
+            .zip(&r.used)
+            .filter(|(_, u)| !**u)
+            .map(|(x, _)| x.clone())
+            .collect();
+        let cued = find_any(
+            &free,
+            &[
+                "each",
+                "every",
+                "per",
+                "parallel",
+                "separately",
+                "different",
+                "分别",
+                "每",
+                "并行",
+                "times",
+                "次",
+            ],
+        )
+        .is_some();
+        let counted = |u: usize| {
+            (cued && v >= 2)
+                .then(|| {
+                    COUNTED
+                        .iter()
+                        .find_map(|(w, p)| phrase_at(t, u, w).map(|len| (*p, len)))
+                })
+                .flatten()
+        };
+        if let Some((noun, len)) = noun_at(u).or_else(|| counted(u))
             && v >= 2
         {
             *slot = Some(FanOut {
@@ -182,10 +244,15 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
         // "each of alice, bob and carol": the values come at once.
         let plural =
             |x: &Token| x.class == Class::Word && x.text.ends_with('s') && x.text.len() > 3;
+        // "for each language: en, fr" names what varies first; "each of
+        // alice, bob" lists the values at once.
+        let named_first = r.is(at, &["for"]) || t.get(j).is_some_and(plural);
         let (parameter, from) =
             match (j..t.len().min(j + 4)).find(|&k| r.is(k, &["in", ":", "from", "="])) {
                 Some(k) => (identifier(&t[j..k]), k + 1),
-                None if t.get(j).is_some_and(plural) => (identifier(&t[j..j + 1]), j + 1),
+                None if named_first && t.get(j).is_some_and(|x| x.class == Class::Word) => {
+                    (identifier(&t[j..j + 1]), j + 1)
+                }
                 None => ("item".to_owned(), j),
             };
         let mut values = Vec::new();

@@ -19,6 +19,11 @@ pub const PARALLEL: &[&str] = &[
 ];
 
 pub const IF: &[&str] = &[
+    "on success",
+    "if successful",
+    "if it succeeds",
+    "if they pass",
+    "if all tests pass",
     "only if",
     "if",
     "when",
@@ -70,6 +75,9 @@ pub const ALWAYS: &[&str] = &[
     "无论成功失败",
     "不管成功失败",
     "不论成功失败",
+    "不论成功还是失败",
+    "不论成功或失败",
+    "无论成功还是失败",
     "不管成败与否",
     "finally 阶段",
     "in a finally block",
@@ -406,6 +414,10 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
                     best = Some((*kind, n));
                 }
             }
+        }
+        // "测试集", "训练集": the test set is no test.
+        if best.is_some_and(|(_, n)| tokens.get(i + n).is_some_and(|t| t.is("集"))) {
+            continue;
         }
         if let Some((kind, n)) = best {
             // "把导出加载到 …": after 把 comes the object, the verb later.

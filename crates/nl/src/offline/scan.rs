@@ -378,7 +378,6 @@ const NOT_SEPARATORS: &[&str] = &[
     "into training and validation",
     "train and test sets",
     "training and test sets",
-    "训练集和测试集",
     "求和",
     "成功与否",
     "与否",

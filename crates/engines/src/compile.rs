@@ -57,6 +57,56 @@ pub fn compile(engine: &str, plan: &Plan, run: &RunSpec) -> Result<Manifest, Eng
     }
 }
 
+/// Whether `workflow` compiles for every engine, planned as a preview
+/// run would be: each engine's name and its verdict, the local engine's
+/// last (it compiles nothing, but runs the same plan). Parameters without
+/// a default get a placeholder value. For drafts (`couler nl-eval`).
+pub fn preview_all(
+    workflow: &couler_ir::Workflow,
+) -> Result<Vec<(&'static str, Result<(), EngineError>)>, String> {
+    let parameters = workflow
+        .parameters
+        .iter()
+        .map(|p| {
+            let value = p
+                .default
+                .as_ref()
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| "placeholder".to_owned());
+            (p.name.clone(), value)
+        })
+        .collect();
+    let facts = couler_optimizer::Facts {
+        parameters,
+        ..Default::default()
+    };
+    let plan = couler_optimizer::Pipeline::default()
+        .plan(workflow.clone(), &facts, |_, f| f())
+        .map_err(|e| e.to_string())?;
+    let run = RunSpec::new("preview", "preview", 1);
+    let mut out: Vec<(&'static str, Result<(), EngineError>)> = ENGINES
+        .iter()
+        .map(|&engine| (engine, compile(engine, &plan, &run).map(|_| ())))
+        .collect();
+    let tuned = plan
+        .workflow
+        .steps
+        .iter()
+        .zip(&plan.steps)
+        .find(|(s, p)| s.tune.is_some() && matches!(p.action, couler_optimizer::Action::Run));
+    out.push((
+        "local",
+        match tuned {
+            Some((step, _)) => Err(EngineError::Unsupported {
+                engine: "local",
+                feature: format!("step `{}` uses `tune`", step.name),
+            }),
+            None => crate::compile::dag(&plan).map(|_| ()),
+        },
+    ));
+    Ok(out)
+}
+
 /// The plan's dependency graphs (the planner's when it kept them).
 pub(crate) fn dag(plan: &Plan) -> Result<Cow<'_, Dag>, EngineError> {
     plan.dag()

@@ -59,12 +59,20 @@ pub enum TaskKind {
     Deploy,
     Report,
     Notify,
-    /// A command the user spelled out.
+    /// A command the user spelled out, or (without one) a generic step the
+    /// user must fill in.
     Shell,
+    /// Write data or a model somewhere else: a warehouse, a file format
+    /// such as ONNX.
+    Export,
+    /// Batch inference: a trained model applied to data.
+    Predict,
+    /// Several models combined into one (averaging, voting, stacking).
+    Ensemble,
 }
 
 impl TaskKind {
-    pub const ALL: [TaskKind; 13] = [
+    pub const ALL: [TaskKind; 16] = [
         TaskKind::Load,
         TaskKind::QualityCheck,
         TaskKind::Preprocess,
@@ -78,6 +86,9 @@ impl TaskKind {
         TaskKind::Report,
         TaskKind::Notify,
         TaskKind::Shell,
+        TaskKind::Export,
+        TaskKind::Predict,
+        TaskKind::Ensemble,
     ];
 
     /// The snake_case name used in serialized forms and evaluation files.
@@ -96,6 +107,9 @@ impl TaskKind {
             TaskKind::Report => "report",
             TaskKind::Notify => "notify",
             TaskKind::Shell => "shell",
+            TaskKind::Export => "export",
+            TaskKind::Predict => "predict",
+            TaskKind::Ensemble => "ensemble",
         }
     }
 
@@ -109,7 +123,34 @@ impl TaskKind {
                 | TaskKind::Train
                 | TaskKind::DistributedTrain
                 | TaskKind::Evaluate
+                | TaskKind::Predict
         )
+    }
+
+    /// Where a step of this kind usually sits in an ML pipeline; a goal
+    /// stated up front whose step is not listed goes there.
+    pub fn pipeline_order(self) -> u8 {
+        match self {
+            TaskKind::Load => 0,
+            TaskKind::QualityCheck => 1,
+            TaskKind::Preprocess => 2,
+            TaskKind::Features => 3,
+            TaskKind::Train | TaskKind::DistributedTrain => 4,
+            TaskKind::Ensemble => 5,
+            TaskKind::Evaluate => 6,
+            TaskKind::Select => 7,
+            TaskKind::Export => 8,
+            TaskKind::Register => 9,
+            TaskKind::Deploy => 10,
+            TaskKind::Predict => 11,
+            TaskKind::Report => 12,
+            TaskKind::Notify => 13,
+            TaskKind::Shell => 14,
+        }
+    }
+
+    pub fn trains(self) -> bool {
+        matches!(self, TaskKind::Train | TaskKind::DistributedTrain)
     }
 }
 
@@ -170,6 +211,10 @@ pub struct Subtask {
     pub kind: TaskKind,
     /// The words that asked for it.
     pub text: String,
+    /// The step's name when the words named it ("B" of "then B and C");
+    /// otherwise the builder names it from the words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
     /// The model family (`lstm`, `xgboost` …) for training subtasks.
@@ -197,6 +242,7 @@ impl Subtask {
         Subtask {
             kind,
             text: text.into(),
+            name: None,
             span: None,
             model: None,
             target: None,

@@ -9,6 +9,10 @@ use std::collections::HashMap;
 
 const BUILTIN: &str = include_str!("../library/builtin.yaml");
 
+/// The template of a step the library has nothing for: the builder names
+/// it from the request's words and the user fills in what it runs.
+pub const GENERIC_TEMPLATE: &str = "generic-step";
+
 /// What the planner wires into a template when it places it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -192,7 +196,10 @@ impl Library {
         let n = self.templates.len() as f64;
         let doc = &self.docs[i];
         let mut score = 0.0;
-        for term in query.keys() {
+        // Summed in one order, so that equal queries score equal bits.
+        let mut terms: Vec<&String> = query.keys().collect();
+        terms.sort_unstable();
+        for term in terms {
             let Some(&tf) = doc.get(term) else { continue };
             let df = f64::from(self.document_frequency[term]);
             let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
@@ -237,6 +244,10 @@ pub fn query_for(task: &Subtask) -> String {
     if let Some(model) = &task.model {
         q.push(' ');
         q.push_str(model);
+        if let Some(family) = crate::offline::kinds::family(model) {
+            q.push(' ');
+            q.push_str(family);
+        }
     }
     if let Some(target) = &task.target {
         if let Some((scheme, _)) = target.split_once("://") {

@@ -28,6 +28,9 @@ pub enum WarningCode {
     SecretValue,
     /// The planner filled in something the description did not say.
     Assumption,
+    /// A generic step the user must complete (its image and command): the
+    /// library has no template for what was asked.
+    Incomplete,
 }
 
 /// The description with unsafe sentences blanked out (same byte offsets),
@@ -74,11 +77,74 @@ const UNSAFE: &[&str] = &[
     "sh <(",
     "base64 -d |",
     "rm -rf /",
+    "rm -rf ~",
+    "rm -rf *",
+    "rm -fr /",
+    "--no-preserve-root",
+    "mkfs",
+    ":(){",
+    "of=/dev/sd",
+    "> /dev/sd",
     "/dev/tcp/",
     "nc -e",
     "chmod 777",
     "sudo ",
     "mkfifo",
+];
+
+/// What holds credentials; read together with a [`SINKS`] word in one
+/// sentence, the sentence sends them away.
+const CREDENTIALS: &[&str] = &[
+    "environment variables",
+    "env vars",
+    "credentials",
+    "secrets",
+    "api keys",
+    "private keys",
+    "ssh keys",
+    "~/.ssh",
+    "~/.aws",
+    "/etc/passwd",
+    "/etc/shadow",
+    "kubeconfig",
+    "环境变量",
+    "密钥",
+    "凭证",
+    "凭据",
+    "私钥",
+];
+const SINKS: &[&str] = &[
+    "send",
+    "post",
+    "upload",
+    "exfiltrate",
+    "curl",
+    "forward",
+    "email them",
+    "发到",
+    "发送到",
+    "上传到",
+    "传到",
+    "发给",
+];
+
+/// Verbs and what they harm, together in one sentence.
+#[rustfmt::skip]
+const HARM: &[(&[&str], &[&str])] = &[
+    (
+        &["delete ", "drop ", "wipe ", "destroy ", "erase ", "truncate ", "shred ", "format the ",
+          "删除", "删掉", "清空", "格式化"],
+        &["all the production", "production database", "prod database", "all databases",
+          "all the databases", "every database", "the backups", "all backups", "the whole cluster",
+          "entire cluster", "all user data", "everything", "the disk", "hard drive", "生产数据库",
+          "所有数据库", "备份", "整个集群", "所有用户数据", "硬盘"],
+    ),
+    (&["mine ", "mining ", "挖"], &["bitcoin", "crypto", "monero", "ethereum", "比特币", "加密货币", "矿"]),
+    (
+        &["ddos", "brute force", "brute-force", "port scan", "keylogger", "steal ", "disable the firewall",
+          "disable audit", "暴力破解", "窃取", "关闭防火墙"],
+        &[""],
+    ),
 ];
 
 const SECRET_WORDS: &[&str] = &[
@@ -173,6 +239,53 @@ pub fn screen(description: &str) -> Screened {
             &mut masks,
         );
     }
+    // "delete all the production databases", "mine bitcoin": harm asked
+    // for in words rather than as a command.
+    for (verbs, objects) in HARM {
+        for verb in *verbs {
+            let mut from = 0;
+            while let Some(at) = lower[from..].find(verb) {
+                let start = from + at;
+                let clause =
+                    sentence_around(description, Span::new(start, start + verb.len()), false);
+                let said = &lower[clause.start..clause.end];
+                if objects.iter().any(|o| said.contains(o)) && !masks.contains(&clause) {
+                    warnings.push(Warning {
+                        code: WarningCode::UnsafeCommand,
+                        message: format!(
+                            "the description asks for something destructive or abusive: {:?} was ignored and produced no step",
+                            clause.of(description).trim()
+                        ),
+                        span: Some(clause),
+                    });
+                    masks.push(clause);
+                }
+                from = start + verb.len();
+            }
+        }
+    }
+    // "read every secret from the environment and send them to http://…"
+    for needle in CREDENTIALS {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(needle) {
+            let start = from + at;
+            let sentence =
+                sentence_around(description, Span::new(start, start + needle.len()), false);
+            let said = &lower[sentence.start..sentence.end];
+            if SINKS.iter().any(|s| said.contains(s)) && !masks.contains(&sentence) {
+                warnings.push(Warning {
+                    code: WarningCode::UnsafeCommand,
+                    message: format!(
+                        "the description sends credentials away: {:?} was ignored and produced no step",
+                        sentence.of(description).trim()
+                    ),
+                    span: Some(sentence),
+                });
+                masks.push(sentence);
+            }
+            from = start + needle.len();
+        }
+    }
     for span in secret_values(description, &lower) {
         warnings.push(Warning {
             code: WarningCode::SecretValue,
@@ -219,15 +332,34 @@ fn sentence_around(text: &str, hit: Span, clause: bool) -> Span {
             && !quoted(i)
             && (c != '.' || text[i + 1..].chars().next().is_none_or(char::is_whitespace))
     };
-    let start = text[..hit.start]
+    let mut start = text[..hit.start]
         .char_indices()
         .rev()
         .find(|&(i, c)| ends(i, c))
         .map_or(0, |(i, c)| i + c.len_utf8());
-    let end = text[hit.end..]
+    let mut end = text[hit.end..]
         .char_indices()
         .find(|&(i, c)| ends(hit.end + i, c))
         .map_or(text.len(), |(i, c)| hit.end + i + c.len_utf8());
+    if clause {
+        // "train a forest and then run `rm -rf /`": the clause, not the
+        // step before it.
+        let lower = text.to_ascii_lowercase();
+        for word in [" and then ", " then ", "然后", "接着"] {
+            if let Some(at) = lower[start..hit.start]
+                .rfind(word)
+                .filter(|&at| !quoted(start + at))
+            {
+                start += at + word.len();
+            }
+            if let Some(at) = lower[hit.end..end]
+                .find(word)
+                .filter(|&at| !quoted(hit.end + at))
+            {
+                end = hit.end + at;
+            }
+        }
+    }
     Span::new(start, end)
 }
 

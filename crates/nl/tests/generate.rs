@@ -57,10 +57,8 @@ async fn repair_loop_sends_the_problems_back_until_the_answer_is_usable() {
         second_repair.contains("/stages/1/tasks/0/kind: unknown kind \"dance\""),
         "{second_repair}"
     );
-    assert!(
-        second_repair.contains("/stages/1/tasks/1/command: a shell task needs the command"),
-        "{second_repair}"
-    );
+    // A shell task without a command is no problem: it is a generic step.
+    assert!(!second_repair.contains("/command"), "{second_repair}");
     assert!(
         !second_repair.contains("not a JSON object"),
         "{second_repair}"

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use couler_nl::eval;
 use couler_nl::generate::{Author, Draft, GenerateConfig, Generator, Request};
 use couler_nl::library::Library;
 use couler_nl::safety::ImagePolicy;
@@ -34,6 +35,53 @@ async fn real_llama_cpp_server() {
     answers_json_matching_a_schema(&server).await;
     wrong_path_fails_once_without_retries(&server).await;
     generates_and_revises_valid_drafts(&server).await;
+    scores_the_llm_path_like_table_ii(&server).await;
+}
+
+/// `couler nl-eval --llm`'s protocol on a few dev cases: one draft per
+/// case, checked like the offline planner's, with pass@1, repair rounds,
+/// calls and tokens (the Couler paper's Table II). A 135M model is not
+/// expected to pass; the numbers must be there.
+async fn scores_the_llm_path_like_table_ii(server: &Server) {
+    let generator = Generator::new(
+        Some(client(&server.base_url(), 1, None)),
+        GenerateConfig {
+            max_rounds: 1,
+            max_completion_tokens: 384,
+            write_steps: false,
+            ..GenerateConfig::default()
+        },
+    );
+    let dev = include_str!("../../../tests/nl/dev.yaml");
+    let picked: Vec<eval::Case> = eval::load_cases(dev)
+        .expect("the dev set parses")
+        .into_iter()
+        .filter(|c| {
+            ["dev-tut-xgb-no-implicit-load", "dev-tut-letters-brief"].contains(&c.name.as_str())
+        })
+        .collect();
+    assert_eq!(picked.len(), 2, "the dev cases this test scores are there");
+    let started = Instant::now();
+    let report = eval::llm::run(
+        &generator,
+        &Library::builtin(),
+        &picked,
+        eval::Checks::default(),
+    )
+    .await;
+    eprintln!(
+        "Table II on {} dev cases (SmolLM2-135M, {:.1?}):\n{}\n{}",
+        picked.len(),
+        started.elapsed(),
+        report.table(),
+        report.served().summary()
+    );
+    assert_eq!(report.cases.len(), picked.len());
+    for case in &report.cases {
+        assert!(case.stats.calls >= 1, "{case:?}");
+        assert!(case.usage.total() > 0, "no tokens counted: {case:?}");
+    }
+    assert!(report.table().contains("pass@1: "), "{}", report.table());
 }
 
 /// A 135M model writes poor plans: the draft may come from the LLM or from

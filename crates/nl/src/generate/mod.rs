@@ -113,6 +113,16 @@ impl Usage {
     }
 }
 
+/// How a draft came about (the Couler paper's Table II counts these):
+/// LLM calls, repair rounds after validation problems, and regenerations
+/// after a low critique score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    pub calls: u32,
+    pub repairs: u32,
+    pub regenerations: u32,
+}
+
 /// Who wrote a draft.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -140,6 +150,9 @@ pub struct Draft {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
     pub usage: Usage,
+    /// Calls and rounds of the LLM path; zero for the offline planner.
+    #[serde(default)]
+    pub stats: Stats,
     pub warnings: Vec<Warning>,
     pub author: Author,
 }
@@ -258,6 +271,7 @@ impl Generator {
                     explanations: plan.explanations,
                     score: candidate.score,
                     usage: meter.usage,
+                    stats: meter.stats,
                     warnings,
                     author: Author::Llm {
                         model: cx.llm.model().to_owned(),
@@ -269,6 +283,7 @@ impl Generator {
                 tracing::warn!(%reason, "llm generation failed, using the offline planner");
                 let mut draft = self.offline(cx.request, text, &reason)?;
                 draft.usage = meter.usage;
+                draft.stats = meter.stats;
                 draft.warnings.push(Warning {
                     code: WarningCode::Assumption,
                     message: format!("drafted by the offline planner because {reason}"),
@@ -297,6 +312,7 @@ impl Generator {
             explanations: plan.explanations,
             score: None,
             usage: Usage::default(),
+            stats: Stats::default(),
             warnings: plan.warnings,
             author: Author::Offline {
                 reason: Some(reason.to_owned()),

@@ -29,16 +29,33 @@ fn kinds(library: &Library) -> String {
         .join(", ")
 }
 
-pub(crate) fn outline(library: &Library, description: &str) -> Prompt {
+/// The outline call. `reading` is the offline planner's reading of the
+/// request (its structure: order, parallel groups, conditions), given as a
+/// starting point the LLM corrects.
+pub(crate) fn outline(
+    library: &Library,
+    description: &str,
+    reading: Option<&Decomposition>,
+) -> Prompt {
+    let mut user = description.to_owned();
+    if let Some(d) = reading {
+        user.push_str(&format!(
+            "\nA rule-based reading of the request (correct it where it is wrong): {}",
+            serde_json::to_string(&WirePlan::outline(d)).unwrap_or_default()
+        ));
+    }
     Prompt {
         system: format!(
             "You split a request for a machine-learning workflow into stages. Stages run in \
-             order; the tasks of one stage run in parallel. Task kinds: {}. Give each task its \
-             kind and a few words from the request. Answer with one JSON object \
+             order; the tasks of one stage run in parallel. Task kinds: {}. One task per action \
+             the request asks for, and none it does not: no load step unless it asks to load, \
+             and a sentence that states the goal is not a task. An action no kind fits is a \
+             shell task. Give each task its kind and the request's own words for it. Answer \
+             with one JSON object \
              {{\"stages\":[{{\"tasks\":[{{\"kind\":\"...\",\"text\":\"...\"}}]}}]}}.",
             kinds(library)
         ),
-        user: description.to_owned(),
+        user,
     }
 }
 

@@ -81,6 +81,7 @@ pub(crate) struct Context<'a> {
 /// Tokens spent and the most that may be.
 pub(crate) struct Meter {
     pub usage: Usage,
+    pub stats: super::Stats,
     limit: u64,
 }
 
@@ -88,6 +89,7 @@ impl Meter {
     pub fn new(config: &GenerateConfig, tokens_left: Option<u64>) -> Meter {
         Meter {
             usage: Usage::default(),
+            stats: super::Stats::default(),
             limit: tokens_left.map_or(config.max_tokens, |left| left.min(config.max_tokens)),
         }
     }
@@ -118,6 +120,7 @@ impl Meter {
             max_tokens: Some(room.min(u64::from(max_completion)) as u32),
             temperature: Some(temperature),
         };
+        self.stats.calls += 1;
         let answer = llm.chat(&request).await.map_err(Failure::Llm)?;
         self.usage.prompt_tokens += answer.prompt_tokens;
         self.usage.completion_tokens += answer.completion_tokens;
@@ -157,6 +160,7 @@ pub(crate) async fn converse<T>(
                 });
             }
             Err(issues) => {
+                meter.stats.repairs += 1;
                 tracing::debug!(
                     round = answers,
                     problems = issues.len(),
@@ -172,7 +176,7 @@ impl<'a> Context<'a> {
     /// An answer → a validated workflow, or what is wrong with it.
     fn build(&self, answer: &str) -> Result<(Plan, Vec<Warning>), Vec<Issue>> {
         let plan = wire::parse(answer)?;
-        let checked = wire::check(&plan, self.request.library, &self.named_secrets, true)?;
+        let checked = wire::check(&plan, self.request.library, &self.named_secrets)?;
         let built = self
             .planner
             .build(checked.decomposition, &self.description, &self.options)
@@ -183,7 +187,7 @@ impl<'a> Context<'a> {
     /// An outline answer → its decomposition (kinds and words only).
     fn outline(&self, answer: &str) -> Result<(WirePlan, Decomposition), Vec<Issue>> {
         let plan = wire::parse(answer)?;
-        let checked = wire::check(&plan, self.request.library, &self.named_secrets, false)?;
+        let checked = wire::check(&plan, self.request.library, &self.named_secrets)?;
         Ok((plan, checked.decomposition))
     }
 }
@@ -207,10 +211,13 @@ fn build_issues(error: PlanError) -> Vec<Issue> {
 /// bounded regeneration. Returns the best candidate seen.
 pub(crate) async fn generate(cx: &Context<'_>, meter: &mut Meter) -> Result<Candidate, Failure> {
     let library = cx.request.library;
+    // The offline planner's reading seeds the outline (its structure is
+    // read from the sentence's shape); the LLM corrects it.
+    let reading = cx.planner.decompose(&cx.description).ok().map(|(d, _)| d);
     let (outline, outlined) = converse(
         cx,
         meter,
-        prompt::outline(library, &cx.description),
+        prompt::outline(library, &cx.description, reading.as_ref()),
         &wire::schema(library, false),
         0.0,
         |a| cx.outline(a),
@@ -282,6 +289,9 @@ async fn calibrate(
     for round in 0..=cx.config.max_rounds {
         // Regenerations ask for a different answer, not the same one again.
         let temperature = if round == 0 { 0.0 } else { 0.7 };
+        if round > 0 {
+            meter.stats.regenerations += 1;
+        }
         let built = converse(cx, meter, ask(&notes), schema, temperature, |a| cx.build(a)).await;
         let (mut plan, mut dropped) = match (built, &mut best) {
             (Ok(built), _) => built,

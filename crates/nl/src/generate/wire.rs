@@ -234,15 +234,14 @@ pub(crate) struct Checked {
 }
 
 /// Checks an answer and turns it into a decomposition whose secrets are
-/// `named_secrets` (the ones the description named; never the LLM's). An
-/// outline (`full: false`) may leave out the details, such as commands.
+/// `named_secrets` (the ones the description named; never the LLM's). A
+/// shell task may leave out its command: it is a generic step.
 /// Subtasks that pipe downloads into a shell or carry secret values are
 /// dropped with a warning rather than repaired.
 pub(crate) fn check(
     plan: &WirePlan,
     library: &Library,
     named_secrets: &[String],
-    full: bool,
 ) -> Result<Checked, Vec<Issue>> {
     let kinds = library_kinds(library);
     let mut issues = Vec::new();
@@ -268,7 +267,6 @@ pub(crate) fn check(
                     t,
                     &format!("{path}/{j}"),
                     &kinds,
-                    full,
                     &mut issues,
                     &mut warnings,
                 )
@@ -289,7 +287,6 @@ pub(crate) fn check(
                 t,
                 &format!("/on_exit/{j}"),
                 &kinds,
-                full,
                 &mut issues,
                 &mut warnings,
             )
@@ -337,7 +334,6 @@ fn task(
     t: &WireTask,
     path: &str,
     kinds: &[TaskKind],
-    full: bool,
     issues: &mut Vec<Issue>,
     warnings: &mut Vec<Warning>,
 ) -> Option<Subtask> {
@@ -368,12 +364,8 @@ fn task(
         .as_deref()
         .map(str::trim)
         .filter(|c| !c.is_empty());
-    if full && kind == Some(TaskKind::Shell) && command.is_none() {
-        issues.push(Issue::new(
-            format!("{path}/command"),
-            "a shell task needs the command to run",
-        ));
-    }
+    // A shell task without a command is an action the library has no
+    // template for: a generic step the user fills in.
     let fan_out = t.fan_out.as_ref().map(|f| {
         let ident = |s: &str| {
             s.chars().next().is_some_and(|c| c.is_ascii_lowercase())
@@ -496,6 +488,30 @@ fn unsafe_fields(t: &WireTask) -> Option<Warning> {
     None
 }
 
+impl WirePlan {
+    /// Kinds and words only, as the outline call answers.
+    pub(crate) fn outline(d: &Decomposition) -> WirePlan {
+        WirePlan {
+            stages: d
+                .stages
+                .iter()
+                .map(|s| WireStage {
+                    tasks: s
+                        .tasks
+                        .iter()
+                        .map(|t| WireTask {
+                            kind: t.kind.as_str().to_owned(),
+                            text: t.text.chars().take(120).collect(),
+                            ..WireTask::default()
+                        })
+                        .collect(),
+                })
+                .collect(),
+            ..WirePlan::default()
+        }
+    }
+}
+
 impl From<&Decomposition> for WirePlan {
     fn from(d: &Decomposition) -> WirePlan {
         WirePlan {
@@ -557,21 +573,31 @@ mod tests {
     }
 
     #[test]
-    fn an_outline_may_leave_out_the_command_a_full_plan_may_not() {
+    fn a_shell_task_without_a_command_is_a_generic_step() {
         let library = Library::builtin();
         let plan = shell_without_command();
-        assert!(check(&plan, &library, &[], false).is_ok());
-        let issues = check(&plan, &library, &[], true)
-            .err()
-            .expect("a missing command");
-        assert_eq!(issues[0].path, "/stages/0/tasks/0/command");
+        assert!(check(&plan, &library, &[]).is_ok());
+        let d = check(&plan, &library, &[]).expect("accepted").decomposition;
+        let built = crate::offline::OfflinePlanner::default()
+            .build(d, "run the tests", &Default::default())
+            .expect("a generic step builds");
+        assert_eq!(
+            built.explanations[0].template,
+            crate::library::GENERIC_TEMPLATE
+        );
+        assert!(
+            built
+                .warnings
+                .iter()
+                .any(|w| w.code == WarningCode::Incomplete)
+        );
     }
 
     #[test]
     fn secrets_come_from_the_description_not_the_answer() {
         let library = Library::builtin();
         let named = vec!["db-password".to_owned()];
-        let checked = check(&shell_without_command(), &library, &named, false).unwrap();
+        let checked = check(&shell_without_command(), &library, &named).unwrap();
         assert_eq!(checked.decomposition.secrets, named);
     }
 
@@ -589,11 +615,11 @@ mod tests {
             operator: "ge".into(),
             value: json!(0.9),
         });
-        let d = check(&plan, &library, &[], true).unwrap().decomposition;
+        let d = check(&plan, &library, &[]).unwrap().decomposition;
         let again = WirePlan::from(&d);
         let task = &again.stages[0].tasks[0];
         assert_eq!(task.condition.as_ref().unwrap().operator, "ge");
         assert_eq!(task.condition.as_ref().unwrap().value, json!("0.9"));
-        assert_eq!(check(&again, &library, &[], true).unwrap().decomposition, d);
+        assert_eq!(check(&again, &library, &[]).unwrap().decomposition, d);
     }
 }

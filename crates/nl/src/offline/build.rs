@@ -2,9 +2,10 @@
 //! library template, wired to earlier steps through artifacts, parameters
 //! and environment variables; parallel stages become groups.
 
+use super::action::step_name;
 use super::{StepExplanation, Unrecognized};
 use crate::decompose::{Decomposition, FanOut, Stage, Subtask, TaskKind};
-use crate::library::{Library, Need, Template};
+use crate::library::{GENERIC_TEMPLATE, Library, Need, Ranked, Template};
 use crate::safety::{Warning, WarningCode};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
@@ -30,6 +31,8 @@ struct State {
     metrics: Vec<(String, String, bool)>,
     /// Quality checks (their `status`).
     quality: Vec<String>,
+    /// Steps with a `result` output (generic steps), oldest first.
+    results: Vec<String>,
     /// Where a model was saved, if the description said.
     model_store: Option<String>,
 }
@@ -67,14 +70,21 @@ pub fn build(
         unknown: Vec::new(),
         state: State::default(),
     };
-    let stages = b.with_assumed_load(&d.stages);
+    let stages = b.loads_first(&d.stages);
     let mut upstream: Vec<String> = Vec::new();
     for (i, stage) in stages.iter().enumerate() {
         let built = b.stage(stage, i, &upstream);
         // Couler skips what is below a skipped step, so the steps after
         // conditional ones (an if/otherwise pair: one is always skipped)
-        // wait for what the conditions waited for.
-        if !stage.tasks.iter().all(|t| t.condition.is_some()) {
+        // wait for what the conditions waited for — unless they carry the
+        // same condition ("if … retrain and redeploy").
+        let conditional = stage.tasks.iter().all(|t| t.condition.is_some());
+        let chained = stages.get(i + 1).is_some_and(|next| {
+            next.tasks.iter().all(|n| {
+                n.condition.is_some() && stage.tasks.iter().all(|t| t.condition == n.condition)
+            })
+        });
+        if !conditional || chained {
             upstream = built;
         }
     }
@@ -122,9 +132,10 @@ pub fn build(
 }
 
 impl Builder<'_> {
-    /// Steps that read data need a load step before them.
-    fn with_assumed_load(&mut self, stages: &[Stage]) -> Vec<Stage> {
-        // Data is read after it is loaded, never beside it.
+    /// Data is read after it is loaded, never beside it. No step is added:
+    /// a step that reads data no earlier step loads reads the place the
+    /// description named, or the `data_url` parameter.
+    fn loads_first(&mut self, stages: &[Stage]) -> Vec<Stage> {
         let mut out = Vec::with_capacity(stages.len() + 1);
         for (i, stage) in stages.iter().enumerate() {
             let loads = stage.tasks.iter().any(|t| t.kind == TaskKind::Load);
@@ -146,38 +157,6 @@ impl Builder<'_> {
             } else {
                 out.push(stage.clone());
             }
-        }
-        let first_reader = out
-            .iter()
-            .position(|s| s.tasks.iter().any(|t| t.kind.reads_data()));
-        let first_load = out
-            .iter()
-            .position(|s| s.tasks.iter().any(|t| t.kind == TaskKind::Load));
-        if let Some(r) = first_reader
-            && first_load.is_none_or(|l| l > r)
-        {
-            let mut load = Subtask::new(TaskKind::Load, "load the data");
-            // "clean the data from s3://…": where the data comes from.
-            let named = out[r].tasks.iter_mut().find(|t| {
-                matches!(
-                    t.kind,
-                    TaskKind::QualityCheck | TaskKind::Preprocess | TaskKind::Features
-                ) && t.target.is_some()
-            });
-            let message = match named.and_then(|t| t.target.take()) {
-                Some(source) => {
-                    let message = format!("no load step was described; added one that reads {source}");
-                    load.target = Some(source);
-                    message
-                }
-                None => "no data source was described; added a load step that reads the `data_url` parameter".into(),
-            };
-            self.warnings.push(Warning {
-                code: WarningCode::Assumption,
-                message,
-                span: None,
-            });
-            out.insert(0, Stage { tasks: vec![load] });
         }
         out
     }
@@ -226,6 +205,9 @@ impl Builder<'_> {
             }
             for p in outputs["parameters"].as_array().into_iter().flatten() {
                 let p = p["name"].as_str().unwrap_or_default();
+                if p == "result" {
+                    self.state.results.push(name.clone());
+                }
                 if matches!(p, "score" | "best_score") {
                     let fans_out = step.get("map").is_some();
                     self.state
@@ -274,7 +256,19 @@ impl Builder<'_> {
     }
 
     fn step(&mut self, task: &Subtask, depends: &[String], exit: bool) -> Option<Value> {
-        let Some(ranked) = self.lib.best_for(task) else {
+        let generic = task.kind == TaskKind::Shell && task.command.is_none();
+        let ranked = if generic {
+            self.lib.get(GENERIC_TEMPLATE).map(|template| Ranked {
+                template,
+                score: 0.0,
+            })
+        } else {
+            self.lib
+                .rank_for(task)
+                .into_iter()
+                .find(|r| r.template.id != GENERIC_TEMPLATE)
+        };
+        let Some(ranked) = ranked else {
             self.unknown.push(Unrecognized {
                 text: task.text.clone(),
                 span: task.span,
@@ -283,7 +277,7 @@ impl Builder<'_> {
             return None;
         };
         let template: &Template = ranked.template;
-        let name = self.unique(&base_name(task));
+        let name = self.unique(&step_name(task));
         let mut step = template.step.clone();
         step["name"] = json!(name);
         step["description"] = json!(task.text);
@@ -291,6 +285,9 @@ impl Builder<'_> {
         let mut env: Vec<Value> = Vec::new();
         for need in &template.needs {
             self.need(*need, task, &mut step, &mut env, &mut wiring, exit);
+        }
+        if generic {
+            self.placeholder(task, &name, &mut step, &mut env, exit);
         }
         for p in &template.parameters {
             self.param(p.clone());
@@ -313,14 +310,35 @@ impl Builder<'_> {
             step["retry"] =
                 json!({"limit": limit.min(100), "backoff": {"duration": "10s", "factor": 2}});
         }
-        if let Some(cond) = &task.condition {
-            let source = if cond.metric == "quality" {
+        if exit && let Some(cond) = &task.condition {
+            // At the end the outcome is the workflow's: "notify me only if it failed".
+            let failed =
+                (cond.value == "fail") == (cond.operator == crate::decompose::Comparison::Eq);
+            step["when"] = json!([{
+                "input": "{{workflow.status}}",
+                "operator": if failed { "ne" } else { "eq" },
+                "value": "Succeeded",
+            }]);
+            wiring.push(format!(
+                "runs only if the workflow {}",
+                if failed { "failed" } else { "succeeded" }
+            ));
+        } else if let Some(cond) = &task.condition {
+            let result = || {
                 self.state
+                    .results
+                    .last()
+                    .map(|s| (s.clone(), "result".to_owned(), false))
+            };
+            let source = match cond.metric.as_str() {
+                "quality" => self
+                    .state
                     .quality
                     .last()
                     .map(|s| (s.clone(), "status".to_owned(), false))
-            } else {
-                self.state.metrics.last().cloned()
+                    .or_else(result),
+                "result" => result(),
+                _ => self.state.metrics.last().cloned().or_else(result),
             };
             match source {
                 Some((s, _, true)) => self.unknown.push(Unrecognized {
@@ -343,14 +361,25 @@ impl Builder<'_> {
                         cond.operator, cond.value
                     ));
                 }
-                None => self.unknown.push(Unrecognized {
-                    text: task.text.clone(),
-                    span: task.span,
-                    reason: format!(
-                        "the condition reads {:?}, but no earlier step measures it",
-                        cond.metric
-                    ),
-                }),
+                // No earlier step measures it: the run says, as a parameter.
+                None => {
+                    let name = super::action::slug(&[cond.metric.clone()]).replace('-', "_");
+                    let name = if name.is_empty() { "condition".to_owned() } else { name };
+                    self.param(json!({"name": name, "description": format!("what the condition of step {:?} reads; no earlier step measures it", task.text)}));
+                    step["when"] = json!([{
+                        "input": format!("{{{{workflow.parameters.{name}}}}}"),
+                        "operator": serde_json::to_value(cond.operator).expect("serializes"),
+                        "value": cond.value,
+                    }]);
+                    self.warnings.push(Warning {
+                        code: WarningCode::Assumption,
+                        message: format!(
+                            "no step before {:?} measures {:?}; its condition reads the `{name}` parameter",
+                            task.text, cond.metric
+                        ),
+                        span: task.span,
+                    });
+                }
             }
         }
         if !depends.is_empty() {
@@ -383,6 +412,16 @@ impl Builder<'_> {
         let set =
             |env: &mut Vec<Value>, k: &str, v: String| env.push(json!({"name": k, "value": v}));
         match need {
+            Need::Data if self.state.data.is_empty() => {
+                let source = task.target.clone().unwrap_or_else(|| {
+                    self.param(json!({"name": "data_url", "description": "URL, bucket path or file of the input data"}));
+                    "{{workflow.parameters.data_url}}".into()
+                });
+                if super::fill::read_data_from_url(step) {
+                    wiring.push(format!("reads its data from {source}"));
+                    set(env, "DATA_URL", source);
+                }
+            }
             Need::Data => {
                 let mut artifacts = Vec::new();
                 for (i, p) in self.state.data.iter().enumerate() {
@@ -444,9 +483,18 @@ impl Builder<'_> {
                 let scores = match &self.state.evaluate {
                     Some(e) => format!("{{{{steps.{e}.outputs.parameters.scores}}}}"),
                     None => {
-                        let pairs: Vec<String> = self
+                        let scored: Vec<&String> = self
                             .state
                             .models
+                            .iter()
+                            .filter(|m| {
+                                self.state
+                                    .metrics
+                                    .iter()
+                                    .any(|(s, p, _)| s == *m && p == "score")
+                            })
+                            .collect();
+                        let pairs: Vec<String> = scored
                             .iter()
                             .map(|m| format!("\"{m}\": {{{{steps.{m}.outputs.parameters.score}}}}"))
                             .collect();
@@ -537,6 +585,33 @@ impl Builder<'_> {
         }
     }
 
+    /// A generic step: it reads the current data (and passes its own on),
+    /// and fails with a message saying what to fill in until its image and
+    /// command are set.
+    fn placeholder(
+        &mut self,
+        task: &Subtask,
+        name: &str,
+        step: &mut Value,
+        env: &mut Vec<Value>,
+        exit: bool,
+    ) {
+        let passes_data = !exit && !self.state.data.is_empty();
+        if passes_data {
+            let mut ignored = Vec::new();
+            self.need(Need::Data, task, step, env, &mut ignored, exit);
+            step["outputs"]["artifacts"] =
+                json!([{"name": "data", "path": "/tmp/outputs/data.csv"}]);
+        }
+        let message = super::fill::todo_message(name, &task.text, passes_data);
+        env.push(json!({"name": "TODO", "value": message}));
+        self.warnings.push(Warning {
+            code: WarningCode::Incomplete,
+            message,
+            span: task.span,
+        });
+    }
+
     fn param(&mut self, p: Value) {
         if !self.params.iter().any(|q| q["name"] == p["name"]) {
             self.params.push(p);
@@ -565,19 +640,6 @@ impl Builder<'_> {
             }
             wiring.push(format!("reads secret {secret}"));
         }
-    }
-}
-
-fn base_name(task: &Subtask) -> String {
-    match (task.kind, &task.model) {
-        (TaskKind::Train, Some(m)) => format!("train-{}", m.replace('_', "-")),
-        (TaskKind::DistributedTrain, _) => "train-distributed".into(),
-        (TaskKind::Load, _) => "load-data".into(),
-        (TaskKind::QualityCheck, _) => "check-data-quality".into(),
-        (TaskKind::Select, _) => "select-best".into(),
-        (TaskKind::Register, _) => "register-model".into(),
-        (TaskKind::Shell, _) => "run".into(),
-        (k, _) => k.as_str().replace('_', "-"),
     }
 }
 

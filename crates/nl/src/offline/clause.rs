@@ -3,12 +3,11 @@
 //! schedule, target, command). Tokens no reader used are kept so that what
 //! was not understood can be reported.
 
+use super::action;
 use super::lexicon::{self, integer_at, number_at};
 use super::scan::{Class, Token, find_any, phrase_at};
 use super::schedule;
-use crate::decompose::{
-    Comparison, ConditionSpec, FanOut, FanOutValues, ResourceSpec, Span, TaskKind,
-};
+use crate::decompose::{Comparison, ConditionSpec, FanOut, ResourceSpec, Span, TaskKind};
 
 #[derive(Debug, Clone, Default)]
 pub struct Clause {
@@ -36,6 +35,18 @@ pub struct Clause {
     pub refers_to: Option<TaskKind>,
     /// "for each region in …": the following segments are list items.
     pub opens_list: bool,
+    /// The step's name, when the words name it ("B", "step A") or the
+    /// action is one the library does not know.
+    pub name: Option<String>,
+    /// An action the library has no template for: a generic step.
+    pub generic: bool,
+    /// An action no workflow runs ("make me a sandwich").
+    pub off_topic: bool,
+    /// "pick either branch_a or branch_b": the alternatives, each a step
+    /// that runs if it was picked.
+    pub branches: Vec<String>,
+    /// "train the two models", "两个模型": how many, when none is named.
+    pub model_count: Option<u32>,
     /// Tokens no reader used and that are not filler.
     pub leftover: Vec<Span>,
 }
@@ -56,48 +67,21 @@ impl Clause {
     }
 }
 
-struct Reader<'a> {
-    t: &'a [Token],
-    used: Vec<bool>,
+pub(super) struct Reader<'a> {
+    pub t: &'a [Token],
+    pub used: Vec<bool>,
 }
 
 impl Reader<'_> {
-    fn mark(&mut self, i: usize, n: usize) {
+    pub fn mark(&mut self, i: usize, n: usize) {
         for u in &mut self.used[i..(i + n).min(self.t.len())] {
             *u = true;
         }
     }
-    fn is(&self, i: usize, words: &[&str]) -> bool {
+    pub fn is(&self, i: usize, words: &[&str]) -> bool {
         self.t.get(i).is_some_and(|t| words.iter().any(|w| t.is(w)))
     }
 }
-
-const COUNT_NOUNS: &[(&str, &str)] = &[
-    ("folds", "fold"),
-    ("fold", "fold"),
-    ("shards", "shard"),
-    ("partitions", "partition"),
-    ("seeds", "seed"),
-    ("chunks", "chunk"),
-    ("splits", "split"),
-    ("折", "fold"),
-    ("个分片", "shard"),
-    ("分片", "shard"),
-    ("个种子", "seed"),
-    ("个随机种子", "seed"),
-];
-
-const CJK_PARAMS: &[(&str, &str)] = &[
-    ("批大小", "batch_size"),
-    ("批量大小", "batch_size"),
-    ("批次大小", "batch_size"),
-    ("学习率", "learning_rate"),
-    ("分片", "shard"),
-    ("种子", "seed"),
-    ("区域", "region"),
-    ("地区", "region"),
-    ("折", "fold"),
-];
 
 const FILLER_CJK: &str =
     "请帮我们想要需的把一下谢进行个吧做完成将对使用用于时才所有并且在中里上这那它其并后再和与及以";
@@ -121,6 +105,11 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.always = true;
         r.mark(i, n);
     }
+    // "Build a pipeline that …", "I need a workflow to …": the pipeline is
+    // what is asked for, its steps are what follows.
+    if let Some(n) = preamble(tokens, start) {
+        r.mark(start, n);
+    }
     // Schedule before conditions: "every day at 9" is no comparison.
     if let Some((cron, used)) = schedule::read(tokens) {
         let span = used
@@ -135,8 +124,12 @@ pub fn read(tokens: &[Token]) -> Clause {
     }
     condition(&mut r, &mut c, start);
     retry(&mut r, &mut c);
+    if c.retry.is_some() {
+        // "retry it twice if it fails" is no exit handler.
+        c.always = false;
+    }
     resources(&mut r, &mut c);
-    fan_out(&mut r, &mut c);
+    c.fan_out = super::fanout::read(&mut r);
     if let Some((i, n)) = find_any(tokens, lexicon::PARALLEL) {
         c.parallel = true;
         r.mark(i, n);
@@ -176,25 +169,71 @@ pub fn read(tokens: &[Token]) -> Clause {
         .collect();
     c.models = lexicon::models(&free);
     c.refers_to = lexicon::referenced_kind(&free);
-    if let Some((kind, at)) = lexicon::kind(&free) {
-        let n = lexicon::KINDS
+    if let Some((mut kind, mut at, mut n)) = lexicon::kind_phrase(&free)
+        && !behind_preposition(&free, at)
+    {
+        // "选最好的注册": picking the best is what the later verb acts on.
+        if kind == TaskKind::Select
+            && let Some((later, k, m)) = lexicon::kind_phrase(&free[at + n..])
+        {
+            r.mark(at, n);
+            (kind, at, n) = (later, at + n + k, m);
+        }
+        // "训练失败最多重试 2 次", "if training fails, retry": the step is
+        // referred to, not asked for again.
+        let fails = ["失败", "fails", "failed", "fail"]
             .iter()
-            .filter(|(k, _)| *k == kind)
-            .flat_map(|(_, ps)| ps.iter())
-            .find_map(|p| phrase_at(&free, at, p))
-            .unwrap_or(1);
-        r.mark(at, n);
-        c.kind = Some(kind);
+            .any(|p| phrase_at(tokens, at + n, p).is_some());
+        if c.retry.is_some() && fails {
+            c.refers_to = Some(kind);
+            r.mark(at, n + 1);
+        } else {
+            r.mark(at, n);
+            c.kind = Some(kind);
+        }
+    }
+    // "do 5-fold cross validation of an SVM": a model trained per fold.
+    if c.kind.is_none()
+        && !c.models.is_empty()
+        && matches!(&c.fan_out, Some(f) if matches!(f.values, crate::decompose::FanOutValues::Count(_)))
+    {
+        c.kind = Some(TaskKind::Train);
+    }
+    if let Some((i, n)) = find_any(
+        &free,
+        &[
+            "for each",
+            "for every",
+            "each of",
+            "every one of",
+            "对每个",
+            "针对每个",
+        ],
+    ) {
+        c.opens_list = c.fan_out.is_none();
+        r.mark(i, n);
     }
     if c.kind.is_none() && c.command.is_some() {
         c.kind = Some(TaskKind::Shell);
     }
+    if let Some(kind) = c.kind {
+        c.kind = Some(refine(kind, &free));
+    }
+    if c.kind.is_none()
+        && let Some(a) = action::generic(tokens, &r.used)
+    {
+        c.kind = Some(TaskKind::Shell);
+        c.generic = true;
+        c.off_topic = a.off_topic;
+        c.name = Some(a.name);
+        for i in 0..tokens.len() {
+            if tokens[i].class != Class::Url {
+                r.mark(i, 1);
+            }
+        }
+    }
     if c.kind == Some(TaskKind::Train) && (c.distributed || c.resources.workers.is_some()) {
         c.kind = Some(TaskKind::DistributedTrain);
-    }
-    if let Some((i, n)) = find_any(&free, &["for each", "for every", "对每个", "针对每个"]) {
-        c.opens_list = c.fan_out.is_none();
-        r.mark(i, n);
     }
     // Model names, metric words and known kinds are understood too.
     for i in 0..tokens.len() {
@@ -207,6 +246,8 @@ pub fn read(tokens: &[Token]) -> Clause {
             r.mark(i, n);
         }
     }
+    c.branches = branches(tokens);
+    c.model_count = model_count(tokens);
     c.leftover = tokens
         .iter()
         .zip(&r.used)
@@ -216,11 +257,167 @@ pub fn read(tokens: &[Token]) -> Clause {
     c
 }
 
+/// "pick either branch_a or branch_b", "随机选择分支 a 或分支 b": the
+/// alternatives of a choice.
+fn branches(t: &[Token]) -> Vec<String> {
+    let choice = find_any(
+        t,
+        &[
+            "choose", "pick", "select", "decide", "branch", "选择", "挑选", "决定", "选",
+        ],
+    )
+    .is_some();
+    if !choice {
+        return Vec::new();
+    }
+    let or = (0..t.len()).find(|&i| {
+        ["or", "或", "或者", "还是", "and"]
+            .iter()
+            .any(|w| t[i].is(w) || phrase_at(t, i, w).is_some())
+            && i > 0
+    });
+    let Some(or) = or else { return Vec::new() };
+    let width = ["或者", "还是"]
+        .iter()
+        .find_map(|w| phrase_at(t, or, w))
+        .unwrap_or(1);
+    let name = |k: usize| -> Option<String> {
+        let x = t.get(k)?;
+        (matches!(x.class, Class::Word | Class::Number)
+            && !lexicon::is_filler(x)
+            && !x.is("branch"))
+        .then(|| x.text.clone())
+    };
+    // Past "分支" / "branch" after the "or".
+    let mut after = or + width;
+    while t
+        .get(after)
+        .is_some_and(|x| x.is("branch") || x.is("分") || x.is("支") || x.is("the"))
+    {
+        after += 1;
+    }
+    match (name(or - 1), name(after)) {
+        (Some(a), Some(b)) if a != b => vec![a, b],
+        _ => Vec::new(),
+    }
+}
+
+/// "train the recall and ranking models", "两个模型": how many models.
+fn model_count(t: &[Token]) -> Option<u32> {
+    (0..t.len()).find_map(|i| {
+        let (n, k) = match t[i].text.as_str() {
+            "two" | "both" => (2, 1),
+            "three" => (3, 1),
+            _ => match lexicon::integer_at(t, i, false) {
+                Some((n, k)) if (2..=8).contains(&n) && t[i].class == Class::Cjk => (n, k),
+                _ => return None,
+            },
+        };
+        let rest = i + k + usize::from(t.get(i + k).is_some_and(|x| x.is("个")));
+        ["models", "模型"]
+            .iter()
+            .any(|w| phrase_at(t, rest, w).is_some())
+            .then_some(n)
+    })
+}
+
+/// "build a pipeline that", "i need a workflow to", "帮我搭建一个流水线": how
+/// many tokens at `start` only ask for the workflow itself.
+fn preamble(t: &[Token], start: usize) -> Option<usize> {
+    let mut i = start;
+    let skip = [
+        "please", "can", "could", "you", "we", "i", "need", "want", "would", "like", "to", "let's",
+        "lets", "let", "us", "build", "create", "make", "write", "set", "up", "define", "design",
+        "give", "me", "generate", "draft", "a", "an", "the", "simple", "small", "new", "ml",
+        "data", "training", "kubeflow", "argo", "airflow", "couler", "帮", "我", "们", "请", "搭",
+        "建", "构", "创", "设", "计", "写", "一", "个", "条", "需", "要", "想",
+    ];
+    while t.get(i).is_some_and(|x| skip.iter().any(|w| x.is(w))) {
+        i += 1;
+    }
+    let nouns = [
+        "pipeline",
+        "workflow",
+        "dag",
+        "flow",
+        "流水线",
+        "工作流",
+        "管道",
+        "管线",
+    ];
+    let n = nouns.iter().find_map(|p| phrase_at(t, i, p))?;
+    i += n;
+    let joins = [
+        "that", "which", "to", "for", "with", "where", "in", "：", ":", "，", "来",
+    ];
+    if t.get(i).is_some_and(|x| joins.iter().any(|w| x.is(w))) {
+        i += 1;
+    }
+    Some(i - start)
+}
+
+/// "generate a text file with the message hello world": the kind's phrase
+/// sits behind a preposition after another verb, so it is no request of
+/// its own; the clause is that verb's.
+fn behind_preposition(free: &[Token], at: usize) -> bool {
+    let Some(first) = free[..at].iter().position(|t| t.class == Class::Word) else {
+        return false;
+    };
+    super::action::is_verb(&free[first].text)
+        && lexicon::kind(&free[first..first + 1]).is_none()
+        && free[first + 1..at].iter().any(|t| {
+            ["with", "from", "by", "using", "via", "that", "which", "for"]
+                .iter()
+                .any(|w| t.is(w))
+        })
+}
+
+/// What the words around a kind's phrase change: a model written to
+/// ONNX is an export, data loaded *into* a warehouse too, and models
+/// combined are an ensemble.
+fn refine(kind: TaskKind, free: &[Token]) -> TaskKind {
+    let has = |words: &[&str]| find_any(free, words).is_some();
+    let formats = [
+        "onnx",
+        "torchscript",
+        "tflite",
+        "tensorrt",
+        "gguf",
+        "safetensors",
+        "coreml",
+    ];
+    match kind {
+        TaskKind::Preprocess | TaskKind::Register | TaskKind::Load if has(&formats) => {
+            TaskKind::Export
+        }
+        TaskKind::Load if has(&["into", "加载到", "写到", "导入到"]) => TaskKind::Export,
+        TaskKind::Preprocess | TaskKind::Evaluate
+            if has(&[
+                "into a report",
+                "into a summary",
+                "into a dashboard",
+                "成报告",
+                "成报表",
+            ]) =>
+        {
+            TaskKind::Report
+        }
+        TaskKind::Preprocess
+            if has(&["models", "predictions", "the model", "模型"])
+                && has(&["combine", "merge", "concatenate", "合并"]) =>
+        {
+            TaskKind::Ensemble
+        }
+        k => k,
+    }
+}
+
 fn blank(t: &Token) -> Token {
     Token {
         text: String::new(),
         span: t.span,
         class: Class::Punct,
+        upper: false,
     }
 }
 
@@ -247,10 +444,58 @@ fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
         (marker.2 != "当" || i == start).then_some((i, marker.0, marker.1, marker.2))
     });
     let Some((at, n, negated, marker)) = found else {
+        // "AUC 大于 0.75 就注册": a clause that opens with a comparison.
+        let metric_first = lexicon::METRICS
+            .iter()
+            .any(|(_, spellings)| spellings.iter().any(|p| phrase_at(t, start, p).is_some()));
+        if metric_first
+            && let Some((cond, end)) = read_condition(t, start)
+            && end <= start + 6
+        {
+            r.mark(start, end - start);
+            c.condition_first = true;
+            c.condition = Some(cond);
+        }
         return;
     };
     let body = at + n;
-    match read_condition(t, body) {
+    // "on success", "if it succeeds": the step before passed.
+    if [
+        "on success",
+        "if successful",
+        "if it succeeds",
+        "if they pass",
+        "if all tests pass",
+    ]
+    .contains(&marker)
+    {
+        r.mark(at, n);
+        c.condition_first = at == start;
+        c.condition = Some(ConditionSpec {
+            metric: "quality".into(),
+            operator: Comparison::Eq,
+            value: if negated { "fail" } else { "pass" }.into(),
+        });
+        return;
+    }
+    // "if needed", "if possible": no condition.
+    if let Some(k) = [
+        "needed",
+        "necessary",
+        "possible",
+        "required",
+        "applicable",
+        "available",
+        "any",
+    ]
+    .iter()
+    .find_map(|p| phrase_at(t, body, p))
+    {
+        r.mark(at, n + k);
+        return;
+    }
+    let strict = marker == "when" || marker == "当";
+    match read_condition(t, body).or_else(|| read_outcome(t, body, strict)) {
         Some((mut cond, end)) => {
             if negated {
                 cond = cond.negate();
@@ -260,9 +505,40 @@ fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
             c.condition = Some(cond);
         }
         // "when" is also just "at the time"; only a real "if" must parse.
+        // A condition it cannot read still makes the step conditional: on a
+        // flag named from its words, with a warning.
         None if marker != "when" && marker != "当" => {
-            let end = (body + 6).min(t.len()).max(at + n);
+            let mut end = body;
+            while end < t.len()
+                && end < body + 6
+                && lexicon::kind(&t[end..end + 1]).is_none()
+                && !t[end].is(",")
+                && !t[end].is("，")
+            {
+                end += 1;
+            }
+            let end = end.max(at + n);
+            let words: Vec<String> = t[body..end]
+                .iter()
+                .filter(|x| x.class == Class::Word && !lexicon::is_filler(x))
+                .take(3)
+                .map(|x| x.text.replace('-', "_"))
+                .collect();
             c.bad_condition = Some(t[at].span.join(t[end - 1].span));
+            c.condition_first = at == start;
+            c.condition = Some(ConditionSpec {
+                metric: if words.is_empty() {
+                    "condition".into()
+                } else {
+                    words.join("_")
+                },
+                operator: if negated {
+                    Comparison::Ne
+                } else {
+                    Comparison::Eq
+                },
+                value: "true".into(),
+            });
             r.mark(at, end - at);
         }
         None => {}
@@ -338,6 +614,122 @@ fn read_condition(t: &[Token], i: usize) -> Option<(ConditionSpec, usize)> {
         j += 1;
     }
     None
+}
+
+/// A step's outcome: "if it lands heads", "if the result is 'big'", "if
+/// heads", "如果是正面": the `result` a generic step writes equals a word.
+/// `strict`: only the "is …" forms ("when it is heads").
+fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(ConditionSpec, usize)> {
+    let mut j = i;
+    let subject = [
+        "it",
+        "the result",
+        "the outcome",
+        "the coin",
+        "the flip",
+        "the output",
+        "the answer",
+        "the value",
+        "its result",
+        "its output",
+        "结果",
+        "它",
+    ];
+    let mut metric = "result".to_owned();
+    if let Some(n) = subject.iter().find_map(|p| phrase_at(t, j, p)) {
+        j += n;
+    } else {
+        // "if the lift is significant": the lift is what is read.
+        let mut k = j + usize::from(
+            ["the", "any", "its", "all", "every"]
+                .iter()
+                .any(|w| t.get(j).is_some_and(|x| x.is(w))),
+        );
+        while t.get(k + 1).is_some_and(|x| {
+            x.class == Class::Word && !["is", "are", "was", "looks"].iter().any(|w| x.is(w))
+        }) && k < j + 3
+        {
+            k += 1;
+        }
+        if t.get(k)
+            .is_some_and(|x| x.class == Class::Word && !lexicon::is_filler(x))
+            && t.get(k + 1)
+                .is_some_and(|x| ["is", "are", "was", "looks"].iter().any(|w| x.is(w)))
+        {
+            metric = t[k].text.replace('-', "_");
+            j = k + 1;
+        }
+    }
+    while t.get(j).is_some_and(|x| x.is("'")) {
+        j += 1;
+    }
+    let verbs = [
+        "lands on",
+        "comes up",
+        "comes out",
+        "turns up",
+        "is",
+        "was",
+        "lands",
+        "shows",
+        "returns",
+        "says",
+        "equals",
+        "'s",
+        "s",
+        "是",
+        "为",
+        "等于",
+    ];
+    let verb = verbs.iter().find_map(|p| phrase_at(t, j, p));
+    if strict && verb.is_none() {
+        return None;
+    }
+    j += verb.unwrap_or(0);
+    while t
+        .get(j)
+        .is_some_and(|x| x.class == Class::Punct && !x.is(",") && !x.is("，"))
+    {
+        j += 1;
+    }
+    let first = t.get(j)?;
+    let (value, end) = match first.class {
+        Class::Word
+            if !lexicon::is_filler(first)
+                && lexicon::kind(std::slice::from_ref(first)).is_none() =>
+        {
+            (first.text.clone(), j + 1)
+        }
+        Class::Number => (first.text.clone(), j + 1),
+        Class::Cjk => match super::kinds::CJK_WORDS
+            .iter()
+            .find_map(|(zh, en)| phrase_at(t, j, zh).map(|n| (n, *en)))
+        {
+            Some((n, en)) => (en.to_owned(), j + n),
+            None => {
+                let mut k = j;
+                while k < j + 2
+                    && t.get(k).is_some_and(|x| {
+                        x.class == Class::Cjk && !"就则那么的话时".contains(x.text.as_str())
+                    })
+                {
+                    k += 1;
+                }
+                let zh: String = t[j..k].iter().map(|x| x.text.as_str()).collect();
+                (zh, k)
+            }
+        },
+        _ => return None,
+    };
+    let end = end + usize::from(t.get(end).is_some_and(|x| x.is("'") || x.is("\"")));
+    Some((
+        ConditionSpec {
+            metric,
+            operator: Comparison::Eq,
+            value,
+        },
+        end,
+    ))
 }
 
 fn trim_number(v: f64) -> String {
@@ -428,13 +820,22 @@ fn resources(r: &mut Reader, c: &mut Clause) {
         };
         // Skip measure words and "x": "4块GPU", "4 x GPUs".
         let mut u = i + n;
-        while r.is(
-            u,
-            &[
-                "块", "张", "个", "台", "颗", "x", "×", "nvidia", "a100", "h100", "v100",
-            ],
-        ) {
+        while r.is(u, &["块", "张", "个", "台", "颗", "x", "×", "nvidia"]) {
             u += 1;
+        }
+        // "8 A100s", "8张A100", "4 x H100 GPUs": the accelerator names the unit.
+        let accelerators = [
+            "a100", "a100s", "h100", "h100s", "v100", "v100s", "t4", "t4s", "l4", "l4s", "a10",
+            "a10g", "h800", "a800", "rtx", "4090", "3090", "tpu", "tpus",
+        ];
+        if r.is(u, &accelerators) {
+            u += 1;
+            if !r.is(u, &["gpu", "gpus", "卡"]) {
+                c.resources.gpus = Some(v);
+                r.mark(i, u - i);
+                i = u;
+                continue;
+            }
         }
         let unit = t.get(u).map(|t| t.text.as_str()).unwrap_or("");
         let took = match unit {
@@ -490,169 +891,4 @@ fn resources(r: &mut Reader, c: &mut Clause) {
             r.mark(i, n);
         }
     }
-}
-
-fn fan_out(r: &mut Reader, c: &mut Clause) {
-    let t = r.t;
-    // Ranges: "shards 1 to 20", "1-20", "分片1到20".
-    for i in 0..t.len() {
-        if r.used[i] {
-            continue;
-        }
-        let Some((a, n)) = integer_at(t, i, false) else {
-            continue;
-        };
-        if !r.is(i + n, &["to", "through", "thru", "-", "到", "至", "~"]) {
-            continue;
-        }
-        let Some((b, m)) = integer_at(t, i + n + 1, false) else {
-            continue;
-        };
-        if b <= a || b - a >= 10_000 {
-            continue;
-        }
-        let from = i.saturating_sub(usize::from(i > 0 && r.is(i - 1, &["from", "从"])));
-        c.fan_out = Some(FanOut {
-            parameter: parameter_before(t, from),
-            values: FanOutValues::Range {
-                start: i64::from(a),
-                end: i64::from(b),
-            },
-        });
-        r.mark(from, i + n + 1 + m - from);
-        return;
-    }
-    // Counts: "five folds", "5-fold", "10 shards", "五折".
-    for i in 0..t.len() {
-        if r.used[i] {
-            continue;
-        }
-        let Some((v, n)) = integer_at(t, i, true).filter(|_| !t[i].is("a") && !t[i].is("an"))
-        else {
-            continue;
-        };
-        let u = i + n + usize::from(r.is(i + n, &["-"]));
-        if let Some((noun, len)) = COUNT_NOUNS
-            .iter()
-            .find_map(|(w, p)| phrase_at(t, u, w).map(|len| (*p, len)))
-            && v >= 2
-        {
-            c.fan_out = Some(FanOut {
-                parameter: noun.to_owned(),
-                values: FanOutValues::Count(v),
-            });
-            // "5-fold cross validation" trains per fold; it is no evaluation step.
-            let after = u + len;
-            let cv = [
-                "cross validation",
-                "cross-validation",
-                "cross-validated",
-                "交叉验证",
-            ]
-            .iter()
-            .find_map(|p| phrase_at(t, after, p))
-            .unwrap_or(0);
-            r.mark(i, after + cv - i);
-            return;
-        }
-    }
-    // Lists: two or more numbers in a row ("batch sizes 100, 200 and 300").
-    let mut i = 0;
-    while i < t.len() {
-        let run: Vec<usize> = (i..t.len())
-            .take_while(|&j| !r.used[j] && (t[j].class == Class::Number || t[j].is("or")))
-            .filter(|&j| t[j].class == Class::Number)
-            .collect();
-        if run.len() >= 2 {
-            let end = *run.last().expect("two numbers") + 1;
-            c.fan_out = Some(FanOut {
-                parameter: parameter_before(t, i),
-                values: FanOutValues::List(run.iter().map(|&j| t[j].text.clone()).collect()),
-            });
-            r.mark(i.saturating_sub(2), end - i.saturating_sub(2));
-            return;
-        }
-        i += run.len().max(1);
-    }
-    // Words after "for each X in": "for each region in us, eu and asia".
-    if let Some((at, n)) = find_any(t, &["for each", "for every"]) {
-        let Some(inn) = (at + n..t.len()).find(|&j| r.is(j, &["in", "of", ":"])) else {
-            return;
-        };
-        let values: Vec<String> = (inn + 1..t.len())
-            .take_while(|&j| {
-                t[j].class == Class::Word
-                    && !lexicon::KINDS
-                        .iter()
-                        .any(|(_, ps)| ps.iter().any(|p| phrase_at(t, j, p).is_some()))
-            })
-            .filter(|&j| !matches!(t[j].text.as_str(), "and" | "or" | "the" | "a"))
-            .map(|j| t[j].text.clone())
-            .collect();
-        if values.len() >= 2 {
-            let used = inn + 1 + values.len() - at;
-            c.fan_out = Some(FanOut {
-                parameter: identifier(&t[at + n..inn]),
-                values: FanOutValues::List(values),
-            });
-            r.mark(at, used);
-        }
-    }
-}
-
-/// What varies, from the words before a list: "batch sizes" → `batch_size`.
-fn parameter_before(t: &[Token], i: usize) -> String {
-    if i > 0 && t[i - 1].class == Class::Cjk {
-        let start = i.saturating_sub(5);
-        let text: String = t[start..i].iter().map(|x| x.text.as_str()).collect();
-        return CJK_PARAMS
-            .iter()
-            .find(|(w, _)| text.contains(w))
-            .map_or_else(|| "item".to_owned(), |(_, p)| (*p).to_owned());
-    }
-    let words: Vec<&Token> = t[..i]
-        .iter()
-        .rev()
-        .take_while(|x| x.class == Class::Word)
-        .filter(|x| {
-            !matches!(
-                x.text.as_str(),
-                "with"
-                    | "for"
-                    | "of"
-                    | "using"
-                    | "the"
-                    | "a"
-                    | "different"
-                    | "values"
-                    | "from"
-                    | "over"
-                    | "across"
-                    | "on"
-                    | "and"
-            )
-        })
-        .take(2)
-        .collect();
-    let owned: Vec<Token> = words.into_iter().rev().cloned().collect();
-    identifier(&owned)
-}
-
-fn identifier(words: &[Token]) -> String {
-    let parts: Vec<String> = words
-        .iter()
-        .filter(|w| w.class == Class::Word && !lexicon::is_filler(w))
-        .map(|w| w.text.replace(['-', '.'], "_"))
-        .collect();
-    if parts.is_empty() {
-        return "item".into();
-    }
-    let mut id = parts.join("_");
-    if id.ends_with('s') && !id.ends_with("ss") && id.len() > 3 {
-        id.pop();
-    }
-    if id.chars().next().is_some_and(|c| c.is_ascii_digit()) {
-        id.insert(0, '_');
-    }
-    id
 }

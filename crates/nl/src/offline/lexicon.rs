@@ -3,257 +3,7 @@
 use super::scan::{Class, Token, phrase_at};
 use crate::decompose::TaskKind;
 
-/// Phrases that ask for a kind of subtask. Within a segment the earliest
-/// match wins ("deploy the best model" is a deployment).
-pub const KINDS: &[(TaskKind, &[&str])] = &[
-    (
-        TaskKind::DistributedTrain,
-        &[
-            "distributed training",
-            "distributed",
-            "multi-node",
-            "ddp",
-            "horovod",
-            "分布式训练",
-            "分布式",
-            "多机",
-        ],
-    ),
-    (
-        TaskKind::QualityCheck,
-        &[
-            "data quality",
-            "data-quality",
-            "quality check",
-            "quality checks",
-            "data validation",
-            "validate the data",
-            "validate the dataset",
-            "sanity check",
-            "schema check",
-            "数据质量",
-            "质量检查",
-            "数据校验",
-            "校验数据",
-        ],
-    ),
-    (
-        TaskKind::Select,
-        &[
-            "keep the best",
-            "select the best",
-            "pick the best",
-            "choose the best",
-            "keep the better",
-            "pick the better",
-            "select the better",
-            "the best model",
-            "the best one",
-            "best-performing",
-            "model selection",
-            "compare",
-            "选出最好",
-            "选出最优",
-            "选择最好",
-            "选择最优",
-            "选择最佳",
-            "选出最佳",
-            "挑选最优",
-            "挑选最好",
-            "保留最好",
-            "保留最优",
-            "最优模型",
-            "最好的模型",
-            "最佳模型",
-            "比较",
-        ],
-    ),
-    (
-        TaskKind::Load,
-        &[
-            "load", "fetch", "download", "ingest", "import", "collect", "pull", "read", "scrape",
-            "加载", "读取", "下载", "导入", "获取", "采集", "拉取", "收集",
-        ],
-    ),
-    (
-        TaskKind::Features,
-        &[
-            "feature engineering",
-            "engineer features",
-            "engineer the features",
-            "extract features",
-            "extract the features",
-            "feature extraction",
-            "compute features",
-            "build features",
-            "generate features",
-            "featurize",
-            "embed",
-            "特征工程",
-            "提取特征",
-            "特征提取",
-            "构造特征",
-            "生成特征",
-        ],
-    ),
-    (
-        TaskKind::Preprocess,
-        &[
-            "preprocess",
-            "pre-process",
-            "clean",
-            "cleanse",
-            "normalize",
-            "normalise",
-            "transform",
-            "tokenize",
-            "deduplicate",
-            "dedupe",
-            "impute",
-            "prepare the data",
-            "prepare the dataset",
-            "split",
-            "预处理",
-            "清洗",
-            "清理",
-            "归一化",
-            "标准化",
-            "去重",
-            "切分",
-        ],
-    ),
-    (
-        TaskKind::Train,
-        &[
-            "train",
-            "retrain",
-            "fit",
-            "fine-tune",
-            "finetune",
-            "learn",
-            "训练",
-            "微调",
-            "拟合",
-        ],
-    ),
-    (
-        TaskKind::Evaluate,
-        &[
-            "evaluate",
-            "assess",
-            "validate",
-            "test",
-            "cross-validate",
-            "benchmark",
-            "score",
-            "评估",
-            "测试",
-            "验证",
-            "评测",
-        ],
-    ),
-    (
-        TaskKind::Register,
-        &[
-            "register",
-            "model registry",
-            "save the model",
-            "store the model",
-            "publish the model",
-            "upload the model",
-            "export the model",
-            "注册",
-            "保存模型",
-            "存储模型",
-        ],
-    ),
-    (
-        TaskKind::Deploy,
-        &[
-            "deploy",
-            "serve",
-            "roll out",
-            "ship",
-            "部署",
-            "上线",
-            "发布模型",
-        ],
-    ),
-    (
-        TaskKind::Report,
-        &[
-            "report",
-            "summarize",
-            "summarise",
-            "summary",
-            "dashboard",
-            "plot",
-            "visualize",
-            "visualise",
-            "报告",
-            "报表",
-            "汇总",
-            "总结",
-            "可视化",
-        ],
-    ),
-    (
-        TaskKind::Notify,
-        &[
-            "notify",
-            "notification",
-            "alert",
-            "email",
-            "e-mail",
-            "ping",
-            "message",
-            "slack",
-            "webhook",
-            "通知",
-            "告警",
-            "报警",
-            "提醒",
-            "邮件",
-        ],
-    ),
-    (
-        TaskKind::Shell,
-        &[
-            "run the command",
-            "execute",
-            "run the script",
-            "执行命令",
-            "运行命令",
-            "执行脚本",
-        ],
-    ),
-];
-
-/// Model families: canonical name and how people write it.
-pub const MODELS: &[(&str, &[&str])] = &[
-    ("lstm", &["lstm", "lstms"]),
-    ("gru", &["gru", "grus"]),
-    ("rnn", &["rnn"]),
-    ("svm", &["svm", "support vector machine", "支持向量机"]),
-    ("xgboost", &["xgboost", "xgb"]),
-    ("lightgbm", &["lightgbm", "lgbm"]),
-    ("catboost", &["catboost"]),
-    ("random_forest", &["random forest", "随机森林"]),
-    ("logistic_regression", &["logistic regression", "逻辑回归"]),
-    ("linear_regression", &["linear regression", "线性回归"]),
-    (
-        "gradient_boosting",
-        &["gradient boosting", "gbdt", "梯度提升"],
-    ),
-    ("decision_tree", &["decision tree", "决策树"]),
-    ("knn", &["knn", "k-nearest neighbors"]),
-    ("naive_bayes", &["naive bayes", "朴素贝叶斯"]),
-    ("mlp", &["mlp", "neural network", "神经网络"]),
-    ("cnn", &["cnn", "卷积神经网络"]),
-    ("resnet", &["resnet", "resnet50", "resnet-50"]),
-    ("transformer", &["transformer"]),
-    ("bert", &["bert"]),
-];
+pub use super::kinds::{KINDS, MODELS};
 
 pub const PARALLEL: &[&str] = &[
     "in parallel",
@@ -269,6 +19,11 @@ pub const PARALLEL: &[&str] = &[
 ];
 
 pub const IF: &[&str] = &[
+    "on success",
+    "if successful",
+    "if it succeeds",
+    "if they pass",
+    "if all tests pass",
     "only if",
     "if",
     "when",
@@ -287,6 +42,46 @@ pub const OTHERWISE: &[&str] = &["otherwise", "else", "if not", "否则", "不�
 /// "notify us whatever happens": an exit handler.
 pub const ALWAYS: &[&str] = &[
     "whatever happens",
+    "regardless of the outcome",
+    "regardless of the result",
+    "regardless of outcome",
+    "regardless of success",
+    "no matter the outcome",
+    "whatever the outcome",
+    "always",
+    "on exit",
+    "exit handler",
+    "no matter what",
+    "whether it succeeds or fails",
+    "whether it succeeded or failed",
+    "success or failure",
+    "even if it fails",
+    "even on failure",
+    "when the run is over",
+    "when the run finishes",
+    "when the run ends",
+    "when the workflow is done",
+    "when everything is done",
+    "at the very end",
+    "不论成败",
+    "无论成败",
+    "不管成败",
+    "无论结果如何",
+    "不论结果如何",
+    "不管结果如何",
+    "无论成功或失败",
+    "不管成功还是失败",
+    "无论如何",
+    "无论成功失败",
+    "不管成功失败",
+    "不论成功失败",
+    "不论成功还是失败",
+    "不论成功或失败",
+    "无论成功还是失败",
+    "不管成败与否",
+    "finally 阶段",
+    "in a finally block",
+    "finally block",
     "regardless",
     "no matter",
     "in any case",
@@ -317,6 +112,7 @@ pub const METRICS: &[(&str, &[&str])] = &[
     ("precision", &["precision", "精确率"]),
     ("recall", &["recall", "召回率"]),
     ("loss", &["loss", "损失"]),
+    ("error_rate", &["error rate", "错误率", "失败率", "出错率"]),
     ("rmse", &["rmse", "mae", "mse", "error", "误差"]),
     ("score", &["score", "metric", "分数", "得分", "指标"]),
     (
@@ -564,12 +360,25 @@ pub fn models(tokens: &[Token]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
-        let hit = MODELS.iter().find_map(|(name, spellings)| {
-            spellings
-                .iter()
-                .find_map(|s| phrase_at(tokens, i, s))
-                .map(|n| (*name, n))
-        });
+        let hit = MODELS
+            .iter()
+            .find_map(|(name, spellings)| {
+                spellings
+                    .iter()
+                    .find_map(|s| phrase_at(tokens, i, s))
+                    .map(|n| (*name, n))
+            })
+            .or_else(|| {
+                let t = &tokens[i];
+                (t.class == Class::Word)
+                    .then(|| {
+                        super::kinds::MODEL_PREFIXES
+                            .iter()
+                            .find(|(p, _)| t.text.starts_with(p) && t.text.len() > p.len())
+                            .map(|(_, m)| (*m, 1))
+                    })
+                    .flatten()
+            });
         match hit {
             Some((name, n)) => {
                 if !out.iter().any(|m| m == name) {
@@ -583,14 +392,40 @@ pub fn models(tokens: &[Token]) -> Vec<String> {
     out
 }
 
-/// The earliest kind phrase in `tokens`, skipping mentions that only refer
-/// to a kind ("4 GPUs for training"); returns the kind and its position.
+/// The earliest kind phrase in `tokens` (the longest one there), skipping
+/// mentions that only refer to a kind ("4 GPUs for training"); returns
+/// the kind and its position.
 pub fn kind(tokens: &[Token]) -> Option<(TaskKind, usize)> {
+    kind_phrase(tokens).map(|(k, i, _)| (k, i))
+}
+
+/// [`kind`] with the number of tokens its phrase takes.
+pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
     for i in 0..tokens.len() {
+        if is_reference(tokens, i) {
+            continue;
+        }
+        let mut best: Option<(TaskKind, usize)> = None;
         for (kind, phrases) in KINDS {
-            if phrases.iter().any(|p| phrase_at(tokens, i, p).is_some()) && !is_reference(tokens, i)
-            {
-                return Some((*kind, i));
+            for p in *phrases {
+                if let Some(n) = phrase_at(tokens, i, p)
+                    && best.is_none_or(|(_, m)| n > m)
+                {
+                    best = Some((*kind, n));
+                }
+            }
+        }
+        // "测试集", "训练集": the test set is no test.
+        if best.is_some_and(|(_, n)| tokens.get(i + n).is_some_and(|t| t.is("集"))) {
+            continue;
+        }
+        if let Some((kind, n)) = best {
+            // "把导出加载到 …": after 把 comes the object, the verb later.
+            let object = i > 0
+                && (tokens[i - 1].is("把") || tokens[i - 1].is("将"))
+                && kind_phrase(&tokens[i + n..]).is_some();
+            if !object {
+                return Some((kind, i, n));
             }
         }
     }

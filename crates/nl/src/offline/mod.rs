@@ -6,8 +6,14 @@
 //! [`OfflinePlanner::build`] also turns a decomposition from elsewhere (an
 //! LLM) into IR with the same step library.
 
+pub(crate) mod action;
 mod build;
 mod clause;
+mod context;
+mod dag;
+mod fanout;
+mod fill;
+pub(crate) mod kinds;
 pub(crate) mod lexicon;
 mod parse;
 pub(crate) mod scan;
@@ -153,14 +159,31 @@ impl OfflinePlanner {
             });
         }
         let screened = safety::screen(description);
-        let (mut d, unknown) = parse::understand(&screened.text);
+        let understood = parse::understand(&screened.text);
+        let mut d = understood.decomposition;
         d.secrets = screened.named_secrets;
-        let warnings = screened.warnings;
-        if !unknown.is_empty() {
-            return Err(PlanError::NotUnderstood { unknown, warnings });
+        let mut warnings = screened.warnings;
+        if !understood.unknown.is_empty() {
+            return Err(PlanError::NotUnderstood {
+                unknown: understood.unknown,
+                warnings,
+            });
         }
         if d.stages.is_empty() && d.on_exit.is_empty() {
-            return Err(PlanError::Empty { warnings });
+            if understood.ignored.is_empty() {
+                return Err(PlanError::Empty { warnings });
+            }
+            return Err(PlanError::NotUnderstood {
+                unknown: understood.ignored,
+                warnings,
+            });
+        }
+        for u in understood.ignored {
+            warnings.push(Warning {
+                code: safety::WarningCode::Assumption,
+                message: format!("read past {:?}: {}", u.text, u.reason),
+                span: u.span,
+            });
         }
         Ok((d, warnings))
     }

@@ -5,23 +5,56 @@
 
 use super::Unrecognized;
 use super::clause::{self, Clause};
+use super::context;
 use super::lexicon;
-use super::scan::{Class, Order, Segment, Sep, Token, segments, tokenize};
+use super::scan::{Class, Order, Segment, Sep, Token, find_any, segments, tokenize};
 use crate::decompose::{
     ConditionSpec, Decomposition, ScheduleSpec, Span, Stage, Subtask, TaskKind,
 };
 
+/// What reading a description gave: the decomposition, what makes it
+/// refuse, and what it read past (words that ask for no step).
+pub struct Understood {
+    pub decomposition: Decomposition,
+    pub unknown: Vec<Unrecognized>,
+    pub ignored: Vec<Unrecognized>,
+}
+
 /// Reads a (screened) description.
-pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
+pub fn understand(text: &str) -> Understood {
     let tokens = tokenize(text);
-    let segs = segments(&tokens);
+    if is_question(text) {
+        return Understood {
+            decomposition: Decomposition::default(),
+            unknown: vec![Unrecognized::new(
+                text,
+                Span::new(0, text.len()),
+                "this is a question, not a workflow to build",
+            )],
+            ignored: Vec::new(),
+        };
+    }
+    let segs = implicit_ifs(split_run_ons(segments(&tokens)));
     let mut unknown = Vec::new();
+    let mut ignored = Vec::new();
     let mut d = Decomposition::default();
-    let groups = in_order(group(text, &segs, &mut d, &mut unknown), &segs);
+    let mut preamble: Option<Clause> = None;
+    let groups = in_order(
+        group(text, &segs, &mut d, &mut ignored, &mut preamble),
+        &segs,
+    );
+    let (groups, heading) = context::heading(groups, &segs);
     let mut stages: Vec<Stage> = Vec::new();
     let mut meta: Vec<Meta> = Vec::new();
     let mut last_condition: Option<ConditionSpec> = None;
     let mut kind_modifiers: Vec<(TaskKind, Clause, Span)> = Vec::new();
+    // "always X, and Y": both run at the end, whatever happens.
+    let mut always = false;
+    // "if … retrain and redeploy": both carry the condition.
+    let mut active: Option<ConditionSpec> = None;
+    // The verb of the step before, for "打印 X 和 Y".
+    let mut last_verb: Option<(TaskKind, String)> = None;
+    let mut chose = false;
     for g in groups {
         let merged: Vec<Token> = g
             .segs
@@ -34,28 +67,176 @@ pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
             .map(|&i| segs[i].span())
             .reduce(Span::join)
             .expect("a group has segments");
-        let c = clause::read(&merged);
+        let mut c = clause::read(&merged);
+        // "…; if it succeeded celebrate, otherwise cry": after an exit
+        // handler, the outcome is the workflow's, and so are its branches.
+        let on_outcome = c.otherwise
+            || c.condition.as_ref().is_some_and(|x| {
+                x.metric == "quality"
+                    || (x.metric == "result"
+                        && ["succeeded", "failed", "fail", "pass"].contains(&x.value.as_str()))
+            });
+        if g.sep >= Sep::Sequence && !(always && on_outcome) {
+            always = false;
+            active = None;
+        }
+        if g.inherits
+            && c.kind.is_none()
+            && let Some((kind, verb)) = &last_verb
+        {
+            // "同时打印 hello2a 和 hello2b": the second is printed too.
+            let words: Vec<String> = merged
+                .iter()
+                .filter(|t| {
+                    matches!(
+                        t.class,
+                        super::scan::Class::Word | super::scan::Class::Number
+                    )
+                })
+                .map(|t| t.text.clone())
+                .take(3)
+                .collect();
+            let mut name = vec![verb.clone()];
+            name.extend(words);
+            c.kind = Some(*kind);
+            c.generic = *kind == TaskKind::Shell;
+            c.name = Some(super::action::slug(&name));
+            c.parallel = true;
+        }
         if let Some(bad) = c.bad_condition {
-            unknown.push(Unrecognized::new(
+            ignored.push(Unrecognized::new(
                 text,
                 bad,
-                "could not read this condition; say e.g. \"if the accuracy is above 0.9\"",
+                "could not read this condition, so the step runs on a flag named from its words; say e.g. \"if the accuracy is above 0.9\"",
             ));
+        }
+        if c.off_topic {
+            unknown.push(Unrecognized::new(
+                text,
+                span,
+                "this is nothing a workflow step can do",
+            ));
+            continue;
         }
         let Some(kind) = c.kind else {
             match c.refers_to {
                 Some(k) => kind_modifiers.push((k, c, span)),
-                None => unknown.push(Unrecognized::new(text, span, "no step matches these words")),
+                None => ignored.push(Unrecognized::new(text, span, "no step matches these words")),
             }
             continue;
         };
-        let tasks = expand(text, &c, kind, span);
-        if c.always {
+        // "run the chosen one" after a choice: the branches are that.
+        if chose
+            && c.generic
+            && find_any(
+                &merged,
+                &["chosen", "selected", "that one", "it", "选中", "被选"],
+            )
+            .is_some()
+            && g.sep < Sep::Sentence
+        {
+            continue;
+        }
+        chose = false;
+        let mut tasks = expand(text, &c, kind, span);
+        if c.branches.len() >= 2 {
+            // The choice, then each alternative if it was chosen.
+            stages.push(Stage { tasks });
+            meta.push(Meta {
+                sep: g.sep,
+                kind,
+                open: false,
+                branch: false,
+            });
+            let branches: Vec<Subtask> = c
+                .branches
+                .iter()
+                .map(|b| {
+                    let mut t = Subtask::new(TaskKind::Shell, b.clone());
+                    t.name = Some(b.clone());
+                    t.span = Some(span);
+                    t.condition = Some(ConditionSpec {
+                        metric: "result".into(),
+                        operator: crate::decompose::Comparison::Eq,
+                        value: b.clone(),
+                    });
+                    t
+                })
+                .collect();
+            stages.push(Stage { tasks: branches });
+            meta.push(Meta {
+                sep: Sep::Sequence,
+                kind: TaskKind::Shell,
+                open: false,
+                branch: true,
+            });
+            chose = true;
+            continue;
+        }
+        // "打印 B 和 C": C is printed too.
+        if c.generic
+            && g.sep <= Sep::Comma
+            && let Some(name) = c.name.as_deref().filter(|n| n.len() == 1)
+            && let Some(verb) = stages
+                .last()
+                .and_then(|s| s.tasks.last())
+                .and_then(|t| t.name.as_deref())
+                .and_then(|n| n.strip_suffix(|ch: char| ch.is_ascii_lowercase()))
+                .and_then(|n| n.strip_suffix('-'))
+        {
+            let verb = verb.to_owned();
+            for t in &mut tasks {
+                t.name = Some(format!("{verb}-{name}"));
+            }
+        }
+        if let Some(t) = tasks.first() {
+            let verb = super::action::step_name(t);
+            let verb = verb.split('-').next().unwrap_or("").to_owned();
+            last_verb = Some((kind, verb));
+        }
+        if c.always || always {
+            always = true;
             d.on_exit.extend(tasks);
             continue;
         }
+        // "else do nothing" asks for nothing.
+        if c.condition.is_some() && !c.otherwise {
+            active = c.condition.clone();
+        } else if let Some(cond) = &active
+            && !c.otherwise
+            && g.sep <= Sep::Comma
+        {
+            for t in &mut tasks {
+                t.condition = Some(cond.clone());
+            }
+        }
+        let c_condition = tasks.first().and_then(|t| t.condition.clone());
         if c.otherwise {
-            match (&last_condition, stages.last_mut()) {
+            // "…; otherwise Y": the latest condition before, even a few
+            // clauses back.
+            let previous = last_condition.clone().or_else(|| {
+                stages
+                    .iter()
+                    .rev()
+                    .flat_map(|s| s.tasks.iter())
+                    .find_map(|t| t.condition.clone())
+            });
+            if previous.is_none() {
+                ignored.push(Unrecognized::new(
+                    text,
+                    span,
+                    "\"otherwise\" without an \"if\" before it; the step runs unconditionally",
+                ));
+                stages.push(Stage { tasks });
+                meta.push(Meta {
+                    sep: g.sep,
+                    kind,
+                    open: false,
+                    branch: false,
+                });
+                continue;
+            }
+            match (&previous, stages.last_mut()) {
                 (Some(cond), Some(stage)) => {
                     for mut t in tasks {
                         t.condition = Some(cond.negate());
@@ -74,14 +255,34 @@ pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
             last_condition = None;
             continue;
         }
-        last_condition = c.condition.clone();
+        // "if heads X, if tails Y": branches on one outcome share a stage.
+        let sibling = c.condition.is_some()
+            && meta.last().is_some_and(|m| m.branch)
+            && stages.last().is_some_and(|s| {
+                s.tasks.iter().all(|t| {
+                    t.condition.as_ref().is_some_and(|x| {
+                        Some(&x.metric) == c.condition.as_ref().map(|y| &y.metric)
+                            && Some(x) != c.condition.as_ref()
+                    })
+                })
+            });
+        if sibling {
+            stages
+                .last_mut()
+                .expect("a branch stage")
+                .tasks
+                .extend(tasks);
+            last_condition = c.condition.clone();
+            continue;
+        }
+        last_condition = c_condition.clone();
         let opens = c.parallel && starts_with_parallel(&merged);
         let closes = c.parallel && !opens;
         let this = Meta {
             sep: g.sep,
             kind,
             open: opens,
-            branch: c.condition.is_some(),
+            branch: c_condition.is_some(),
         };
         let joins_open = meta
             .last()
@@ -134,20 +335,48 @@ pub fn understand(text: &str) -> (Decomposition, Vec<Unrecognized>) {
             }
         }
         if !hit {
-            unknown.push(Unrecognized::new(
+            ignored.push(Unrecognized::new(
                 text,
                 span,
                 &format!("this refers to a {kind} step, but none was asked for"),
             ));
         }
     }
+    // Lettered steps and what each needs: the graph's layers.
+    let lettered = stages
+        .iter()
+        .flat_map(|s| s.tasks.iter())
+        .all(|t| t.kind == TaskKind::Shell && t.command.is_none());
+    if lettered && let Some(layers) = super::dag::read(&tokens) {
+        stages = layers;
+    }
+    if let Some(h) = heading {
+        context::apply(text, &h, &mut stages);
+    }
+    if let Some(p) = &preamble {
+        context::preamble(p, &mut stages);
+    }
+    context::image_models(&tokens, &mut stages);
+    // Only "at the end" steps: they are the workflow.
+    if stages.is_empty() && !d.on_exit.is_empty() {
+        stages = std::mem::take(&mut d.on_exit)
+            .into_iter()
+            .map(|t| Stage { tasks: vec![t] })
+            .collect();
+    }
     d.stages = stages;
-    (d, unknown)
+    Understood {
+        decomposition: d,
+        unknown,
+        ignored,
+    }
 }
 
-struct Group {
-    sep: Sep,
-    segs: Vec<usize>,
+pub(crate) struct Group {
+    pub sep: Sep,
+    pub segs: Vec<usize>,
+    /// A bare object after "and" that the step before acts on too.
+    pub inherits: bool,
 }
 
 /// Groups in the order their order words ask for: "X after Y" and
@@ -194,23 +423,21 @@ fn in_order(mut groups: Vec<Group>, segs: &[Segment]) -> Vec<Group> {
             continue;
         }
         let resume = anchor.end.max(other.end);
-        let mentioned = (anchor.len() == 1)
-            .then(|| mentioned_step(&groups, anchor.start, segs))
-            .flatten();
+        let mentioned = mentions(&groups, anchor.clone(), segs);
         let lo = anchor.start.min(other.start);
         let other_first = other.start < anchor.start;
-        if let Some(step) = mentioned {
-            // Next to the step the anchor names; the anchor goes.
+        if let Some(keys) = mentioned {
+            // Next to the steps the anchor names; the anchor goes.
             let mut taken: Vec<Group> = groups.drain(lo..resume).collect();
             let moved: Vec<Group> = if other_first {
                 taken.drain(..other.len()).collect()
             } else {
-                taken.drain(1..).collect()
+                taken.drain(anchor.len()..).collect()
             };
             let found = groups
                 .iter()
                 .enumerate()
-                .filter(|(_, g)| kind_of(g, segs) == Some(step))
+                .filter(|(_, g)| identity(g, segs).is_some_and(|k| keys.contains(&k)))
                 .map(|(g, _)| g);
             let at = if first {
                 found.min().unwrap_or(lo)
@@ -247,35 +474,50 @@ fn sequence(groups: &mut [Group], starts: &[usize]) {
     }
 }
 
-/// The kind of step the anchor only names ("training"), when another
-/// clause asks for a step of that kind.
-fn mentioned_step(groups: &[Group], anchor: usize, segs: &[Segment]) -> Option<TaskKind> {
-    let tokens: Vec<Token> = groups[anchor]
-        .segs
-        .iter()
-        .flat_map(|&s| segs[s].tokens.clone())
-        .collect();
-    let c = clause::read(&tokens);
-    let kind = kind_of(&groups[anchor], segs)?;
-    if c.is_modifier() || !c.leftover.is_empty() {
-        return None;
+/// What the anchor's clauses only name ("training", "B and C"), when each
+/// names a step asked for elsewhere: their identities.
+fn mentions(
+    groups: &[Group],
+    anchor: std::ops::Range<usize>,
+    segs: &[Segment],
+) -> Option<Vec<String>> {
+    let mut keys = Vec::new();
+    for a in anchor.clone() {
+        let tokens: Vec<Token> = groups[a]
+            .segs
+            .iter()
+            .flat_map(|&s| segs[s].tokens.clone())
+            .collect();
+        let c = clause::read(&tokens);
+        let key = identity(&groups[a], segs)?;
+        if (c.is_modifier() && !c.generic) || !c.leftover.is_empty() {
+            return None;
+        }
+        let elsewhere = (0..groups.len())
+            .filter(|g| !anchor.contains(g))
+            .any(|g| identity(&groups[g], segs).as_ref() == Some(&key));
+        if !elsewhere {
+            return None;
+        }
+        keys.push(key);
     }
-    (0..groups.len())
-        .filter(|&g| g != anchor)
-        .any(|g| kind_of(&groups[g], segs) == Some(kind))
-        .then_some(kind)
+    (!keys.is_empty()).then_some(keys)
 }
 
-fn kind_of(group: &Group, segs: &[Segment]) -> Option<TaskKind> {
+/// What a clause asks for, to tell mentions of the same step: its kind
+/// (training of any sort is one), or a generic step's name.
+fn identity(group: &Group, segs: &[Segment]) -> Option<String> {
     let tokens: Vec<Token> = group
         .segs
         .iter()
         .flat_map(|&s| segs[s].tokens.clone())
         .collect();
-    clause::read(&tokens).kind.map(|k| match k {
-        TaskKind::DistributedTrain => TaskKind::Train,
-        k => k,
-    })
+    let c = clause::read(&tokens);
+    match (c.kind?, c.name) {
+        (TaskKind::Shell, Some(name)) if c.generic => Some(format!("step:{name}")),
+        (TaskKind::DistributedTrain, _) => Some(TaskKind::Train.as_str().into()),
+        (k, _) => Some(k.as_str().into()),
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -293,12 +535,12 @@ fn links(sep: Sep, before: TaskKind, after: TaskKind) -> bool {
     sep == Sep::And || (sep == Sep::Comma && before == after)
 }
 
+/// "both clean … and extract …", "并行训练…": the marker opens the clause
+/// (after at most one word); "C in parallel" closes it.
 fn starts_with_parallel(tokens: &[Token]) -> bool {
-    (0..tokens.len().min(2)).any(|i| {
-        lexicon::PARALLEL
-            .iter()
-            .any(|p| super::scan::phrase_at(tokens, i, p).is_some())
-    })
+    lexicon::PARALLEL
+        .iter()
+        .any(|p| super::scan::phrase_at(tokens, 0, p).is_some())
 }
 
 /// Gathers segments into clauses; records schedules and whole-workflow
@@ -307,11 +549,13 @@ fn group(
     text: &str,
     segs: &[Segment],
     d: &mut Decomposition,
-    unknown: &mut Vec<Unrecognized>,
+    ignored: &mut Vec<Unrecognized>,
+    preamble: &mut Option<Clause>,
 ) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     let mut prefix: Vec<usize> = Vec::new();
     let mut list_open = false;
+    let mut goal = false;
     for (i, seg) in segs.iter().enumerate() {
         let c = clause::read(&seg.tokens);
         if let Some((cron, span)) = &c.schedule
@@ -322,16 +566,96 @@ fn group(
                 text: span.of(text).to_owned(),
             });
         }
+        let next_after_colon = segs.get(i + 1).is_some_and(|n| n.after_colon);
+        // "Goal: predict house prices. Steps: …": the goal is context.
+        if seg.sep == Sep::Sentence || seg.sep == Sep::Start {
+            goal = false;
+        }
+        if goal {
+            if !c.models.is_empty() || !c.resources.is_empty() {
+                *preamble = Some(c);
+            }
+            continue;
+        }
+        if c.kind.is_none()
+            && next_after_colon
+            && find_any(
+                &seg.tokens,
+                &["goal", "objective", "aim", "purpose", "目标", "目的"],
+            )
+            .is_some()
+        {
+            goal = true;
+            continue;
+        }
         let continues = seg.sep <= Sep::Comma && seg.sep != Sep::Start;
-        let list_item = list_open && continues && c.kind.is_none();
+        // A value of the list ("eu", "asia"), not a step after it ("d.csv
+        // count the lines").
+        let value_only = seg
+            .tokens
+            .iter()
+            .filter(|t| t.class != Class::Punct && !lexicon::is_filler(t))
+            .count()
+            <= 1;
+        let list_item = list_open && continues && (c.kind.is_none() || (c.generic && value_only));
         if c.kind.is_some() && !list_item {
             let mut members = std::mem::take(&mut prefix);
             members.push(i);
             groups.push(Group {
                 sep: segs[members[0]].sep,
                 segs: members,
+                inherits: false,
             });
             list_open = c.opens_list;
+            continue;
+        }
+
+        // "QLoRA on mistral-7b for our FAQ bot: …", "推荐系统：…": a heading
+        // without a step is context for the steps after it.
+        if c.kind.is_none() && next_after_colon && groups.is_empty() && prefix.is_empty() {
+            if !c.models.is_empty() || !c.resources.is_empty() {
+                *preamble = Some(c);
+            }
+            continue;
+        }
+        // "并行执行两个任务：…", "regardless of the outcome, print …": what
+        // the marker says is about the steps after it.
+        let next_in_sentence = segs.get(i + 1).is_some_and(|n| n.sep < Sep::Sentence);
+        if c.kind.is_none() && ((c.parallel && next_after_colon) || (c.always && next_in_sentence))
+        {
+            prefix.push(i);
+            continue;
+        }
+        // "同时打印 hello2a 和 hello2b": a bare object the step before acts on.
+        let only_parallel = c.is_modifier()
+            && c.models.is_empty()
+            && c.resources.is_empty()
+            && c.condition.is_none()
+            && c.fan_out.is_none()
+            && c.retry.is_none()
+            && !c.always;
+        let bare = c.kind.is_none()
+            && (!c.is_modifier() || only_parallel)
+            && !c.leftover.is_empty()
+            && seg.sep == Sep::And
+            && prefix.is_empty()
+            && groups.last().is_some_and(|g| {
+                let before: Vec<Token> = g
+                    .segs
+                    .iter()
+                    .flat_map(|&k| segs[k].tokens.clone())
+                    .collect();
+                let b = clause::read(&before);
+                (b.parallel || c.parallel)
+                    && b.models.is_empty()
+                    && !b.kind.is_some_and(|k| k.trains())
+            });
+        if bare {
+            groups.push(Group {
+                sep: seg.sep,
+                segs: vec![i],
+                inherits: true,
+            });
             continue;
         }
         if c.kind.is_none() && (c.condition_first || (c.otherwise && c.leftover.is_empty())) {
@@ -358,6 +682,7 @@ fn group(
             groups.push(Group {
                 sep: seg.sep,
                 segs: vec![i],
+                inherits: false,
             });
             continue;
         }
@@ -386,13 +711,13 @@ fn group(
                 .copied()
                 .reduce(Span::join)
                 .unwrap_or(seg.span());
-            unknown.push(Unrecognized::new(text, span, "no step matches these words"));
+            ignored.push(Unrecognized::new(text, span, "no step matches these words"));
         }
     }
     for i in prefix {
         let c = clause::read(&segs[i].tokens);
         if c.condition.is_some() || c.otherwise {
-            unknown.push(Unrecognized::new(
+            ignored.push(Unrecognized::new(
                 text,
                 segs[i].span(),
                 "a condition with no step after it",
@@ -400,7 +725,7 @@ fn group(
         } else if let Some(g) = groups.last_mut() {
             g.segs.push(i);
         } else if c.is_modifier() {
-            unknown.push(Unrecognized::new(
+            ignored.push(Unrecognized::new(
                 text,
                 segs[i].span(),
                 "this modifies a step, but no step was asked for",
@@ -408,6 +733,102 @@ fn group(
         }
     }
     groups
+}
+
+/// "how do I install couler?", "Couler 是什么？": a question, which asks
+/// for no workflow ("can you train …?" does).
+fn is_question(text: &str) -> bool {
+    let t = text.trim().to_lowercase();
+    if !(t.ends_with('?') || t.ends_with('？')) {
+        return false;
+    }
+    let asks = [
+        "how ", "what", "why ", "where ", "who ", "which ", "is ", "are ", "does ", "do i ",
+        "did ", "should i", "can i ", "is it",
+    ]
+    .iter()
+    .any(|w| t.starts_with(w));
+    let zh = ["什么", "怎么", "为什么", "如何", "哪", "是否", "吗"]
+        .iter()
+        .any(|w| t.contains(w))
+        && !["帮我", "请", "帮忙"].iter().any(|w| t.contains(w));
+    asks || zh
+}
+
+/// "正面就打印正面", "大于 5 就打印 high": what comes before "就" is a
+/// condition even without "如果"; it is read as if "如果" were there.
+fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
+    for i in 0..segs.len().saturating_sub(1) {
+        if !segs[i + 1].after_then {
+            continue;
+        }
+        let tokens = &segs[i].tokens;
+        let marked = (0..tokens.len()).any(|k| {
+            lexicon::IF
+                .iter()
+                .chain(lexicon::UNLESS)
+                .any(|p| super::scan::phrase_at(tokens, k, p).is_some())
+        });
+        let c = clause::read(tokens);
+        if marked || (c.kind.is_some() && !c.generic) {
+            continue;
+        }
+        let Some(first) = tokens.first() else {
+            continue;
+        };
+        let at = Span::new(first.span.start, first.span.start);
+        let mark = |text: &str| Token {
+            text: text.into(),
+            span: at,
+            class: Class::Cjk,
+            upper: false,
+        };
+        segs[i].tokens.splice(0..0, [mark("如"), mark("果")]);
+    }
+    segs
+}
+
+/// "load data clean data train logistic regression evaluate model": a
+/// segment with three or more step verbs and no separator between them is
+/// cut before each.
+fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
+    let mut out = Vec::with_capacity(segs.len());
+    for seg in segs {
+        let t = &seg.tokens;
+        let starts: Vec<usize> = (0..t.len())
+            .filter(|&i| {
+                t[i].class == Class::Word
+                    && lexicon::kind_phrase(&t[i..]).is_some_and(|(_, at, _)| at == 0)
+                    && (i == 0
+                        || ![
+                            "the", "a", "an", "to", "for", "on", "of", "with", "in", "by", "from",
+                            "its", "their", "our", "my", "and",
+                        ]
+                        .iter()
+                        .any(|w| t[i - 1].is(w)))
+            })
+            .collect();
+        let worded = t.iter().any(|x| {
+            ["the", "a", "an", "it", "them", "into", "to", "then"]
+                .iter()
+                .any(|w| x.is(w))
+        });
+        if starts.len() < 3 || starts[0] != 0 || worded {
+            out.push(seg);
+            continue;
+        }
+        for (n, w) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).copied().unwrap_or(t.len());
+            out.push(Segment {
+                sep: if n == 0 { seg.sep } else { Sep::Sequence },
+                tokens: t[*w..end].to_vec(),
+                order: if n == 0 { seg.order } else { None },
+                after_colon: n == 0 && seg.after_colon,
+                after_then: n == 0 && seg.after_then,
+            });
+        }
+    }
+    out
 }
 
 /// A segment that continues a noun phrase: "…, a GRU", "… and its labels".
@@ -422,10 +843,11 @@ fn continuation(seg: &Segment) -> bool {
     }
 }
 
-fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<Subtask> {
+pub(crate) fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<Subtask> {
     let base = |model: Option<&String>| {
         let mut t = Subtask::new(kind, span.of(text).trim());
         t.span = Some(span);
+        t.name = c.name.clone();
         t.model = model.cloned();
         t.target = c.target.clone();
         t.command = c.command.clone();
@@ -438,6 +860,10 @@ fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<Subtask> {
     let trains = matches!(kind, TaskKind::Train | TaskKind::DistributedTrain);
     if trains && c.models.len() > 1 {
         c.models.iter().map(|m| base(Some(m))).collect()
+    } else if trains && c.models.is_empty() && c.model_count.is_some() {
+        (0..c.model_count.unwrap_or(1))
+            .map(|_| base(None))
+            .collect()
     } else if trains {
         vec![base(c.models.first())]
     } else {

@@ -22,11 +22,18 @@ pub struct Token {
     pub text: String,
     pub span: Span,
     pub class: Class,
+    /// Written with a capital letter ("A", "Train").
+    pub upper: bool,
 }
 
 impl Token {
     pub fn is(&self, s: &str) -> bool {
         self.text == s
+    }
+
+    /// A step named by a capital letter: "A", "B". "I" is the pronoun.
+    pub fn is_label(&self) -> bool {
+        self.class == Class::Word && self.upper && self.text.len() == 1 && self.text != "i"
     }
 }
 
@@ -60,6 +67,11 @@ pub struct Segment {
     pub tokens: Vec<Token>,
     /// The order word right before the segment, if any.
     pub order: Option<Order>,
+    /// A colon comes right before it: what precedes may be a heading.
+    pub after_colon: bool,
+    /// "就", "则", "那么" come right before it: what precedes is its
+    /// condition ("正面就打印正面").
+    pub after_then: bool,
 }
 
 impl Segment {
@@ -113,6 +125,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                     text: inner.trim().to_owned(),
                     span: Span::new(start, end_of(j + 1)),
                     class: Class::Code,
+                    upper: false,
                 });
                 i = j + 1;
                 continue;
@@ -133,6 +146,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 text: text[start..end_of(j)].to_owned(),
                 span: Span::new(start, end_of(j)),
                 class: Class::Url,
+                upper: false,
             });
             i = j;
             continue;
@@ -153,6 +167,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 text: text[start..end_of(j)].to_owned(),
                 span: Span::new(start, end_of(j)),
                 class: Class::Number,
+                upper: false,
             });
             i = j;
             continue;
@@ -169,6 +184,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                     text: text[start..end_of(j)].to_owned(),
                     span: Span::new(start, end_of(j)),
                     class: Class::Url,
+                    upper: false,
                 });
                 i = j;
                 continue;
@@ -187,6 +203,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 text: text[start..end_of(j)].to_ascii_lowercase(),
                 span: Span::new(start, end_of(j)),
                 class: Class::Word,
+                upper: c.is_ascii_uppercase(),
             });
             i = j;
             continue;
@@ -196,6 +213,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             text: c.to_string(),
             span: Span::new(start, end_of(i + 1)),
             class,
+            upper: false,
         });
         i += 1;
     }
@@ -235,6 +253,9 @@ pub fn inflects(word: &str, base: &str) -> bool {
     if base.len() < 3 || !base.chars().all(|c| c.is_ascii_alphabetic()) {
         return false;
     }
+    if typo_of(word, base) {
+        return true;
+    }
     let Some(rest) = word.strip_prefix(base) else {
         if let Some(stem) = base.strip_suffix('e') {
             return matches!(
@@ -253,6 +274,28 @@ pub fn inflects(word: &str, base: &str) -> bool {
     )
 }
 
+/// A slip of the keyboard: two neighbouring letters swapped ("laod",
+/// "trian") or, in longer words, one letter left out ("preprocss",
+/// "evalute"). Substitutions are not slips: "text" is no "test".
+fn typo_of(word: &str, base: &str) -> bool {
+    let (w, b) = (word.as_bytes(), base.as_bytes());
+    if b.len() < 4 || !base.bytes().all(|c| c.is_ascii_lowercase()) {
+        return false;
+    }
+    if w.len() == b.len() {
+        let diff: Vec<usize> = (0..w.len()).filter(|&i| w[i] != b[i]).collect();
+        return diff.len() == 2
+            && diff[1] == diff[0] + 1
+            && w[diff[0]] == b[diff[1]]
+            && w[diff[1]] == b[diff[0]];
+    }
+    if w.len() + 1 == b.len() && b.len() >= 5 {
+        let at = (0..w.len()).find(|&i| w[i] != b[i]).unwrap_or(w.len());
+        return at > 0 && w[at..] == b[at + 1..];
+    }
+    false
+}
+
 /// Finds the first phrase of `phrases` at any position of `tokens`.
 pub fn find_any(tokens: &[Token], phrases: &[&str]) -> Option<(usize, usize)> {
     (0..tokens.len()).find_map(|i| {
@@ -264,8 +307,14 @@ pub fn find_any(tokens: &[Token], phrases: &[&str]) -> Option<(usize, usize)> {
 }
 
 const SENTENCE: &[&str] = &[".", "。", ";", "；", "!", "！", "?", "？", "\n"];
-const COMMA: &[&str] = &[",", "，", ":", "：", "就", "则", "那么", "的话"];
+const COMMA: &[&str] = &[",", "，", ":", "：", "- -", "—", "就", "则", "那么", "的话"];
 const SEQUENCE: &[&str] = &[
+    "- >",
+    "= >",
+    "> >",
+    "→",
+    "⟶",
+    "➡",
     "and then",
     "after that",
     "afterwards",
@@ -285,6 +334,18 @@ const SEQUENCE: &[&str] = &[
     "接着",
     "随后",
     "完成后",
+    "完成以后",
+    "完成之后",
+    "执行完以后",
+    "执行完之后",
+    "执行完后",
+    "运行完以后",
+    "运行完后",
+    "跑完以后",
+    "跑完后",
+    "结束后",
+    "结束以后",
+    "结束之后",
     "首先",
     "再",
     "后",
@@ -311,6 +372,17 @@ const ORDER: &[(&str, Order)] = &[
 ];
 /// Words that contain a separator character but are not separators.
 const NOT_SEPARATORS: &[&str] = &[
+    "into train and test",
+    "into training and test",
+    "into train and validation",
+    "into training and validation",
+    "train and test sets",
+    "training and test sets",
+    "求和",
+    "成功与否",
+    "与否",
+    "总和",
+    "加和",
     "并行",
     "并发",
     "合并",
@@ -331,7 +403,7 @@ fn names_step(tokens: &[Token], at: usize, width: usize, order: Order) -> bool {
         Order::PrecedesPrevious => &tokens[at.saturating_sub(NEAR)..at],
         Order::Before | Order::After => &tokens[at + width..(at + width + NEAR).min(tokens.len())],
     };
-    super::lexicon::kind(near).is_some()
+    super::lexicon::kind(near).is_some() || near.first().is_some_and(Token::is_label)
 }
 
 /// Cuts the tokens into segments, each tagged with the strongest separator
@@ -342,16 +414,105 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
     let mut sep = Sep::Start;
     let mut pending = Sep::Start;
     let mut order = None;
+    let mut colon = false;
+    let mut after_colon = false;
+    let mut next_item = 1;
+    let mut depth = 0;
     let mut i = 0;
+    let mut then = false;
+    let mut after_then = false;
+    let mut push = |current: &mut Vec<Token>,
+                    sep: Sep,
+                    order: Option<Order>,
+                    after_colon: bool,
+                    after_then: bool| {
+        if !current.is_empty() {
+            out.push(Segment {
+                sep,
+                tokens: std::mem::take(current),
+                order,
+                after_colon,
+                after_then,
+            });
+        }
+    };
     while i < tokens.len() {
-        if NOT_SEPARATORS
-            .iter()
-            .any(|p| phrase_at(tokens, i, p).is_some())
+        // "1.", "2)", "Step 3:", "第四步": one item of a list of steps.
+        if let Some(n) = list_marker(tokens, i, current.is_empty(), next_item) {
+            if !current.is_empty() {
+                push(&mut current, sep, order.take(), after_colon, after_then);
+            }
+            next_item += 1;
+            pending = pending.max(Sep::Sequence);
+            sep = pending;
+            i += n;
+            continue;
+        }
+        // "once both are done", "等B和C都完成后": what follows (or, at the
+        // end of a clause, the clause itself) waits for what came before.
+        if let Some(n) = done_marker(tokens, i) {
+            if current.is_empty() {
+                pending = pending.max(Sep::Sequence);
+                sep = pending;
+            } else {
+                push(
+                    &mut current,
+                    sep.max(Sep::Sequence),
+                    order.take(),
+                    after_colon,
+                    after_then,
+                );
+                pending = Sep::Start;
+                sep = Sep::Comma;
+            }
+            i += n;
+            // "D 在 B、C 都完成后执行": the verb after the marker only runs it.
+            loop {
+                let english = tokens.get(i).is_some_and(|t| {
+                    [
+                        "run", "runs", "execute", "executes", "start", "starts", "begin", "begins",
+                    ]
+                    .iter()
+                    .any(|w| t.is(w))
+                });
+                if english {
+                    i += 1;
+                } else if let Some(n) = ["执行", "运行", "开始", "启动"]
+                    .iter()
+                    .find_map(|p| phrase_at(tokens, i, p))
+                {
+                    i += n;
+                } else {
+                    break;
+                }
+            }
+            continue;
+        }
+        // Inside brackets nothing cuts: "os (linux, darwin)", "（华东、华北）".
+        if tokens[i].is("(") || tokens[i].is("（") {
+            depth += 1;
+        } else if (tokens[i].is(")") || tokens[i].is("）")) && depth > 0 {
+            depth -= 1;
+        }
+        // "并发邮件" sends mail; "并发" alone is concurrency.
+        let sends = phrase_at(tokens, i, "并发").is_some()
+            && tokens
+                .get(i + 2)
+                .is_some_and(|t| "邮消通送给短".contains(t.text.as_str()));
+        if depth > 0
+            || (!sends
+                && NOT_SEPARATORS
+                    .iter()
+                    .any(|p| phrase_at(tokens, i, p).is_some()))
         {
             let n = NOT_SEPARATORS
                 .iter()
                 .find_map(|p| phrase_at(tokens, i, p))
                 .unwrap_or(1);
+            if current.is_empty() {
+                after_colon = std::mem::take(&mut colon);
+                after_then = std::mem::take(&mut then);
+            }
             current.extend_from_slice(&tokens[i..i + n]);
             i += n;
             continue;
@@ -376,6 +537,37 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             (None, Some((n, o))) => (Some((Sep::Sequence, n)), Some(o)),
             (found, _) => (found, None),
         };
+        // "between branch_a and branch_b": one phrase.
+        if tokens[i].is("and") && i >= 2 && tokens[i - 2].is("between") {
+            current.push(tokens[i].clone());
+            i += 1;
+            continue;
+        }
+        // "0.1, 0.01 and 0.001": a list of numbers is one phrase.
+        let between_numbers = |n: usize| {
+            i > 0
+                && tokens[i - 1].class == Class::Number
+                && tokens.get(i + n).is_some_and(|t| t.class == Class::Number)
+        };
+        // "alice、bob、carol": a list of names is one phrase.
+        let between_names = |n: usize| {
+            tokens[i].is("、")
+                && i > 0
+                && matches!(tokens[i - 1].class, Class::Word | Class::Number)
+                && tokens
+                    .get(i + n)
+                    .is_some_and(|t| matches!(t.class, Class::Word | Class::Number))
+        };
+        let found = match found {
+            Some((Sep::Comma | Sep::And, n))
+                if (between_numbers(n) || between_names(n)) && !tokens[i].is(":") =>
+            {
+                current.extend_from_slice(&tokens[i..i + n]);
+                i += n;
+                continue;
+            }
+            other => other,
+        };
         // A "." inside a number or word was kept by the tokenizer; a lone
         // "-" or ":" between numbers (a range, a time) is not a separator.
         let found = match found {
@@ -392,12 +584,19 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         match found {
             Some((kind, n)) => {
                 if !current.is_empty() {
-                    out.push(Segment {
-                        sep,
-                        tokens: std::mem::take(&mut current),
-                        order: order.take(),
-                    });
+                    push(&mut current, sep, order.take(), after_colon, after_then);
                     pending = Sep::Start;
+                }
+                if ["就", "则", "那么"]
+                    .iter()
+                    .any(|c| phrase_at(tokens, i, c).is_some())
+                {
+                    then = true;
+                }
+                if [":", "：", "—"].iter().any(|c| tokens[i].is(c))
+                    || (tokens[i].is("-") && tokens.get(i + 1).is_some_and(|t| t.is("-")))
+                {
+                    colon = true;
                 }
                 order = ordered.or(order);
                 pending = pending.max(kind);
@@ -405,19 +604,189 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 i += n;
             }
             None => {
+                if current.is_empty() {
+                    after_colon = std::mem::take(&mut colon);
+                    after_then = std::mem::take(&mut then);
+                }
                 current.push(tokens[i].clone());
                 i += 1;
             }
         }
     }
-    if !current.is_empty() {
-        out.push(Segment {
-            sep,
-            tokens: current,
-            order,
-        });
-    }
+    push(&mut current, sep, order, after_colon, after_then);
     out
+}
+
+/// A list item's number or "Step N" where a segment may start; `next` is
+/// the number the list expects, so "batch sizes 100, 200. Then" is no item.
+fn list_marker(tokens: &[Token], i: usize, starts: bool, next: u32) -> Option<usize> {
+    let is =
+        |k: usize, words: &[&str]| tokens.get(k).is_some_and(|t| words.iter().any(|w| t.is(w)));
+    let content = |k: usize| {
+        tokens
+            .get(k)
+            .is_some_and(|t| matches!(t.class, Class::Word | Class::Cjk | Class::Code))
+    };
+    let number = |k: usize| {
+        tokens
+            .get(k)
+            .filter(|t| t.class == Class::Number)
+            .and_then(|t| t.text.parse::<u32>().ok())
+    };
+    // "(1) load", "1) load", "1. load", "1、加载"
+    let open = usize::from(is(i, &["(", "（"]));
+    if let Some(n) = number(i + open)
+        && (n == next || (starts && n == 1))
+        && is(i + open + 1, &[".", ")", "）", "、", ":", "："])
+        && content(i + open + 2)
+    {
+        return Some(open + 2);
+    }
+    // "Step 2: train", "step 2 - train"
+    if starts && is(i, &["step"]) && number(i + 1).is_some() {
+        let punct = usize::from(is(i + 2, &[":", "：", ".", "-", ")", ","]));
+        return Some(2 + punct);
+    }
+    // "第一步", "第2步："
+    if is(i, &["第"]) {
+        let mut k = i + 1;
+        while tokens.get(k).is_some_and(|t| {
+            t.class == Class::Number
+                || (t.class == Class::Cjk && "一二三四五六七八九十".contains(t.text.as_str()))
+        }) {
+            k += 1;
+        }
+        if k > i + 1 && is(k, &["步"]) {
+            return Some(k + 1 - i + usize::from(is(k + 1, &[":", "：", "，", ","])));
+        }
+    }
+    None
+}
+
+const WAIT_FILLER: &[&str] = &[
+    "both",
+    "all",
+    "they",
+    "them",
+    "these",
+    "those",
+    "the",
+    "two",
+    "three",
+    "of",
+    "are",
+    "is",
+    "have",
+    "has",
+    "been",
+    "steps",
+    "step",
+    "tasks",
+    "task",
+    "above",
+    "previous",
+    "ones",
+    "everything",
+    "it",
+    "that",
+    "this",
+    "its",
+    "their",
+    "and",
+    "or",
+    ",",
+    "jobs",
+    "branches",
+    "parallel",
+    "first",
+    "prior",
+    "earlier",
+    "successfully",
+];
+const DONE: &[&str] = &[
+    "done",
+    "finished",
+    "finish",
+    "finishes",
+    "complete",
+    "completed",
+    "completes",
+    "succeeded",
+    "succeed",
+    "succeeds",
+    "ready",
+    "over",
+    "through",
+    "end",
+    "ended",
+    "ends",
+];
+
+/// "once both are done", "when A and B finish", "after all of them
+/// complete", "wait for both to finish", "等B和C都完成后", "在…都完成之后":
+/// how many tokens the marker takes at `i`.
+fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
+    let t = tokens.get(i)?;
+    if t.class == Class::Word {
+        let open = [
+            "once",
+            "when",
+            "after",
+            "wait for",
+            "waiting for",
+            "as soon as",
+        ]
+        .iter()
+        .find_map(|p| phrase_at(tokens, i, p))?;
+        let mut k = i + open;
+        while k < tokens.len() && k < i + open + 8 {
+            let w = &tokens[k];
+            if DONE.iter().any(|d| w.is(d)) {
+                // "wait for both to finish"
+                return Some(k + 1 - i);
+            }
+            let filler = WAIT_FILLER.iter().any(|f| w.is(f)) || w.is_label() || w.is("to");
+            if !filler {
+                break;
+            }
+            k += 1;
+        }
+        // "wait for both", "wait for them" (not "wait for the _SUCCESS flag")
+        let ends = tokens.get(k).is_none_or(|t| {
+            [",", ".", ";", "，", "。", "；", "then", "and", "before"]
+                .iter()
+                .any(|w| t.is(w))
+        });
+        if tokens[i].is("wait") && k > i + open && ends {
+            return Some(k - i);
+        }
+        return None;
+    }
+    if !(t.is("等") || t.is("在") || t.is("待")) {
+        return None;
+    }
+    let mut k = i + 1;
+    while k < tokens.len() && k < i + 12 {
+        for done in ["完成", "结束", "跑完", "做完", "执行完"] {
+            if let Some(n) = phrase_at(tokens, k, done) {
+                let after = ["之后", "以后", "后"]
+                    .iter()
+                    .find_map(|p| phrase_at(tokens, k + n, p))
+                    .unwrap_or(0);
+                return (k > i + 1).then_some(k + n + after - i);
+            }
+        }
+        let w = &tokens[k];
+        let inside = w.is_label()
+            || (w.class == Class::Cjk
+                && "和与及、都全部所有上述前面的个两步骤任务它们这些均".contains(w.text.as_str()))
+            || w.class == Class::Word;
+        if !inside {
+            return None;
+        }
+        k += 1;
+    }
+    None
 }
 
 #[cfg(test)]

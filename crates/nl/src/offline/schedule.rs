@@ -182,7 +182,10 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
                 continue;
             }
         }
-        if matched && let Some((h, m, n)) = time_at(tokens, i, evening) {
+        // A time may come before the schedule words: "at 2am every day".
+        if (matched || tokens[i].is("at"))
+            && let Some((h, m, n)) = time_at(tokens, i, evening)
+        {
             take(i, n, &mut used);
             hour = Some(h.to_string());
             minute = m.to_string();

@@ -1,0 +1,650 @@
+//! Actions read from a clause's shape rather than its vocabulary: a verb
+//! and its object ("frobnicate the widgets"), or a step named by a letter
+//! ("A runs first", "then B"), whatever the verb; and step names made from
+//! the user's own words, Chinese ones in English.
+
+use super::kinds::{CJK_WORDS, KINDS, is_cjk_noun};
+use super::lexicon;
+use super::scan::{Class, Token, phrase_at, tokenize};
+use crate::decompose::{Subtask, TaskKind};
+
+/// A step the library has no template for, as a clause asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Action {
+    /// The step's name, from the user's words.
+    pub name: String,
+    /// Whether the words only name the step ("B", "step A"): a label.
+    pub labelled: bool,
+    /// Whether its words are off the topic of workflows ("make me a
+    /// sandwich"): no step, but a refusal.
+    pub off_topic: bool,
+}
+
+/// Words that open a clause without being its verb.
+#[rustfmt::skip]
+const LEAD: &[&str] = &[
+    "we", "i", "you", "then", "also", "please", "just", "simply", "need", "needs", "want", "wants",
+    "to", "should", "must", "will", "can", "could", "would", "let", "lets", "let's", "us", "and",
+    "next", "finally", "first", "now", "go", "ahead", "shall", "kindly", "quickly", "additionally",
+    "separately", "lastly", "afterwards", "so", "later", "please,", "always",
+];
+
+/// Words that cannot be the verb of an action: a clause starting with one
+/// asks for no step ("This is a pipeline for …", "Hello there").
+#[rustfmt::skip]
+const NOT_VERBS: &[&str] = &[
+    "the", "a", "an", "this", "that", "these", "those", "it", "its", "they", "them", "their",
+    "there", "here", "what", "which", "who", "whom", "whose", "why", "how", "where", "when",
+    "hello", "hi", "hey", "thanks", "thank", "ok", "okay", "yes", "no", "not", "all", "each",
+    "every", "some", "any", "both", "our", "my", "your", "his", "her", "of", "in", "on", "at",
+    "by", "for", "from", "with", "without", "into", "onto", "as", "is", "are", "was", "were", "be",
+    "been", "being", "am", "do", "does", "did", "done", "but", "or", "nor", "if", "else",
+    "otherwise", "very", "really", "only", "more", "most", "less", "step", "steps", "pipeline",
+    "workflow", "dag", "goal", "objective", "purpose", "overview", "note", "notes", "input",
+    "inputs", "outputs", "data", "dataset", "everything", "something", "nothing", "anything",
+    "result", "results", "today", "tomorrow", "etc", "e.g", "i.e", "sure", "good", "great", "nice",
+    "fine", "cool", "second", "third", "last", "final", "again", "same", "other", "another", "new",
+    "old", "using", "via", "per", "about", "after", "before", "once", "until", "while", "during",
+    "one", "two", "three", "model", "models", "job", "task", "tasks", "everyone", "team",
+    "someone", "whole", "entire", "stage", "stages", "system", "like", "would", "want",
+    "need", "please", "also", "then", "me", "us", "we", "i", "you", "use", "uses", "allocate", "request", "reserve", "give", "have", "has", "had", "wanted", "think", "thought", "guess", "hope", "wonder",
+    "love", "feel", "suppose", "know", "mean",
+];
+
+/// Where an object ends: "dedupe the records from the CRM".
+#[rustfmt::skip]
+const PREPOSITIONS: &[&str] = &[
+    "from", "to", "into", "with", "on", "in", "for", "by", "at", "using", "via", "as", "per",
+    "than", "so", "because", "if", "when", "then", "over", "across", "against", "onto", "through",
+    "and", "or", "once", "after", "before", "until", "while", "every", "each", "within",
+];
+
+/// Words a name leaves out.
+#[rustfmt::skip]
+const NAME_STOP: &[&str] = &[
+    "the", "a", "an", "it", "its", "them", "their", "this", "that", "these", "those", "our", "my",
+    "your", "all", "some", "any", "one", "ones", "new", "latest", "up", "out", "s", "is", "are",
+    "first", "again", "also", "both", "please", "step", "steps", "each", "every",
+    "different", "em", "thx", "kthx", "pls",
+];
+
+/// Common verbs of data and ops work: a clause starting with one is an
+/// action even without an object ("dedupe", "sleep for 10 seconds").
+#[rustfmt::skip]
+const VERBS: &[&str] = &[
+    "add", "aggregate", "alert", "analyze", "annotate", "append", "apply", "archive", "assemble",
+    "audit", "augment", "average", "backfill", "backup", "benchmark", "bootstrap", "build",
+    "bundle", "bump", "cache", "calculate", "calibrate", "call", "capture", "categorize",
+    "celebrate", "check", "classify", "clone", "cluster", "collect", "combine", "commit",
+    "compare", "compile", "compress", "compute", "concatenate", "configure", "consume", "convert",
+    "copy", "count", "crawl", "create", "crop", "cry", "decode", "decompress", "decrypt", "dedupe",
+    "deduplicate", "delete", "derive", "detect", "display", "distill", "divide", "download",
+    "draw", "drop", "dump", "echo", "embed", "emit", "encode", "encrypt", "enrich", "estimate",
+    "explain", "export", "extract", "fail", "fetch", "filter", "finalize", "find", "flag",
+    "flatten", "flip", "forward", "gather", "generate", "geocode", "greet", "group", "hash",
+    "index", "infer", "insert", "inspect", "install", "invoke", "join", "label", "launch", "lint",
+    "list", "log", "lookup", "mask", "match", "merge", "migrate", "mine", "monitor", "move",
+    "multiply", "open", "optimize", "output", "package", "parse", "partition", "patch", "persist",
+    "pivot", "plot", "poll", "populate", "post", "print", "produce", "profile", "prune", "publish",
+    "push", "quantize", "rank", "rebuild", "recompute", "record", "reduce", "refresh", "reindex",
+    "remove", "rename", "render", "repartition", "replace", "replicate", "resample", "reset",
+    "resize", "restart", "restore", "retrieve", "reverse", "rollback", "rotate", "round", "sample",
+    "sanitize", "say", "scale", "scan", "search", "segment", "send", "serialize", "shard",
+    "shuffle", "simulate", "sleep", "snapshot", "sort", "square", "stream", "subtract", "sum",
+    "swap", "sync", "tag", "tidy", "toss", "touch", "trace", "transcode", "transcribe",
+    "translate", "transpose", "trigger", "trim", "truncate", "unpack", "update", "upsert",
+    "verify", "vote", "wait", "warm", "watch", "whalesay", "zip", "roll", "grab", "get", "make",
+    "note", "remind", "pick", "choose", "decide", "bake", "cook", "materialize", "promote",
+    "retire", "wipe", "sweep", "finetune", "pretrain", "notify", "upload", "train", "evaluate",
+    "deploy", "register", "format", "impute", "preprocess", "read", "load", "transform", "clean",
+    "tokenize", "dedup", "serve", "release", "schedule", "smoke", "score", "predict", "import",
+    "ingest", "query", "scrape", "reconcile", "retrain", "redeploy", "rollout", "page", "ping",
+    "email", "tweet", "store", "save", "write", "validate", "test", "assert", "summarize", "total",
+];
+
+/// What follows a verb that has an object: "frobnicate the widgets",
+/// "flip a coin", "add 2 numbers".
+#[rustfmt::skip]
+const OBJECT_START: &[&str] = &[
+    "the", "a", "an", "all", "it", "them", "our", "my", "this", "these", "those", "each", "every",
+    "some", "two", "three", "both", "their", "its", "your",
+];
+
+/// Objects no workflow step acts on: a request about them is refused.
+#[rustfmt::skip]
+const OFF_TOPIC: &[&str] = &[
+    "sandwich", "sandwiches", "cake", "pizza", "coffee", "tea", "dinner", "lunch", "breakfast",
+    "meal", "recipe", "poem", "song", "joke", "jokes", "weather", "flight", "hotel", "vacation",
+    "taxi", "laundry", "homework", "essay", "haircut", "groceries", "蛋糕", "三明治", "咖啡", "披萨", "饭",
+    "诗", "笑话", "天气", "机票", "酒店", "歌",
+];
+
+/// Words that say something about the user, not the workflow: "just
+/// wanted to say your docs are great".
+const SPEECH: &[&str] = &[
+    "wanted", "want", "think", "thought", "guess", "hope", "wonder", "love", "like", "feel", "mean",
+];
+
+/// Verbs that only say a step runs: "A runs first", "run step B".
+#[rustfmt::skip]
+const TRIVIAL: &[&str] = &[
+    "run", "runs", "execute", "executes", "start", "starts", "go", "goes", "happen", "happens",
+    "begin", "begins", "kick", "kicks", "is", "are", "has", "needs", "finish", "finishes",
+    "complete", "completes", "come", "comes",
+];
+
+/// Verbs that lead a step named by what follows: "run the GPU smoke test".
+#[rustfmt::skip]
+const LEADING_VERBS: &[&str] = &[
+    "run", "do", "perform", "compute", "calculate", "write", "send", "get", "make", "create",
+    "produce", "generate", "build", "publish", "execute", "trigger", "kick", "launch", "start",
+];
+
+/// The generic action a clause asks for, when no library kind matched:
+/// `used` marks tokens other readers took (conditions, schedules …).
+pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
+    let free: Vec<&Token> = tokens
+        .iter()
+        .zip(used)
+        .filter(|(t, u)| !**u && t.class != Class::Punct)
+        .map(|(t, _)| t)
+        .collect();
+    let off_topic = free.iter().any(|t| OFF_TOPIC.iter().any(|w| t.is(w)))
+        || (0..tokens.len()).any(|i| {
+            OFF_TOPIC.iter().any(|w| {
+                w.chars().next().is_some_and(super::scan::is_cjk)
+                    && phrase_at(tokens, i, w).is_some()
+            })
+        });
+    let first_cjk = free.iter().position(|t| t.class == Class::Cjk);
+    let first_word = free.iter().position(|t| t.class == Class::Word);
+    if let Some(c) = first_cjk
+        && first_word.is_none_or(|w| c < w || !free[w].is_label())
+    {
+        return cjk(&free, off_topic);
+    }
+    let mut i = 0;
+    while i < free.len() && !free[i].is_label() && LEAD.iter().any(|w| free[i].is(w)) {
+        i += 1;
+    }
+    // "keep flipping a coin": the verb is the one kept at.
+    if free.get(i).is_some_and(|t| t.is("keep"))
+        && free.get(i + 1).is_some_and(|t| t.text.ends_with("ing"))
+    {
+        i += 1;
+    }
+    // The first known verb leads, past modifiers before it ("of the
+    // outcome, print …").
+    if let Some(v) = (i..free.len()).find(|&k| {
+        free[k].class == Class::Word
+            && VERBS.contains(&lemma(&free[k].text).as_str())
+            && !(k > 0 && (free[k - 1].is("for") || free[k - 1].is("during")))
+    }) && v > i
+        && !free[i].is_label()
+        && !free[i..v]
+            .iter()
+            .any(|t| t.is_label() || SPEECH.iter().any(|w| t.is(w)))
+    {
+        i = v;
+    }
+    let rest = &free[i..];
+    let first = rest.first()?;
+    if names_tasks(rest) {
+        return None;
+    }
+    if let Some(name) = label(rest) {
+        return Some(Action {
+            name,
+            labelled: true,
+            off_topic,
+        });
+    }
+    let verb_like = first.class == Class::Word
+        && first.text.len() >= 2
+        && first
+            .text
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || c == '-')
+        && !NOT_VERBS.iter().any(|w| first.is(w));
+    let has_object = rest.get(1).is_some_and(|t| {
+        matches!(t.class, Class::Number | Class::Url) || OBJECT_START.iter().any(|w| t.is(w))
+    });
+    let known = VERBS.contains(&lemma(&first.text).as_str());
+    if !verb_like || !(known || has_object || off_topic) {
+        return None;
+    }
+    Some(Action {
+        name: slug(&content_words(rest, 4)),
+        labelled: false,
+        off_topic,
+    })
+}
+
+/// "run two tasks", "执行两个任务": words about the steps, not a step.
+fn names_tasks(rest: &[&Token]) -> bool {
+    let tasks = ["tasks", "jobs", "steps", "things", "任务", "步骤"];
+    rest.len() <= 4
+        && rest.iter().any(|t| tasks.iter().any(|w| t.is(w)))
+        && rest.iter().any(|t| {
+            t.class == Class::Number
+                || ["two", "three", "both", "several", "these", "两"]
+                    .iter()
+                    .any(|w| t.is(w))
+        })
+}
+
+/// "B", "step A", "task 3", "run A", "A prints hello": the step's own
+/// name (with what it does, unless it only runs).
+fn label(rest: &[&Token]) -> Option<String> {
+    let is = |k: usize, words: &[&str]| rest.get(k).is_some_and(|t| words.iter().any(|w| t.is(w)));
+    let mut k = 0;
+    if is(
+        k,
+        &[
+            "run", "execute", "start", "launch", "trigger", "do", "perform", "call",
+        ],
+    ) {
+        k += 1;
+    }
+    let steps = [
+        "step", "task", "node", "job", "stage", "steps", "tasks", "nodes", "jobs",
+    ];
+    let name = if is(k, &steps)
+        && let Some(t) = rest.get(k + 1)
+    {
+        k += 2;
+        if t.is_label() {
+            t.text.clone()
+        } else if let Some((n, _)) = lexicon::integer_at(std::slice::from_ref(*t), 0, true)
+            .filter(|_| !t.is("a") && !t.is("an"))
+        {
+            format!("step-{n}")
+        } else if t.class == Class::Word
+            && t.text.len() <= 12
+            && !NAME_STOP.iter().any(|w| t.is(w))
+            && !PREPOSITIONS.iter().any(|w| t.is(w))
+        {
+            slug(&[t.text.clone()])
+        } else {
+            return None;
+        }
+    } else if rest.get(k).is_some_and(|t| t.is_label()) {
+        k += 1;
+        rest[k - 1].text.clone()
+    } else {
+        return None;
+    };
+    // "A prints hello": what it does is part of its name.
+    let does = rest[k..]
+        .first()
+        .filter(|t| t.class == Class::Word && !TRIVIAL.iter().any(|w| t.is(w)) && !t.is_label())
+        .filter(|t| VERBS.contains(&lemma(&t.text).as_str()) || t.text.ends_with('s'));
+    match does {
+        Some(_) => {
+            let mut words = vec![name];
+            words.extend(content_words(&rest[k..], 3));
+            Some(slug(&words))
+        }
+        None => Some(name),
+    }
+}
+
+/// A word that is a verb the planner knows, in any form.
+pub fn is_verb(word: &str) -> bool {
+    VERBS.contains(&lemma(word).as_str())
+}
+
+/// The base form of a verb: "prints" → "print", "flipping" → "flip",
+/// "deduplicated" → "deduplicate" (when the base is a known verb).
+pub fn lemma(word: &str) -> String {
+    let known =
+        |w: &str| VERBS.contains(&w) || KINDS.iter().flat_map(|(_, ps)| ps.iter()).any(|p| *p == w);
+    if known(word) {
+        return word.to_owned();
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    for (suffix, add) in [
+        ("ing", ""),
+        ("ing", "e"),
+        ("ed", ""),
+        ("ed", "e"),
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("d", ""),
+    ] {
+        if let Some(stem) = word.strip_suffix(suffix) {
+            candidates.push(format!("{stem}{add}"));
+            // "flipping" → "flip"
+            let b = stem.as_bytes();
+            if add.is_empty() && b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2] {
+                candidates.push(stem[..stem.len() - 1].to_owned());
+            }
+        }
+    }
+    if let Some(found) = candidates.iter().find(|c| known(c)) {
+        return found.clone();
+    }
+    // "rolling" → "roll", "running" → "run": unknown verbs lose "-ing",
+    // and a doubled last consonant (but not "ll", "ss").
+    match word.strip_suffix("ing") {
+        Some(stem) if stem.len() >= 3 => {
+            let b = stem.as_bytes();
+            let doubled = b[b.len() - 1] == b[b.len() - 2]
+                && !matches!(b[b.len() - 1], b'l' | b's' | b'z' | b'f');
+            if doubled {
+                stem[..stem.len() - 1].to_owned()
+            } else {
+                stem.to_owned()
+            }
+        }
+        _ => word.to_owned(),
+    }
+}
+
+/// The words a name is made of, from a clause's verb on: content words up
+/// to the first preposition, at most `max`, verbs in their base form.
+fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tokens {
+        match t.class {
+            Class::Word => {}
+            Class::Number if !out.is_empty() => continue,
+            Class::Cjk => {
+                if let Some(w) = cjk_words(std::slice::from_ref(*t)).first() {
+                    out.push(w.clone());
+                }
+                continue;
+            }
+            _ => continue,
+        }
+        if t.is_label() {
+            out.push(t.text.clone());
+            continue;
+        }
+        if !out.is_empty() && PREPOSITIONS.iter().any(|w| t.is(w)) {
+            break;
+        }
+        if NAME_STOP.iter().any(|w| t.is(w)) || LEAD.iter().any(|w| t.is(w)) && out.is_empty() {
+            continue;
+        }
+        let word = lemma(&t.text);
+        if !out.contains(&word) {
+            out.push(word);
+        }
+        if out.len() >= max {
+            break;
+        }
+    }
+    out
+}
+
+/// A Chinese action: its verb and up to two nouns in English, or the
+/// letter it names ("运行A").
+fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
+    let owned: Vec<Token> = free.iter().map(|t| (*t).clone()).collect();
+    if let Some(at) = owned.iter().position(|t| t.is_label()) {
+        // "运行A" is A; "打印 A" prints A.
+        let verb = cjk_words(&owned[..at])
+            .into_iter()
+            .find(|w| !is_cjk_noun(w) && !["run", "do"].contains(&w.as_str()));
+        let name = match verb {
+            Some(v) => slug(&[v, owned[at].text.clone()]),
+            None => owned[at].text.clone(),
+        };
+        return Some(Action {
+            name,
+            labelled: true,
+            off_topic,
+        });
+    }
+    let text: String = owned.iter().map(|t| t.text.as_str()).collect();
+    let words = cjk_words(&owned);
+    let verbs = words.iter().filter(|w| !is_cjk_noun(w)).count();
+    let strong = words
+        .iter()
+        .filter(|w| !is_cjk_noun(w) && !["run", "do"].contains(&w.as_str()))
+        .count();
+    let counted = ["两个", "二个", "三个", "几个", "多个"]
+        .iter()
+        .any(|c| text.contains(c));
+    if counted && strong == 0 && ["任务", "步骤"].iter().any(|w| text.contains(w)) {
+        return None;
+    }
+    if verbs == 0 && !off_topic {
+        return None;
+    }
+    Some(Action {
+        name: cjk_name(&owned).unwrap_or_else(|| "step".into()),
+        labelled: false,
+        off_topic,
+    })
+}
+
+/// A name from Chinese words: the English of its words from the first
+/// verb on (and the English words among them), weak verbs ("运行", "做")
+/// left out when a stronger word follows; at most three words.
+fn cjk_name(tokens: &[Token]) -> Option<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut verb = false;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        if let Some((n, en)) = CJK_WORDS
+            .iter()
+            .find_map(|(zh, en)| phrase_at(tokens, i, zh).map(|n| (n, *en)))
+        {
+            verb |= !is_cjk_noun(en);
+            if verb && !words.iter().any(|w| w == en) {
+                words.push(en.to_owned());
+            }
+            i += n;
+            continue;
+        }
+        if verb && t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)) {
+            words.push(if t.is_label() {
+                t.text.clone()
+            } else {
+                t.text.clone()
+            });
+        }
+        i += 1;
+    }
+    let weak = |w: &String| ["run", "do"].contains(&w.as_str());
+    if words.iter().any(|w| !weak(w)) {
+        words.retain(|w| !weak(w));
+    }
+    words.truncate(3);
+    (!words.is_empty()).then(|| slug(&words))
+}
+
+/// The English words of the Chinese words in `tokens`, in order.
+fn cjk_words(tokens: &[Token]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        match CJK_WORDS
+            .iter()
+            .find_map(|(zh, en)| phrase_at(tokens, i, zh).map(|n| (n, *en)))
+        {
+            Some((n, en)) => {
+                out.push(en.to_owned());
+                i += n;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// The name of a step: the subtask's own name, or its words from the
+/// verb that asked for it (a training step: the verb and its model).
+pub fn step_name(task: &Subtask) -> String {
+    if let Some(name) = &task.name {
+        let name = slug(&[name.clone()]);
+        if !name.is_empty() {
+            return name;
+        }
+    }
+    let tokens = tokenize(&task.text);
+    // The user's verb names the step even when the words around it made
+    // it another kind ("load the total into the database" is an export).
+    let phrase = lexicon::kind_phrase(&tokens);
+    let Some((kind, at, n)) = phrase else {
+        return default_name(task);
+    };
+    let chinese = tokens[at].class == Class::Cjk;
+    if task.kind.trains()
+        && let Some(model) = &task.model
+    {
+        let verb = if chinese {
+            cjk_words(&tokens[at..at + n]).join("-")
+        } else {
+            spelled(kind, &tokens, at, n)
+        };
+        return slug(&[verb, model.replace('_', "-")]);
+    }
+    if chinese {
+        // From the clause's first verb: "检测数据漂移" detects.
+        return cjk_name(&tokens)
+            .or_else(|| cjk_name(&tokens[at..]))
+            .unwrap_or_else(|| default_name(task));
+    }
+    // A verb just before the phrase leads: "run the GPU smoke test".
+    let mut start = at;
+    for back in (at.saturating_sub(4)..at).rev() {
+        let t = &tokens[back];
+        if t.class != Class::Word || PREPOSITIONS.iter().any(|w| t.is(w)) {
+            break;
+        }
+        if LEADING_VERBS.contains(&t.text.as_str()) || VERBS.contains(&lemma(&t.text).as_str()) {
+            start = back;
+        }
+    }
+    let from: Vec<&Token> = tokens[start..].iter().collect();
+    let mut words = content_words(&from, 4);
+    if start == at {
+        // The lexicon's spelling of the phrase, not "cleaning" (nor "laod"),
+        // but the user's own abbreviation: "dedup".
+        let mut base = spelled(kind, &tokens, at, n);
+        if n == 1 && base.starts_with(&tokens[at].text) && tokens[at].class == Class::Word {
+            base = lemma(&tokens[at].text);
+        }
+        let taken = content_words(&from[..n.min(from.len())], 4).len();
+        let mut named: Vec<String> = base
+            .split('-')
+            .filter(|w| !w.is_empty() && !NAME_STOP.contains(w))
+            .map(str::to_owned)
+            .collect();
+        named.extend(words.into_iter().skip(taken));
+        named.truncate(4);
+        words = named;
+    }
+    if words.is_empty() {
+        default_name(task)
+    } else {
+        slug(&words)
+    }
+}
+
+/// How the lexicon spells the phrase matched at `at` (its base form).
+fn spelled(kind: TaskKind, tokens: &[Token], at: usize, n: usize) -> String {
+    KINDS
+        .iter()
+        .filter(|(k, _)| *k == kind)
+        .flat_map(|(_, ps)| ps.iter())
+        .filter(|p| phrase_at(tokens, at, p) == Some(n))
+        .max_by_key(|p| p.len())
+        .map(|p| p.replace(' ', "-"))
+        .unwrap_or_default()
+}
+
+fn default_name(task: &Subtask) -> String {
+    match (task.kind, &task.model) {
+        (TaskKind::Train, Some(m)) => format!("train-{}", m.replace('_', "-")),
+        (TaskKind::DistributedTrain, _) => "train-distributed".into(),
+        (TaskKind::Load, _) => "load-data".into(),
+        (TaskKind::QualityCheck, _) => "check-data-quality".into(),
+        (TaskKind::Select, _) => "select-best".into(),
+        (TaskKind::Register, _) => "register-model".into(),
+        (TaskKind::Shell, _) => "run".into(),
+        (k, _) => k.as_str().replace('_', "-"),
+    }
+}
+
+/// Words → a DNS-label name: lowercase ASCII letters, digits and dashes,
+/// starting with a letter, at most 40 characters.
+pub fn slug(words: &[String]) -> String {
+    let joined = words.join("-").to_ascii_lowercase();
+    let mut out = String::new();
+    for c in joined.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let mut out: String = out.trim_matches('-').chars().take(40).collect();
+    while out.ends_with('-') {
+        out.pop();
+    }
+    if out.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        out.insert_str(0, "step-");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn action(text: &str) -> Option<Action> {
+        let t = tokenize(text);
+        generic(&t, &vec![false; t.len()])
+    }
+
+    fn named(kind: TaskKind, text: &str, model: Option<&str>) -> String {
+        let mut task = Subtask::new(kind, text);
+        task.model = model.map(str::to_owned);
+        step_name(&task)
+    }
+
+    #[test]
+    fn actions_from_the_shape_of_a_clause() {
+        let a = action("frobnicate the widgets").unwrap();
+        assert_eq!((a.name.as_str(), a.labelled), ("frobnicate-widgets", false));
+        assert_eq!(action("A runs").unwrap().name, "a");
+        assert_eq!(action("then run step B").unwrap().name, "b");
+        assert_eq!(action("print 'heads'").unwrap().name, "print-heads");
+        assert_eq!(action("抛一枚硬币").unwrap().name, "flip-coin");
+        assert_eq!(action("运行A").unwrap().name, "a");
+        assert!(action("Make me a sandwich").unwrap().off_topic);
+        assert_eq!(action("This is a pipeline for churn"), None);
+        assert_eq!(action("hello there"), None);
+        assert_eq!(action("a model"), None);
+    }
+
+    #[test]
+    fn names_come_from_the_users_words() {
+        assert_eq!(
+            named(TaskKind::Preprocess, "clean the text", None),
+            "clean-text"
+        );
+        assert_eq!(named(TaskKind::Preprocess, "去重", None), "dedupe");
+        assert_eq!(
+            named(TaskKind::Train, "train an LSTM", Some("lstm")),
+            "train-lstm"
+        );
+        assert_eq!(
+            named(
+                TaskKind::Preprocess,
+                "dedupe the records from the CRM",
+                None
+            ),
+            "dedupe-record"
+        );
+        assert_eq!(named(TaskKind::Evaluate, "evaluate it", None), "evaluate");
+        assert_eq!(named(TaskKind::Select, "keep the best", None), "keep-best");
+        assert_eq!(named(TaskKind::Export, "导出模型", None), "export-model");
+    }
+}

@@ -1,0 +1,177 @@
+//! Headings: a sentence that states the goal ("Fine-tune a 7B language
+//! model with LoRA on our tickets: tokenize …, train …, evaluate …") is
+//! context for the steps it introduces — their model family, data and
+//! resources — not a step of its own.
+
+use super::clause::{self, Clause};
+use super::kinds::IMAGE_WORDS;
+use super::parse::{Group, expand};
+use super::scan::{Segment, Sep, Token, find_any};
+use crate::decompose::{Span, Stage, Subtask, TaskKind};
+
+/// A heading and where it is.
+pub struct Heading {
+    clause: Clause,
+    span: Span,
+}
+
+/// Words that say a clause states a goal rather than a step.
+const GOAL: &[&str] = &[
+    "goal",
+    "objective",
+    "we want to",
+    "i want to",
+    "we need to",
+    "i need to",
+    "i'd like to",
+    "we'd like to",
+    "the task is",
+    "build a",
+    "build an",
+    "create a",
+    "create an",
+    "set up a",
+    "develop a",
+    "design a",
+    "implement a",
+    "make a pipeline",
+    "pipeline",
+    "workflow",
+    "目标",
+    "我们要",
+    "我们想",
+    "我想",
+    "构建",
+    "搭建",
+    "流水线",
+    "工作流",
+];
+
+/// Takes the heading off the front of `groups`: the first clause, when a
+/// colon or a full stop ends it and two or more clauses follow, and it
+/// states a goal or asks for a step of a kind the others ask for again.
+pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<Heading>) {
+    if groups.len() < 3 {
+        return (groups, None);
+    }
+    let tokens = |g: &Group| -> Vec<Token> {
+        g.segs
+            .iter()
+            .flat_map(|&i| segs[i].tokens.clone())
+            .collect()
+    };
+    let first = tokens(&groups[0]);
+    let c = clause::read(&first);
+    let next = &groups[1];
+    let colon = segs[next.segs[0]].after_colon;
+    let sentence = next.sep == Sep::Sentence;
+    if !(colon || sentence) || c.condition.is_some() || c.otherwise || c.always {
+        return (groups, None);
+    }
+    let same = |kind: TaskKind| {
+        groups[1..].iter().any(|g| {
+            clause::read(&tokens(g))
+                .kind
+                .is_some_and(|k| k == kind || (k.trains() && kind.trains()))
+        })
+    };
+    let goal = find_any(&first, GOAL).is_some();
+    let repeats = c.kind.is_some_and(|k| !c.generic && same(k));
+    if !(goal || repeats || (colon && c.generic)) {
+        return (groups, None);
+    }
+    let span = groups[0]
+        .segs
+        .iter()
+        .map(|&i| segs[i].span())
+        .reduce(Span::join)
+        .expect("a group has segments");
+    groups.remove(0);
+    groups[0].sep = Sep::Start;
+    (groups, Some(Heading { clause: c, span }))
+}
+
+/// Gives the heading's model, resources, target and retries to the steps
+/// of its kind (its model to training steps), or, when it asks for a step
+/// none of them is, places that step where such steps go.
+pub fn apply(text: &str, h: &Heading, stages: &mut Vec<Stage>) {
+    let c = &h.clause;
+    let kind = c.kind.filter(|_| !c.generic);
+    let mut hit = false;
+    for stage in stages.iter_mut() {
+        let mut tasks = Vec::new();
+        for t in std::mem::take(&mut stage.tasks) {
+            let same = kind.is_some_and(|k| k == t.kind || (k.trains() && t.kind.trains()));
+            if t.kind.trains() && t.model.is_none() && c.models.len() > 1 {
+                hit |= same;
+                for m in &c.models {
+                    let mut one = with_context(t.clone(), c);
+                    one.model = Some(m.clone());
+                    one.name = None;
+                    tasks.push(one);
+                }
+                continue;
+            }
+            if same || (t.kind.trains() && t.model.is_none() && !c.models.is_empty()) {
+                hit |= same;
+                tasks.push(with_context(t, c));
+            } else {
+                tasks.push(t);
+            }
+        }
+        stage.tasks = tasks;
+    }
+    let Some(kind) = kind.filter(|_| !hit) else {
+        return;
+    };
+    let tasks = expand(text, c, kind, h.span);
+    let at = stages
+        .iter()
+        .position(|s| {
+            s.tasks
+                .iter()
+                .any(|t| t.kind.pipeline_order() > kind.pipeline_order())
+        })
+        .unwrap_or(stages.len());
+    stages.insert(at, Stage { tasks });
+}
+
+fn with_context(mut t: Subtask, c: &Clause) -> Subtask {
+    if t.kind.trains() && t.model.is_none() {
+        t.model = c.models.first().cloned();
+    }
+    t.resources = t.resources.or(&c.resources);
+    t.retry = t.retry.or(c.retry);
+    if t.target.is_none() && !t.kind.trains() {
+        t.target = c.target.clone();
+    }
+    if t.kind == TaskKind::Train && (c.distributed || t.resources.workers.is_some()) {
+        t.kind = TaskKind::DistributedTrain;
+    }
+    t
+}
+
+/// A heading with no step of its own ("QLoRA on mistral-7b for our FAQ
+/// bot: …"): its models and resources go to the training steps.
+pub fn preamble(c: &Clause, stages: &mut [Stage]) {
+    for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
+        if t.kind.trains() {
+            if t.model.is_none() {
+                t.model = c.models.first().cloned();
+            }
+            t.resources = t.resources.or(&c.resources);
+        }
+    }
+}
+
+/// A model trained on images, with none named, is a CNN.
+pub fn image_models(tokens: &[Token], stages: &mut [Stage]) {
+    if find_any(tokens, IMAGE_WORDS).is_none() {
+        return;
+    }
+    for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
+        if t.kind == TaskKind::Train && t.model.is_none() {
+            t.model = Some("cnn".into());
+        }
+    }
+}

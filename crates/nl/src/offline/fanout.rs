@@ -1,0 +1,480 @@
+//! Fan-outs: one instance per value of a list ("batch sizes 100, 200 and
+//! 300", "for each of the names alice, bob and carol"), a range ("shards 1
+//! to 20"), a count ("five folds", "each of the 10 test shards") or every
+//! combination of several lists ("os (linux, darwin) and arch (amd64)").
+
+use super::clause::Reader;
+use super::lexicon::{self, integer_at};
+use super::scan::{Class, Token, find_any, phrase_at};
+use crate::decompose::{FanOut, FanOutValues};
+
+const COUNT_NOUNS: &[(&str, &str)] = &[
+    ("folds", "fold"),
+    ("fold", "fold"),
+    ("shards", "shard"),
+    ("partitions", "partition"),
+    ("seeds", "seed"),
+    ("chunks", "chunk"),
+    ("splits", "split"),
+    ("折", "fold"),
+    ("个分片", "shard"),
+    ("分片", "shard"),
+    ("个种子", "seed"),
+    ("个随机种子", "seed"),
+];
+
+/// Things counted for a fan-out only with "each", "every", "in parallel"
+/// nearby ("for each of the 7 days", not "the last 7 days of logs").
+const COUNTED: &[(&str, &str)] = &[
+    ("times", "run"),
+    ("days", "day"),
+    ("weeks", "week"),
+    ("months", "month"),
+    ("hours", "hour"),
+    ("languages", "language"),
+    ("regions", "region"),
+    ("countries", "country"),
+    ("cities", "city"),
+    ("stores", "store"),
+    ("files", "file"),
+    ("tables", "table"),
+    ("datasets", "dataset"),
+    ("runs", "run"),
+    ("trials", "trial"),
+    ("experiments", "experiment"),
+    ("configurations", "configuration"),
+    ("configs", "config"),
+    ("different seeds", "seed"),
+    ("random seeds", "seed"),
+    ("次", "run"),
+    ("个随机种子", "seed"),
+    ("个种子", "seed"),
+];
+
+const CJK_PARAMS: &[(&str, &str)] = &[
+    ("批大小", "batch_size"),
+    ("批量大小", "batch_size"),
+    ("批次大小", "batch_size"),
+    ("学习率", "learning_rate"),
+    ("分片", "shard"),
+    ("种子", "seed"),
+    ("区域", "region"),
+    ("地区", "region"),
+    ("折", "fold"),
+];
+
+/// The fan-out the clause asks for; marks the words it used.
+pub fn read(r: &mut Reader) -> Option<FanOut> {
+    let mut out = None;
+    read_into(r, &mut out);
+    out
+}
+
+fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
+    if let Some(m) = matrix(r).or_else(|| chinese_each(r)) {
+        *slot = Some(m);
+        return;
+    }
+    let t = r.t;
+    // Ranges: "shards 1 to 20", "1-20", "分片1到20".
+    for i in 0..t.len() {
+        if r.used[i] {
+            continue;
+        }
+        let Some((a, n)) = integer_at(t, i, false) else {
+            continue;
+        };
+        if !r.is(i + n, &["to", "through", "thru", "-", "到", "至", "~"]) {
+            continue;
+        }
+        let Some((b, m)) = integer_at(t, i + n + 1, false) else {
+            continue;
+        };
+        if b <= a || b - a >= 10_000 {
+            continue;
+        }
+        let from = i.saturating_sub(usize::from(i > 0 && r.is(i - 1, &["from", "从"])));
+        *slot = Some(FanOut {
+            parameter: parameter_before(t, from),
+            values: FanOutValues::Range {
+                start: i64::from(a),
+                end: i64::from(b),
+            },
+        });
+        r.mark(from, i + n + 1 + m - from);
+        return;
+    }
+    // Counts: "five folds", "5-fold", "10 shards", "五折".
+    for i in 0..t.len() {
+        if r.used[i] {
+            continue;
+        }
+        let Some((v, n)) = integer_at(t, i, true).filter(|_| !t[i].is("a") && !t[i].is("an"))
+        else {
+            continue;
+        };
+        let mut u = i + n + usize::from(r.is(i + n, &["-"]));
+        // "the 10 test shards": one word may stand between.
+        let noun_at = |u: usize| {
+            COUNT_NOUNS
+                .iter()
+                .find_map(|(w, p)| phrase_at(t, u, w).map(|len| (*p, len)))
+        };
+        if noun_at(u).is_none() && t.get(u).is_some_and(|x| x.class == Class::Word) {
+            u += 1;
+        }
+        // "(7 days)", "100 times", "for each of 4 regions": counted things,
+        // when the clause says each of them runs.
+        let free: Vec<Token> = t
+            .iter()
+            .zip(&r.used)
+            .filter(|(_, u)| !**u)
+            .map(|(x, _)| x.clone())
+            .collect();
+        let cued = find_any(
+            &free,
+            &[
+                "each",
+                "every",
+                "per",
+                "parallel",
+                "separately",
+                "different",
+                "分别",
+                "每",
+                "并行",
+                "times",
+                "次",
+            ],
+        )
+        .is_some();
+        let counted = |u: usize| {
+            (cued && v >= 2)
+                .then(|| {
+                    COUNTED
+                        .iter()
+                        .find_map(|(w, p)| phrase_at(t, u, w).map(|len| (*p, len)))
+                })
+                .flatten()
+        };
+        if let Some((noun, len)) = noun_at(u).or_else(|| counted(u))
+            && v >= 2
+        {
+            *slot = Some(FanOut {
+                parameter: noun.to_owned(),
+                values: FanOutValues::Count(v),
+            });
+            // "5-fold cross validation" trains per fold; it is no evaluation step.
+            let after = u + len;
+            let cv = [
+                "cross validation",
+                "cross-validation",
+                "cross-validated",
+                "交叉验证",
+            ]
+            .iter()
+            .find_map(|p| phrase_at(t, after, p))
+            .unwrap_or(0);
+            r.mark(i, after + cv - i);
+            return;
+        }
+    }
+    // Lists: two or more numbers in a row ("batch sizes 100, 200 and 300").
+    let mut i = 0;
+    while i < t.len() {
+        if t[i].class != Class::Number {
+            i += 1;
+            continue;
+        }
+        // What varies is named before the list ("batch sizes 100, 200"),
+        // not acted on ("add 1 and 2").
+        let mut before = i;
+        while before > 0 && (t[before - 1].is("=") || t[before - 1].is(":")) {
+            before -= 1;
+        }
+        let named = before > 0
+            && matches!(t[before - 1].class, Class::Word | Class::Cjk)
+            && !super::action::is_verb(&t[before - 1].text)
+            && lexicon::kind(&t[before - 1..before]).is_none();
+        if !named {
+            i += 1;
+            continue;
+        }
+        let run: Vec<usize> = (i..t.len())
+            .take_while(|&j| {
+                !r.used[j]
+                    && (t[j].class == Class::Number
+                        || ["or", "and", ",", "，", "、", "和", "或"]
+                            .iter()
+                            .any(|w| t[j].is(w)))
+            })
+            .filter(|&j| t[j].class == Class::Number)
+            .collect();
+        if run.len() >= 2 {
+            let end = *run.last().expect("two numbers") + 1;
+            *slot = Some(FanOut {
+                parameter: parameter_before(t, i),
+                values: FanOutValues::List(run.iter().map(|&j| t[j].text.clone()).collect()),
+            });
+            r.mark(i.saturating_sub(2), end - i.saturating_sub(2));
+            return;
+        }
+        i += run.len().max(1);
+    }
+    // Words after "for each X in" or "for each of the Xs": "for each region
+    // in us, eu and asia", up to the next verb.
+    if let Some((at, n)) = find_any(t, &["for each", "for every", "each of", "for all"]) {
+        let mut j = at + n;
+        while r.is(
+            j,
+            &[
+                "of",
+                "the",
+                "these",
+                "those",
+                "our",
+                "my",
+                "all",
+                "following",
+            ],
+        ) {
+            j += 1;
+        }
+        // "each of the names alice, bob": a plural noun names what varies;
+        // "each of alice, bob and carol": the values come at once.
+        let plural =
+            |x: &Token| x.class == Class::Word && x.text.ends_with('s') && x.text.len() > 3;
+        // "for each language: en, fr" names what varies first; "each of
+        // alice, bob" lists the values at once.
+        let named_first = r.is(at, &["for"]) || t.get(j).is_some_and(plural);
+        let (parameter, from) =
+            match (j..t.len().min(j + 4)).find(|&k| r.is(k, &["in", ":", "from", "="])) {
+                Some(k) => (identifier(&t[j..k]), k + 1),
+                None if named_first && t.get(j).is_some_and(|x| x.class == Class::Word) => {
+                    (identifier(&t[j..j + 1]), j + 1)
+                }
+                None => ("item".to_owned(), j),
+            };
+        let mut values = Vec::new();
+        let mut end = from;
+        while let Some(x) = t.get(end) {
+            if x.is("and") || x.is("or") || x.class == Class::Punct {
+                end += 1;
+                continue;
+            }
+            let verb = super::action::is_verb(&x.text)
+                || lexicon::KINDS
+                    .iter()
+                    .any(|(_, ps)| ps.iter().any(|p| phrase_at(t, end, p).is_some()));
+            let value = matches!(x.class, Class::Word | Class::Number | Class::Url)
+                && !verb
+                && ![
+                    "the", "a", "an", "then", "to", "with", "on", "in", "of", "for",
+                ]
+                .iter()
+                .any(|w| x.is(w));
+            if !value {
+                break;
+            }
+            values.push(x.text.clone());
+            end += 1;
+        }
+        if values.len() >= 2 {
+            *slot = Some(FanOut {
+                parameter,
+                values: FanOutValues::List(values),
+            });
+            r.mark(at, end - at);
+        }
+    }
+}
+
+/// "对 us、eu、asia 每个区域训练": the values before 每个.
+fn chinese_each(r: &mut Reader) -> Option<FanOut> {
+    let t = r.t;
+    let each = (0..t.len()).find(|&i| {
+        ["每个", "每一个", "每一", "各个", "分别"]
+            .iter()
+            .any(|p| phrase_at(t, i, p).is_some())
+    })?;
+    let mut start = each;
+    while start > 0
+        && (matches!(t[start - 1].class, Class::Word | Class::Number | Class::Url)
+            || t[start - 1].is("、"))
+    {
+        start -= 1;
+    }
+    let mut values: Vec<String> = t[start..each]
+        .iter()
+        .filter(|x| matches!(x.class, Class::Word | Class::Number | Class::Url))
+        .map(|x| x.text.clone())
+        .collect();
+    // "learning rate 0.1、0.01、0.001": the numbers vary, the words name them.
+    if values.iter().any(|v| v.parse::<f64>().is_ok()) {
+        let numbers = values
+            .iter()
+            .rev()
+            .take_while(|v| v.parse::<f64>().is_ok())
+            .count();
+        values.drain(..values.len() - numbers);
+    }
+    // "每个地区（华东、华北、华南）": the values in brackets after it.
+    if values.len() < 2 {
+        let open = (each..(each + 6).min(t.len())).find(|&k| t[k].is("（") || t[k].is("("))?;
+        let close = (open..t.len()).find(|&k| t[k].is("）") || t[k].is(")"))?;
+        values = t[open + 1..close]
+            .split(|x| x.is("、") || x.is("，") || x.is(","))
+            .map(|chunk| chunk.iter().map(|x| x.text.as_str()).collect::<String>())
+            .filter(|v| !v.is_empty())
+            .collect();
+        start = start.min(each);
+    }
+    if values.len() < 2 {
+        return None;
+    }
+    let noun: String = t[each..(each + 5).min(t.len())]
+        .iter()
+        .filter(|x| x.class == Class::Cjk)
+        .map(|x| x.text.as_str())
+        .collect();
+    let parameter = [
+        ("区域", "region"),
+        ("地区", "region"),
+        ("文件", "file"),
+        ("人", "name"),
+        ("模型", "model"),
+    ]
+    .iter()
+    .find(|(zh, _)| noun.contains(zh))
+    .map_or("item", |(_, en)| en)
+    .to_owned();
+    r.mark(start, each - start + 2);
+    Some(FanOut {
+        parameter,
+        values: FanOutValues::List(values),
+    })
+}
+
+/// "every combination of os (linux, darwin) and arch (amd64, arm64)":
+/// the lists in parentheses, crossed.
+fn matrix(r: &mut Reader) -> Option<FanOut> {
+    let t = r.t;
+    find_any(
+        t,
+        &[
+            "combination",
+            "combinations",
+            "matrix",
+            "cross product",
+            "every pair",
+        ],
+    )?;
+    let mut names = Vec::new();
+    let mut lists: Vec<Vec<String>> = Vec::new();
+    let mut i = 0;
+    while i < t.len() {
+        if !t[i].is("(") {
+            i += 1;
+            continue;
+        }
+        let close = (i + 1..t.len()).find(|&k| t[k].is(")"))?;
+        let values: Vec<String> = t[i + 1..close]
+            .iter()
+            .filter(|x| {
+                matches!(x.class, Class::Word | Class::Number) && !x.is("and") && !x.is("or")
+            })
+            .map(|x| x.text.clone())
+            .collect();
+        if values.len() >= 2 {
+            names.push(
+                i.checked_sub(1)
+                    .map_or("item".into(), |k| t[k].text.clone()),
+            );
+            lists.push(values);
+            r.mark(i.saturating_sub(1), close + 2 - i);
+        }
+        i = close + 1;
+    }
+    if lists.len() < 2 {
+        return None;
+    }
+    let mut crossed: Vec<String> = vec![String::new()];
+    for list in &lists {
+        crossed = crossed
+            .iter()
+            .flat_map(|a| {
+                list.iter().map(move |v| {
+                    if a.is_empty() {
+                        v.clone()
+                    } else {
+                        format!("{a}-{v}")
+                    }
+                })
+            })
+            .collect();
+    }
+    if let Some((at, n)) = find_any(t, &["for every", "for each", "for all"]) {
+        r.mark(at, n);
+    }
+    Some(FanOut {
+        parameter: names.join("_"),
+        values: FanOutValues::List(crossed),
+    })
+}
+
+/// What varies, from the words before a list: "batch sizes" → `batch_size`.
+fn parameter_before(t: &[Token], i: usize) -> String {
+    if i > 0 && t[i - 1].class == Class::Cjk {
+        let start = i.saturating_sub(5);
+        let text: String = t[start..i].iter().map(|x| x.text.as_str()).collect();
+        return CJK_PARAMS
+            .iter()
+            .find(|(w, _)| text.contains(w))
+            .map_or_else(|| "item".to_owned(), |(_, p)| (*p).to_owned());
+    }
+    let words: Vec<&Token> = t[..i]
+        .iter()
+        .rev()
+        .take_while(|x| x.class == Class::Word)
+        .filter(|x| {
+            !matches!(
+                x.text.as_str(),
+                "with"
+                    | "for"
+                    | "of"
+                    | "using"
+                    | "the"
+                    | "a"
+                    | "different"
+                    | "values"
+                    | "from"
+                    | "over"
+                    | "across"
+                    | "on"
+                    | "and"
+            )
+        })
+        .take(2)
+        .collect();
+    let owned: Vec<Token> = words.into_iter().rev().cloned().collect();
+    identifier(&owned)
+}
+
+fn identifier(words: &[Token]) -> String {
+    let parts: Vec<String> = words
+        .iter()
+        .filter(|w| w.class == Class::Word && !lexicon::is_filler(w))
+        .map(|w| w.text.replace(['-', '.'], "_"))
+        .collect();
+    if parts.is_empty() {
+        return "item".into();
+    }
+    let mut id = parts.join("_");
+    if id.ends_with('s') && !id.ends_with("ss") && id.len() > 3 {
+        id.pop();
+    }
+    if id.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        id.insert(0, '_');
+    }
+    id
+}

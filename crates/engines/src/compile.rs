@@ -57,13 +57,14 @@ pub fn compile(engine: &str, plan: &Plan, run: &RunSpec) -> Result<Manifest, Eng
     }
 }
 
+/// Each engine's name and whether the workflow compiles for it.
+pub type Verdicts = Vec<(&'static str, Result<(), EngineError>)>;
+
 /// Whether `workflow` compiles for every engine, planned as a preview
 /// run would be: each engine's name and its verdict, the local engine's
 /// last (it compiles nothing, but runs the same plan). Parameters without
 /// a default get a placeholder value. For drafts (`couler nl-eval`).
-pub fn preview_all(
-    workflow: &couler_ir::Workflow,
-) -> Result<Vec<(&'static str, Result<(), EngineError>)>, String> {
+pub fn preview_all(workflow: &couler_ir::Workflow) -> Result<Verdicts, String> {
     let parameters = workflow
         .parameters
         .iter()

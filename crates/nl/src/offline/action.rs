@@ -264,7 +264,7 @@ fn label(rest: &[&Token]) -> Option<String> {
             && !NAME_STOP.iter().any(|w| t.is(w))
             && !PREPOSITIONS.iter().any(|w| t.is(w))
         {
-            slug(&[t.text.clone()])
+            slug(std::slice::from_ref(&t.text))
         } else {
             return None;
         }
@@ -442,11 +442,7 @@ fn cjk_name(tokens: &[Token]) -> Option<String> {
             continue;
         }
         if verb && t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)) {
-            words.push(if t.is_label() {
-                t.text.clone()
-            } else {
-                t.text.clone()
-            });
+            words.push(t.text.clone());
         }
         i += 1;
     }
@@ -481,7 +477,7 @@ fn cjk_words(tokens: &[Token]) -> Vec<String> {
 /// verb that asked for it (a training step: the verb and its model).
 pub fn step_name(task: &Subtask) -> String {
     if let Some(name) = &task.name {
-        let name = slug(&[name.clone()]);
+        let name = slug(std::slice::from_ref(name));
         if !name.is_empty() {
             return name;
         }

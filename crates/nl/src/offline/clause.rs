@@ -226,8 +226,8 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.generic = true;
         c.off_topic = a.off_topic;
         c.name = Some(a.name);
-        for i in 0..tokens.len() {
-            if tokens[i].class != Class::Url {
+        for (i, t) in tokens.iter().enumerate() {
+            if t.class != Class::Url {
                 r.mark(i, 1);
             }
         }

@@ -11,7 +11,8 @@
 //!
 //! Run: `cargo bench -p couler-api --bench hooks`
 //! (`BENCH_SECONDS` per measured phase, default 10; `BENCH_CONNECTIONS`,
-//! default 64; `BENCH_WARMUP` seconds, default 3).
+//! default 64; `BENCH_WARMUP` seconds, default 3; `BENCH_API_BIN` runs a
+//! prebuilt `couler-api`, e.g. to compare two builds).
 
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
@@ -73,7 +74,9 @@ impl Server {
             .unwrap()
             .port();
         let database = format!("couler_bench_hooks_{}", uuid::Uuid::new_v4().simple());
-        let child = Command::new(env!("CARGO_BIN_EXE_couler-api"))
+        let bin = std::env::var("BENCH_API_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_couler-api").to_owned());
+        let child = Command::new(bin)
             .arg("serve")
             .env("DATABASE_URL", format!("{PG}/{database}"))
             .env("COULER__HTTP__ADDR", format!("127.0.0.1:{port}"))

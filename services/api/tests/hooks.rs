@@ -112,6 +112,15 @@ async fn a_signed_delivery_queues_one_run_and_a_redelivery_returns_it() {
     );
     assert_eq!(count_runs(&api, &editor).await, 1);
 
+    // A delivery refused for its payload, then sent again whole, starts
+    // its run and keeps its one row.
+    let partial = json!({"ref": "refs/heads/main"}).to_string();
+    let (status, _) = github(&api, public_id, secret, "d-3", "push", &partial).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let (status, third) = github(&api, public_id, secret, "d-3", "push", &push("f00")).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{third}");
+    assert_eq!(count_runs(&api, &editor).await, 2);
+
     let log = deliveries(&api, &editor, "push").await;
     let by_id = |id: &str| {
         log.as_array()
@@ -127,6 +136,15 @@ async fn a_signed_delivery_queues_one_run_and_a_redelivery_returns_it() {
         (json!("queued"), json!(run_id))
     );
     assert_eq!(d1["attempts"], 2, "{d1}");
+    let d3 = by_id("d-3");
+    assert_eq!(
+        (d3["outcome"].clone(), d3["run"].clone()),
+        (json!("queued"), third["run_id"].clone())
+    );
+    assert_eq!(
+        (d3["attempts"].clone(), d3["detail"].clone()),
+        (json!(2), Value::Null)
+    );
     let d2 = by_id("d-2");
     assert_eq!(d2["outcome"], "ignored");
     assert_eq!(d2["detail"], "filter: header x-github-event");

@@ -110,6 +110,7 @@ impl Start {
 
     /// Hands `fd` to the program as descriptor `at`.
     pub(in crate::local) fn hand(&mut self, fd: impl AsFd, at: RawFd) -> io::Result<()> {
+        debug_assert!(at < SOURCES_FROM, "descriptor {at} is among the sources");
         let moved = rustix::io::fcntl_dupfd_cloexec(fd, SOURCES_FROM)?;
         self.fds.push((moved, at));
         Ok(())

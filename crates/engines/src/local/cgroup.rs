@@ -4,9 +4,9 @@
 //! hierarchy) and version 1 (one hierarchy per controller, as on the build
 //! machines) are both read; on v1 each controller gets its own directory.
 //!
-//! A try joins its cgroups before it executes anything (the spawning fork
-//! writes `0` to each `cgroup.procs`), so nothing it starts is ever
-//! outside them. The kernel then enforces the limits: over its memory the
+//! A try joins its cgroups before it executes anything (the child that
+//! starts bubblewrap writes `0` to each `cgroup.procs`), so nothing it
+//! starts is ever outside them. The kernel then enforces the limits: over its memory the
 //! try's largest process is killed (counted as `oom_kill`, which is how an
 //! out-of-memory end is told from any other), over its pids `fork` fails.
 //! Where no cgroup can be made (no controllers, no permission) the engine
@@ -18,6 +18,8 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{OnceLock, mpsc};
+use std::time::Duration;
 
 /// The group every try's cgroup is made in, per controller directory.
 const PARENT: &str = "couler-steps";
@@ -30,11 +32,13 @@ const CFS_PERIOD_US: u64 = 100_000;
 pub(super) enum Cgroups {
     /// One directory in the unified hierarchy.
     V2(PathBuf),
-    /// A directory in each of the memory, pids and cpu hierarchies.
+    /// A directory in each of the memory, pids and cpu hierarchies, and in
+    /// cpuacct's where it is a hierarchy of its own (it counts CPU time).
     V1 {
         memory: PathBuf,
         pids: PathBuf,
         cpu: PathBuf,
+        cpuacct: Option<PathBuf>,
     },
 }
 
@@ -81,10 +85,17 @@ impl Cgroups {
                 make_dir(&parent)?;
                 Ok(parent)
             };
+            let cpu = dir(V1_CONTROLLERS[2])?;
+            // Mounted with cpu (`cpu,cpuacct`), the cpu directory counts.
+            let cpuacct = match cpu.join("cpuacct.usage").exists() {
+                true => None,
+                false => dir("cpuacct").ok(),
+            };
             Cgroups::V1 {
                 memory: dir(V1_CONTROLLERS[0])?,
                 pids: dir(V1_CONTROLLERS[1])?,
-                cpu: dir(V1_CONTROLLERS[2])?,
+                cpu,
+                cpuacct,
             }
         };
         // Prove it once: a cgroup with every limit set, then removed.
@@ -107,9 +118,18 @@ impl Cgroups {
                 version: Version::V2,
                 dirs: vec![parent.join(name)],
             },
-            Cgroups::V1 { memory, pids, cpu } => TryCgroup {
+            Cgroups::V1 {
+                memory,
+                pids,
+                cpu,
+                cpuacct,
+            } => TryCgroup {
                 version: Version::V1,
-                dirs: [memory, pids, cpu].iter().map(|p| p.join(name)).collect(),
+                dirs: [memory, pids, cpu]
+                    .into_iter()
+                    .chain(cpuacct)
+                    .map(|p| p.join(name))
+                    .collect(),
             },
         }
     }
@@ -166,8 +186,6 @@ impl TryCgroup {
         }
     }
 
-    /// `cgroup.procs` of each directory, opened for the spawning fork to
-    /// write `0` (itself) into.
     /// The files a process writes `0` to to join the try's cgroups.
     pub(super) fn procs_files(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|d| d.join("cgroup.procs")).collect()
@@ -198,24 +216,86 @@ impl TryCgroup {
             .ok()
     }
 
-    /// Kills whatever is left in the cgroups and removes them. Best effort:
-    /// a cgroup whose last process is still exiting is retried briefly.
+    /// The CPU time the try's processes used, where the kernel counts it:
+    /// bubblewrap's and the step's below them, which the engine cannot
+    /// reap (rusage does not reach them).
+    pub(super) fn cpu_time(&self) -> Option<Duration> {
+        let read = |dir: &Path, file: &str| fs::read_to_string(dir.join(file)).ok();
+        match self.version {
+            Version::V2 => read(&self.dirs[0], "cpu.stat")?
+                .lines()
+                .find_map(|l| l.strip_prefix("usage_usec "))
+                .and_then(|n| n.trim().parse().ok())
+                .map(Duration::from_micros),
+            Version::V1 => self
+                .dirs
+                .iter()
+                .find_map(|d| read(d, "cpuacct.usage")?.trim().parse().ok())
+                .map(Duration::from_nanos),
+        }
+    }
+
+    /// Kills whatever is left in the cgroups, then has them removed by a
+    /// thread of their own: removing a memory cgroup takes a while, and one
+    /// whose last process is still exiting (a sandbox's init outlives
+    /// bubblewrap while the kernel tears its namespaces down) cannot be
+    /// removed yet, so the try's end waits for neither.
     pub(super) fn remove(&self) {
         for dir in &self.dirs {
-            for _ in 0..50 {
-                if let Ok(procs) = fs::read_to_string(dir.join("cgroup.procs")) {
-                    for pid in procs.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
-                        // SAFETY: plain syscall on a pid the cgroup lists.
-                        unsafe { libc::kill(pid, libc::SIGKILL) };
+            kill_all(dir);
+        }
+        remove_later(self.dirs.clone());
+    }
+}
+
+/// SIGKILL to every process in `dir`.
+fn kill_all(dir: &Path) {
+    if let Ok(procs) = fs::read_to_string(dir.join("cgroup.procs")) {
+        for pid in procs.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
+            // SAFETY: plain syscall on a pid the cgroup lists.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// Hands `dirs` to the thread that removes cgroups, which retries each for
+/// a few seconds while its last processes exit.
+fn remove_later(dirs: Vec<PathBuf>) {
+    static REMOVER: OnceLock<mpsc::Sender<Vec<PathBuf>>> = OnceLock::new();
+    let remover = REMOVER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Vec<PathBuf>>();
+        let removing = move || {
+            for dir in rx.into_iter().flatten() {
+                // 0.25 ms, doubling up to 50 ms: about 5 s in all.
+                let mut pause = Duration::from_micros(250);
+                let mut tries = 0;
+                loop {
+                    match fs::remove_dir(&dir) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound && tries < 110 => {
+                            tries += 1;
+                            std::thread::sleep(pause);
+                            pause = (pause * 2).min(Duration::from_millis(50));
+                            kill_all(&dir);
+                        }
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                            tracing::warn!(dir = %dir.display(), error = %e, "a step's cgroup cannot be removed; left in place");
+                            break;
+                        }
+                        _ => break,
                     }
                 }
-                match fs::remove_dir(dir) {
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => break,
-                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
-                    Ok(()) => break,
-                }
             }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("couler-cgroups".into())
+            .spawn(removing)
+        {
+            tracing::warn!(error = %e, "cannot start the thread that removes step cgroups");
         }
+        tx
+    });
+    if let Err(mpsc::SendError(dirs)) = remover.send(dirs) {
+        tracing::warn!(dirs = ?dirs, "step cgroups left in place");
     }
 }
 

@@ -1,13 +1,13 @@
 //! Step processes: start one try, wait for it, stop it, and find it again
 //! after a scheduler restart.
 //!
-//! Every try runs as `/bin/sh -c WRAPPER couler-step <exit file> <program>
-//! <args…>` in a process group of its own. The wrapper records the
-//! program's exit status in `exit` when it ends, whether or not anyone is
-//! still waiting, which is what lets a new scheduler finish a step that
-//! ended while none watched. The exit file's path in the wrapper's command
-//! line also identifies the process on re-attach (a recycled pid cannot
-//! pass for it).
+//! Every try runs in a process group of its own, sandboxed as bubblewrap
+//! (see `sandbox`), else as `/bin/sh -c WRAPPER couler-step <exit file>
+//! <program> <args…>`. bubblewrap or the wrapper records the program's exit
+//! status in `exit` when it ends, whether or not anyone is still waiting,
+//! which is what lets a new scheduler finish a step that ended while none
+//! watched. The exit file's path in its command line also identifies the
+//! process on re-attach (a recycled pid cannot pass for it).
 //!
 //! A try we started ourselves is awaited directly: one `spawn_blocking`
 //! call prepares the directory, spawns, `waitid(WNOWAIT)`s for the exit,
@@ -43,7 +43,7 @@ use crate::StepMetrics;
 use couler_optimizer::{ArtifactRef, StepOutputs};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -395,10 +395,13 @@ fn read_back(
         (_, exit) => exit,
     };
     if let Some(cgroup) = &launch.jail.cgroup {
-        // The step runs below bubblewrap's own processes, so the kernel's
-        // count for the cgroup is its peak; rusage may not reach that deep.
+        // The step runs below bubblewrap's own processes, which the engine
+        // does not reap, so the kernel's count for the cgroup is its peak.
         let peak_kb = cgroup.peak_memory().unwrap_or(0) / 1024;
         metrics.max_rss_kb = metrics.max_rss_kb.max(peak_kb);
+        // Likewise its CPU time, which resource advice is computed from.
+        let cpu_ms = cgroup.cpu_time().map_or(0, |t| t.as_millis() as u64);
+        metrics.cpu_ms = metrics.cpu_ms.max(cpu_ms);
     }
     if matches!(exit, Exit::OutOfMemory(_)) {
         // Killed, as a sampled kill is: no exit status of its own.
@@ -504,42 +507,58 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
             .map_err(|e| format!("could not share a log: {e}"))
     };
     let exit_file = dir.join(EXIT_FILE);
-    let mut command = match &jail.sandbox {
-        Some(sandbox) => {
-            let confinement = Confinement {
-                owner: jail.owner,
-                cgroup: jail.cgroup.as_ref(),
-                network: sandbox.network(jail.network, jail.owner)?,
-            };
-            sandbox.command(&exit_file, &launch.files, cwd, &launch.argv, &confinement)?
-        }
-        None => {
-            let mut command = Command::new("/bin/sh");
-            command
-                .arg("-c")
-                .arg(WRAPPER)
-                .arg("couler-step")
-                .arg(&exit_file)
-                .args(&launch.argv);
-            command
-        }
+    let Some(sandbox) = &jail.sandbox else {
+        let mut command = Command::new("/bin/sh");
+        command
+            .arg("-c")
+            .arg(WRAPPER)
+            .arg("couler-step")
+            .arg(&exit_file)
+            .args(&launch.argv)
+            .env_clear()
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(cwd)
+            // A group of its own (not a session: std can then still use
+            // posix_spawn), so that stopping the step stops its children.
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(clone(&stdout)?)
+            .stderr(clone(&stderr)?);
+        let t0 = Instant::now();
+        let child = command
+            .spawn()
+            .map_err(|e| format!("could not start the step: {e}"))?;
+        // Reaped with wait4 below; std's handle has nothing to release.
+        return Ok((child.id() as i32, t0, stdout, stderr));
     };
-    command
-        .env_clear()
-        .envs(launch.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(if jail.sandbox.is_some() { dir } else { cwd })
-        // A group of its own (not a session: std can then still use
-        // posix_spawn), so that stopping the step stops its children.
-        .process_group(0)
-        .stdin(Stdio::null())
-        .stdout(clone(&stdout)?)
-        .stderr(clone(&stderr)?);
+    let confinement = Confinement {
+        owner: jail.owner,
+        cgroup: jail.cgroup.as_ref(),
+        network: sandbox.network(jail.network, jail.owner)?,
+    };
+    let io = sandbox::StepIo {
+        env: &launch.env,
+        stdout: &stdout,
+        stderr: &stderr,
+    };
+    let start = sandbox.start(
+        &exit_file,
+        &launch.files,
+        cwd,
+        &launch.argv,
+        confinement,
+        io,
+    )?;
     let t0 = Instant::now();
-    let child = command
-        .spawn()
-        .map_err(|e| format!("could not start the step: {e}"))?;
-    // Reaped with wait4 below; std's handle has nothing to release.
-    Ok((child.id() as i32, t0, stdout, stderr))
+    // In a group of its own too (see `sandbox::spawn`).
+    let spawned = sandbox::spawn(&start).map_err(|e| format!("could not start the step: {e}"))?;
+    if let Some(failure) = &spawned.failure {
+        // Exits 125 with the reason last on standard error, as a wrapper
+        // that fails before the step does.
+        let _ = (&stderr).write_all(format!("couler: {failure}\n").as_bytes());
+        let _ = fs::write(&exit_file, "125\n");
+    }
+    Ok((spawned.pid, t0, stdout, stderr))
 }
 
 /// Waits for the leader to exit, kills what is left of its group, then

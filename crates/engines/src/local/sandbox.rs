@@ -20,18 +20,20 @@
 //! steps run as the engine's own (unprivileged) uid, and the namespaces
 //! alone keep them apart; the engine says so at start.
 //!
-//! A try starts without forking the engine (a fork copies the page tables
-//! of the whole process: 5 ms at 300 MB, where `posix_spawn` takes 0.9):
-//! the engine spawns `/bin/sh` with [`PREPARE`], which, still as the
-//! engine's user, joins the try's cgroups, opens the host paths to show
-//! (descriptors 3… for `--bind-fd`; declared directories are the engine's
-//! own, made in the try's work directory just before; bubblewrap turns each
-//! descriptor back into its path and opens that as the tenant's uid, so the
-//! directories above the data directory must be searchable by all users:
-//! the engine checks that when it starts, see `reach`),
-//! then runs bubblewrap through `nsenter`, which joins the tenant's
-//! network namespace (host networking) and drops to the tenant's uid and
-//! gid with no supplementary groups. The shell records the exit status.
+//! A try starts without forking the engine and without a program in front
+//! of bubblewrap: `spawn` starts bubblewrap the way `posix_spawn` starts a
+//! program, from a child that shares the engine's memory and, before it
+//! executes bubblewrap, joins the try's cgroups, enters the try's network
+//! namespace (the tenant's, or a fresh one made ahead: `netns`) and drops
+//! to the tenant's uid and gid with no supplementary groups. The host paths
+//! to show are opened by the engine (descriptors 3… for `--bind-fd`;
+//! declared directories are the engine's own, made in the try's work
+//! directory just before; bubblewrap turns each descriptor back into its
+//! path and opens that as the tenant's uid, so the directories above the
+//! data directory must be searchable by all users: the engine checks that
+//! when it starts, see `reach`). bubblewrap records the step's exit status
+//! in the try's `exit` file (`--json-status-fd`), and carries that file's
+//! path as its `argv[0]`, by which a re-attaching engine knows it.
 
 use super::cgroup::TryCgroup;
 use super::declared::{Files, Reserved};
@@ -41,14 +43,18 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+mod netns;
 mod reach;
+mod spawn;
 
 pub use reach::{ClosedDir, closed_ancestor, unreachable_message};
+pub(super) use spawn::spawn;
 
 /// Why steps cannot be sandboxed here.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -131,8 +137,6 @@ pub struct HostMount {
 #[derive(Debug)]
 pub(super) struct Sandbox {
     bwrap: PathBuf,
-    /// util-linux's `nsenter`, to drop to a tenant's uid (running as root).
-    nsenter: Option<PathBuf>,
     /// The arguments that show the host's system directories.
     system: Vec<OsString>,
     mounts: Vec<HostMount>,
@@ -143,6 +147,8 @@ pub(super) struct Sandbox {
     /// Host networking, set up when first needed (at start when it is the
     /// default); `Err` says why it cannot be offered.
     host_network: std::sync::OnceLock<Result<HostNetwork, String>>,
+    /// Network namespaces made ahead for `none` (running as root).
+    fresh_networks: Option<netns::FreshNetworks>,
     /// A resolver configuration to show as `/etc/resolv.conf` with host
     /// networking, where the host's names a resolver on its own loopback.
     resolv_conf: Option<PathBuf>,
@@ -155,19 +161,27 @@ pub(super) struct Confinement<'a> {
     /// the engine's own.
     pub owner: Option<(u32, u32)>,
     pub cgroup: Option<&'a TryCgroup>,
-    /// The network namespace to join (host networking); none: a new one.
-    pub network: Option<PathBuf>,
+    pub network: NetJoin,
 }
 
-/// The shell that starts a sandboxed try: `$1` the exit file, then the
-/// `cgroup.procs` files to join up to `--`, the paths to open as
-/// descriptors 3, 4, … up to `--`, then the command (`nsenter … bwrap …`).
-/// Its own failures exit 125 with a message on standard error.
-const PREPARE: &str = r#"f=$1; shift
-fail() { echo "couler: $1" >&2; echo 125 >"$f"; exit 125; }
-while [ "$1" != -- ]; do echo 0 >"$1" || fail "cannot join the step's cgroup $1"; shift; done; shift
-i=3; while [ "$1" != -- ]; do eval "exec $i<\"\$1\"" || fail "cannot open $1"; i=$((i + 1)); shift; done; shift
-"$@"; c=$?; echo $c >"$f"; exit $c"#;
+/// The network namespace a try runs in.
+#[derive(Debug)]
+pub(super) enum NetJoin {
+    /// A new one bubblewrap makes, with only a loopback.
+    New,
+    /// A new one made ahead (`netns`), with only a loopback.
+    Fresh(OwnedFd),
+    /// The tenant's (host networking).
+    Tenant(PathBuf),
+}
+
+/// What the step's process gets besides its sandbox: exactly this
+/// environment, `/dev/null` as standard input and these log files.
+pub(super) struct StepIo<'a> {
+    pub env: &'a [(String, String)],
+    pub stdout: &'a File,
+    pub stderr: &'a File,
+}
 
 /// systemd-resolved's list of real upstream servers: the host's own
 /// `/etc/resolv.conf` then names 127.0.0.53, which steps cannot reach.
@@ -178,11 +192,11 @@ const UPSTREAM_RESOLV_CONF: &str = "/run/systemd/resolve/resolv.conf";
 pub(super) const SYSTEM: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
 ];
-/// Descriptors handed to bubblewrap are placed from this number up (the
-/// shell opens them: it knows single digits only).
+/// Descriptors handed to bubblewrap are placed from this number up.
 const FIRST_FD: RawFd = 3;
 /// Host paths a try can be shown: its work directory, `local.mounts` and
-/// its declared directories (descriptors 3 to 9).
+/// its declared directories. Each costs bubblewrap a bind mount and a pass
+/// over the mount table at every start.
 const MAX_BINDS: usize = 7;
 
 impl Sandbox {
@@ -234,10 +248,10 @@ impl Sandbox {
         }
         // SAFETY: plain syscall.
         let root = unsafe { libc::geteuid() } == 0;
-        let nsenter = match root {
-            true => Some(find_program(Path::new("nsenter")).ok_or(
-                "nsenter (util-linux) is not installed; the engine needs it to run steps as their tenant's uid",
-            )?),
+        let fresh_networks = match root {
+            true => netns::FreshNetworks::start()
+                .inspect_err(|e| tracing::info!(error = %e, "no network namespaces made ahead; bubblewrap makes them"))
+                .ok(),
             false => None,
         };
         let host_network = std::sync::OnceLock::new();
@@ -247,17 +261,17 @@ impl Sandbox {
         let upstream = Path::new(UPSTREAM_RESOLV_CONF);
         let sandbox = Sandbox {
             bwrap,
-            nsenter,
             system,
             mounts: config.mounts.clone(),
             uids: root.then(|| Uids::new(data_dir.join("uids.json"), config.uid_base)),
             resolv_conf: upstream.exists().then(|| upstream.to_owned()),
             network: config.network,
             host_network,
+            fresh_networks,
             data_dir: data_dir.to_owned(),
         };
         let mut probe = Command::new(&sandbox.bwrap);
-        probe.args(sandbox.args(Path::new("/"), &[], &[], false));
+        probe.args(sandbox.args(Path::new("/"), &[], &[], &NetJoin::New));
         probe.arg("--").arg("true");
         match probe.output() {
             Ok(out) if out.status.success() => Ok(sandbox),
@@ -296,16 +310,16 @@ impl Sandbox {
         }
     }
 
-    /// The network namespace a try of the tenant running as `owner` joins
-    /// with `network` (the tenant's, else the platform's default); none:
-    /// bubblewrap makes a new one with only a loopback.
+    /// The network namespace a try of the tenant running as `owner` runs
+    /// in with `network` (the tenant's, else the platform's default).
     pub(super) fn network(
         &self,
         network: Option<Network>,
         owner: Option<(u32, u32)>,
-    ) -> Result<Option<PathBuf>, String> {
+    ) -> Result<NetJoin, String> {
         if network.unwrap_or(self.network) == Network::None {
-            return Ok(None);
+            let fresh = self.fresh_networks.as_ref().and_then(|f| f.take());
+            return Ok(fresh.map_or(NetJoin::New, NetJoin::Fresh));
         }
         let host = self
             .host_network
@@ -315,21 +329,20 @@ impl Sandbox {
         let (Some(uids), Some((uid, _))) = (&self.uids, owner) else {
             return Err("host networking needs tenant uids (the engine running as root)".into());
         };
-        host.namespace(uid, uid - uids.base).map(Some)
+        host.namespace(uid, uid - uids.base).map(NetJoin::Tenant)
     }
 
     /// bubblewrap's arguments up to the program: namespaces, the system,
     /// `/proc`, `/dev`, `/tmp`, an empty working directory where nothing
     /// else is, then each bound descriptor at its path (declared
     /// directories first, so that the work directory or a mount below one
-    /// stays visible) and the links of declared files in `/`. `joined`: the
-    /// try joins a network namespace before bubblewrap starts.
+    /// stays visible) and the links of declared files in `/`.
     fn args(
         &self,
         cwd: &Path,
         binds: &[Bind<'_>],
         links: &[(PathBuf, PathBuf)],
-        joined: bool,
+        network: &NetJoin,
     ) -> Vec<OsString> {
         let mut args: Vec<OsString> = [
             "--unshare-user",
@@ -344,11 +357,11 @@ impl Sandbox {
         .iter()
         .map(OsString::from)
         .collect();
-        if !joined {
+        if let NetJoin::New = network {
             args.push("--unshare-net".into());
         }
         args.extend(self.system.iter().cloned());
-        if let (true, Some(conf)) = (joined, &self.resolv_conf) {
+        if let (NetJoin::Tenant(_), Some(conf)) = (network, &self.resolv_conf) {
             args.extend(["--ro-bind".into(), conf.into(), "/etc/resolv.conf".into()]);
         }
         for arg in ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"] {
@@ -387,28 +400,19 @@ impl Sandbox {
                 .any(|p| path.starts_with(p))
     }
 
-    /// The command that runs `program` (the step's argv) in a sandbox as
-    /// `confinement` says, showing the work directory and the declared
-    /// directories of `files` writable and the platform's mounts, and
-    /// writes its exit status to `exit_file`.
-    pub(super) fn command(
+    /// What starts `program` (the step's argv) in a sandbox as
+    /// `confinement` says, with `io`, showing the work
+    /// directory and the declared directories of `files` writable and the
+    /// platform's mounts; bubblewrap writes the exit status to `exit_file`.
+    pub(super) fn start(
         &self,
         exit_file: &Path,
         files: &Files,
         cwd: &Path,
         program: &[String],
-        confinement: &Confinement<'_>,
-    ) -> Result<Command, String> {
-        let mut command = Command::new("/bin/sh");
-        command
-            .arg("-c")
-            .arg(PREPARE)
-            .arg("couler-step")
-            .arg(exit_file);
-        if let Some(cgroup) = confinement.cgroup {
-            command.args(cgroup.procs_files());
-        }
-        command.arg("--");
+        confinement: Confinement<'_>,
+        io: StepIo<'_>,
+    ) -> Result<spawn::Start, String> {
         // (host path to open, where the sandbox shows it, writable)
         let mut shown: Vec<(&Path, &Path, bool)> = files
             .binds
@@ -427,8 +431,6 @@ impl Sandbox {
                 shown.len()
             ));
         }
-        command.args(shown.iter().map(|(host, _, _)| host));
-        command.arg("--");
         let binds: Vec<Bind<'_>> = shown
             .iter()
             .enumerate()
@@ -438,20 +440,62 @@ impl Sandbox {
                 writable: *writable,
             })
             .collect();
-        if let (Some(nsenter), Some((uid, gid))) = (&self.nsenter, confinement.owner) {
-            command.arg(nsenter);
-            if let Some(netns) = &confinement.network {
-                command.arg(format!("--net={}", netns.display()));
-            }
-            command.args(["-S", &uid.to_string(), "-G", &gid.to_string(), "--"]);
+        let status_fd = FIRST_FD + binds.len() as RawFd;
+        // argv[0] names the exit file: a re-attaching engine knows its try's
+        // bubblewrap by it (bubblewrap's own messages do not use it).
+        let mut argv = vec![exit_file.as_os_str().to_owned()];
+        argv.extend(self.args(cwd, &binds, &files.links, &confinement.network));
+        argv.extend(["--json-status-fd".into(), status_fd.to_string().into()]);
+        argv.push("--".into());
+        argv.extend(program.iter().map(OsString::from));
+        let mut start = spawn::Start::new(&self.bwrap, &argv, io.env)?;
+
+        let handed = |e: io::Error| format!("could not hand the sandbox its descriptors: {e}");
+        let null = File::open("/dev/null").map_err(handed)?;
+        for (fd, at) in [
+            (null.as_fd(), 0),
+            (io.stdout.as_fd(), 1),
+            (io.stderr.as_fd(), 2),
+        ] {
+            start.hand(fd, at).map_err(handed)?;
         }
-        let joined = confinement.network.is_some();
-        command
-            .arg(&self.bwrap)
-            .args(self.args(cwd, &binds, &files.links, joined))
-            .arg("--")
-            .args(program);
-        Ok(command)
+        for ((host, _, _), bind) in shown.iter().zip(&binds) {
+            // Opened as the engine's user, only to name the path to
+            // bubblewrap; O_PATH neither reads nor blocks (a FIFO).
+            let dir = File::options()
+                .read(true)
+                .custom_flags(libc::O_PATH)
+                .open(host)
+                .map_err(|e| format!("cannot open {}: {e}", host.display()))?;
+            start.hand(&dir, bind.fd).map_err(handed)?;
+        }
+        let status = File::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(exit_file)
+            .map_err(|e| format!("could not create {}: {e}", exit_file.display()))?;
+        start.hand(&status, status_fd).map_err(handed)?;
+        if let Some(cgroup) = confinement.cgroup {
+            start.join_cgroups(&cgroup.procs_files())?;
+        }
+        match confinement.network {
+            NetJoin::New => {}
+            NetJoin::Fresh(netns) => start.enter_network(netns),
+            NetJoin::Tenant(path) => {
+                let netns = File::open(&path).map_err(|e| {
+                    format!(
+                        "cannot open the tenant's network namespace {}: {e}",
+                        path.display()
+                    )
+                })?;
+                start.enter_network(netns.into());
+            }
+        }
+        if let (Some(_), Some((uid, gid))) = (&self.uids, confinement.owner) {
+            start.run_as(uid, gid);
+        }
+        Ok(start)
     }
 }
 

@@ -58,12 +58,18 @@ pub(in crate::local) fn latest_try(instance_dir: &Path) -> Option<OnDisk> {
     Some(OnDisk::Unstarted { meta, after_oom })
 }
 
-fn read_exit_file(dir: &Path) -> Option<i32> {
-    fs::read_to_string(dir.join(EXIT_FILE))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+/// The exit status a try's `exit` file holds once its step has ended: a
+/// number (the wrapper's, or the engine's for a sandbox that could not
+/// start), or in bubblewrap's JSON lines the `exit-code` written last.
+pub(super) fn read_exit_file(dir: &Path) -> Option<i32> {
+    let text = fs::read_to_string(dir.join(EXIT_FILE)).ok()?;
+    if let Ok(code) = text.trim().parse() {
+        return Some(code);
+    }
+    text.lines().find_map(|line| {
+        let status: serde_json::Value = serde_json::from_str(line).ok()?;
+        i32::try_from(status.get("exit-code")?.as_i64()?).ok()
+    })
 }
 
 /// Whether `pid` is still the wrapper of the try in `dir`.

@@ -52,3 +52,22 @@ fn an_unstarted_try_after_an_oom_kill_keeps_the_limit_to_raise() {
     let old: StateFile = serde_json::from_str(old).unwrap();
     assert_eq!(old.meta.memory_limit, None);
 }
+
+#[test]
+fn exit_files_hold_a_number_or_bubblewraps_status() {
+    use super::reattach::read_exit_file;
+    let dir = std::env::temp_dir().join(format!("couler-exit-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let running = "{ \"child-pid\": 12, \"mnt-namespace\": 4026532174 }\n";
+    for (text, code) in [
+        ("0\n", Some(0)),
+        ("125\n", Some(125)),
+        ("", None),
+        (running, None),
+        (&format!("{running}{{ \"exit-code\": 137 }}\n"), Some(137)),
+    ] {
+        fs::write(dir.join(EXIT_FILE), text).unwrap();
+        assert_eq!(read_exit_file(&dir), code, "{text:?}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

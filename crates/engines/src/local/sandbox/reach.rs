@@ -13,11 +13,10 @@
 //! namespace mapped to it, which can search whatever the engine made; the
 //! probe runs all the same (it checks the binding itself).
 
-use super::{Confinement, Files, Sandbox};
-use std::fs;
+use super::{Confinement, Files, NetJoin, Sandbox, StepIo};
+use std::fs::{self, File};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A directory that users other than its owner cannot search.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,19 +94,40 @@ impl Sandbox {
         let confinement = Confinement {
             owner,
             cgroup: None,
-            network: None,
+            network: NetJoin::New,
         };
         let program = ["true".to_owned()];
-        let mut command: Command =
-            self.command(&probe.join("exit"), &files, work, &program, &confinement)?;
-        let out = command
-            .current_dir("/")
-            .output()
+        let log = |name: &str| {
+            File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(probe.join(name))
+                .map_err(|e| format!("cannot make {}: {e}", probe.join(name).display()))
+        };
+        let (stdout, stderr) = (log("stdout")?, log("stderr")?);
+        let env = [("PATH".to_owned(), "/usr/bin:/bin".to_owned())];
+        let io = StepIo {
+            env: &env,
+            stdout: &stdout,
+            stderr: &stderr,
+        };
+        let start = self.start(&probe.join("exit"), &files, work, &program, confinement, io)?;
+        let spawned = super::spawn(&start)
             .map_err(|e| format!("cannot run {}: {e}", self.bwrap.display()))?;
-        if out.status.success() {
+        let mut status = 0;
+        // SAFETY: reaps the child just started.
+        unsafe { libc::waitpid(spawned.pid, &mut status, 0) };
+        if spawned.failure.is_none() && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
             return Ok(());
         }
-        let said = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        let said = spawned.failure.unwrap_or_else(|| {
+            fs::read_to_string(probe.join("stderr"))
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        });
         let shown = std::iter::once((work, "the data directory")).chain(
             self.mounts
                 .iter()

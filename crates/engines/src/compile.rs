@@ -57,13 +57,14 @@ pub fn compile(engine: &str, plan: &Plan, run: &RunSpec) -> Result<Manifest, Eng
     }
 }
 
+/// Each engine's name and its verdict on a workflow.
+pub type Verdicts = Vec<(&'static str, Result<(), EngineError>)>;
+
 /// Whether `workflow` compiles for every engine, planned as a preview
 /// run would be: each engine's name and its verdict, the local engine's
 /// last (it compiles nothing, but runs the same plan). Parameters without
 /// a default get a placeholder value. For drafts (`couler nl-eval`).
-pub fn preview_all(
-    workflow: &couler_ir::Workflow,
-) -> Result<Vec<(&'static str, Result<(), EngineError>)>, String> {
+pub fn preview_all(workflow: &couler_ir::Workflow) -> Result<Verdicts, String> {
     let parameters = workflow
         .parameters
         .iter()
@@ -84,7 +85,7 @@ pub fn preview_all(
         .plan(workflow.clone(), &facts, |_, f| f())
         .map_err(|e| e.to_string())?;
     let run = RunSpec::new("preview", "preview", 1);
-    let mut out: Vec<(&'static str, Result<(), EngineError>)> = ENGINES
+    let mut out: Verdicts = ENGINES
         .iter()
         .map(|&engine| (engine, compile(engine, &plan, &run).map(|_| ())))
         .collect();

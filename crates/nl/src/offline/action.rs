@@ -99,7 +99,7 @@ const VERBS: &[&str] = &[
     "deploy", "register", "format", "impute", "preprocess", "read", "load", "transform", "clean",
     "tokenize", "dedup", "serve", "release", "schedule", "smoke", "score", "predict", "import",
     "ingest", "query", "scrape", "reconcile", "retrain", "redeploy", "rollout", "page", "ping",
-    "email", "tweet", "store", "save", "write", "validate", "test", "assert", "summarize", "total",
+    "email", "tweet", "store", "save", "write", "validate", "test", "assert", "summarize", "total", "review", "snapshot", "inspect", "approve", "annotate", "tag", "backup",
 ];
 
 /// What follows a verb that has an object: "frobnicate the widgets",
@@ -180,6 +180,9 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
             && VERBS.contains(&lemma(&free[k].text).as_str())
             && !(k > 0 && (free[k - 1].is("for") || free[k - 1].is("during")))
     }) && v > i
+        && (NOT_VERBS.iter().any(|w| free[i].is(w))
+            || free[i].text.ends_with("ly")
+            || !free[i].text.chars().all(|c| c.is_ascii_alphabetic()))
         && !free[i].is_label()
         && !free[i..v]
             .iter()
@@ -264,7 +267,7 @@ fn label(rest: &[&Token]) -> Option<String> {
             && !NAME_STOP.iter().any(|w| t.is(w))
             && !PREPOSITIONS.iter().any(|w| t.is(w))
         {
-            slug(&[t.text.clone()])
+            slug(std::slice::from_ref(&t.text))
         } else {
             return None;
         }
@@ -442,11 +445,7 @@ fn cjk_name(tokens: &[Token]) -> Option<String> {
             continue;
         }
         if verb && t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)) {
-            words.push(if t.is_label() {
-                t.text.clone()
-            } else {
-                t.text.clone()
-            });
+            words.push(t.text.clone());
         }
         i += 1;
     }
@@ -481,7 +480,7 @@ fn cjk_words(tokens: &[Token]) -> Vec<String> {
 /// verb that asked for it (a training step: the verb and its model).
 pub fn step_name(task: &Subtask) -> String {
     if let Some(name) = &task.name {
-        let name = slug(&[name.clone()]);
+        let name = slug(std::slice::from_ref(name));
         if !name.is_empty() {
             return name;
         }

@@ -363,7 +363,7 @@ impl Builder<'_> {
                 }
                 // No earlier step measures it: the run says, as a parameter.
                 None => {
-                    let name = super::action::slug(&[cond.metric.clone()]).replace('-', "_");
+                    let name = super::action::slug(std::slice::from_ref(&cond.metric)).replace('-', "_");
                     let name = if name.is_empty() { "condition".to_owned() } else { name };
                     self.param(json!({"name": name, "description": format!("what the condition of step {:?} reads; no earlier step measures it", task.text)}));
                     step["when"] = json!([{

@@ -40,7 +40,7 @@ async fn generate_asks_the_api_and_feedback_revises_the_draft() {
     assert_eq!(generation["history"].as_array().unwrap().len(), 2);
 
     let out = api
-        .couler(&editor, &["generate", "frobnicate the widgets thoroughly"])
+        .couler(&editor, &["generate", "bake a cake for the whole team"])
         .await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(

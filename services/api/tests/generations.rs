@@ -388,14 +388,16 @@ async fn a_tenant_template_wins_for_its_words_in_that_tenant_only() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let description = "load the data from https://example.com/d.csv, then train a quokkanet model, then evaluate it";
+    // Steps are named from the request's words.
+    let train = "train-quokkanet-model";
     let in_a = generate(&api, &user(&a, "editor"), description).await;
-    assert_eq!(template_of(&in_a["draft"], "train"), "quokkanet-trainer");
+    assert_eq!(template_of(&in_a["draft"], train), "quokkanet-trainer");
     assert_eq!(
-        step(&in_a["draft"], "train")["container"]["command"][2],
+        step(&in_a["draft"], train)["container"]["command"][2],
         "print('quokka')"
     );
     let in_b = generate(&api, &user(&b, "editor"), description).await;
-    assert_ne!(template_of(&in_b["draft"], "train"), "quokkanet-trainer");
+    assert_ne!(template_of(&in_b["draft"], train), "quokkanet-trainer");
 
     let (status, _) = api
         .call(
@@ -407,7 +409,7 @@ async fn a_tenant_template_wins_for_its_words_in_that_tenant_only() {
         .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     let after = generate(&api, &user(&a, "editor"), description).await;
-    assert_ne!(template_of(&after["draft"], "train"), "quokkanet-trainer");
+    assert_ne!(template_of(&after["draft"], train), "quokkanet-trainer");
     api.stop().await;
 }
 

@@ -42,7 +42,7 @@ async fn generate_asks_the_api_and_feedback_revises_the_draft() {
     // An action the library does not know is a generic step named from its
     // words, with a warning saying what to fill in (never refused).
     let out = api
-        .couler(&editor, &["generate", "frobnicate the widgets thoroughly"])
+        .couler(&editor, &["generate", "bake a cake for the whole team"])
         .await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(

@@ -57,7 +57,7 @@ pub fn compile(engine: &str, plan: &Plan, run: &RunSpec) -> Result<Manifest, Eng
     }
 }
 
-/// Each engine's name and whether the workflow compiles for it.
+/// Each engine's name and its verdict on a workflow.
 pub type Verdicts = Vec<(&'static str, Result<(), EngineError>)>;
 
 /// Whether `workflow` compiles for every engine, planned as a preview
@@ -85,7 +85,7 @@ pub fn preview_all(workflow: &couler_ir::Workflow) -> Result<Verdicts, String> {
         .plan(workflow.clone(), &facts, |_, f| f())
         .map_err(|e| e.to_string())?;
     let run = RunSpec::new("preview", "preview", 1);
-    let mut out: Vec<(&'static str, Result<(), EngineError>)> = ENGINES
+    let mut out: Verdicts = ENGINES
         .iter()
         .map(|&engine| (engine, compile(engine, &plan, &run).map(|_| ())))
         .collect();

@@ -79,18 +79,18 @@ async fn three_models_in_parallel(engine: &LocalEngine, csv: &Path) {
     run.all_succeeded(&[
         "load-data",
         "check-data-quality",
-        "preprocess",
-        "features",
+        "clean",
+        "engineer-features",
         "train-random-forest",
         "train-svm",
         "train-logistic-regression",
         "evaluate",
-        "select-best",
-        "report",
+        "keep-best",
+        "write-report",
     ]);
     assert_eq!(run.parameter("check-data-quality", "status"), "pass");
 
-    let cleaned = read_artifact(run.artifact("preprocess", "data"));
+    let cleaned = read_artifact(run.artifact("clean", "data"));
     let mut lines = cleaned.lines();
     assert_eq!(lines.next(), Some("x1,x2,x3,noise,label"), "{cleaned}");
     let rows: Vec<&str> = lines.collect();
@@ -99,7 +99,7 @@ async fn three_models_in_parallel(engine: &LocalEngine, csv: &Path) {
         rows.iter().all(|r| !r.split(',').any(str::is_empty)),
         "{cleaned}"
     );
-    let features = read_artifact(run.artifact("features", "data"));
+    let features = read_artifact(run.artifact("engineer-features", "data"));
     assert!(
         features.lines().next().unwrap().contains("x1_lag1"),
         "{features}"
@@ -125,14 +125,14 @@ async fn three_models_in_parallel(engine: &LocalEngine, csv: &Path) {
             "{model}"
         );
     }
-    let best = run.parameter("select-best", "best");
+    let best = run.parameter("keep-best", "best");
     assert!(trained.contains(&best.as_str()), "best is {best:?}");
-    let best_score = unit_score(&run.parameter("select-best", "best_score"));
+    let best_score = unit_score(&run.parameter("keep-best", "best_score"));
     assert_eq!(best_score, scores.values().copied().fold(0.0, f64::max));
     // The label is a plain threshold of two columns: learnable.
     assert!(best_score >= 0.8, "the best model scored {best_score}");
 
-    let report = read_artifact(run.artifact("report", "report"));
+    let report = read_artifact(run.artifact("write-report", "report"));
     assert!(
         report.contains(&format!("Best model: **{best}**")),
         "{report}"
@@ -154,7 +154,7 @@ async fn a_fan_out_and_a_condition(engine: &LocalEngine, csv: &Path) {
     let step = |name: &str| workflow.steps.iter().find(|s| s.name == name).unwrap();
     assert!(step("train-random-forest").map.is_some(), "no fan-out");
     assert!(
-        !step("report").when.is_empty(),
+        !step("write-report").when.is_empty(),
         "no condition on the report"
     );
     let run = run_on(engine, "run_fan_out", workflow).await;
@@ -164,12 +164,12 @@ async fn a_fan_out_and_a_condition(engine: &LocalEngine, csv: &Path) {
         "train-random-forest[1]",
         "train-random-forest[2]",
         "train-random-forest",
-        "evaluate",
-        "select-best",
-        "report",
+        "evaluate-models",
+        "keep-best",
+        "write-report",
     ]);
     let scores: BTreeMap<String, f64> =
-        serde_json::from_str(&run.parameter("evaluate", "scores")).unwrap();
+        serde_json::from_str(&run.parameter("evaluate-models", "scores")).unwrap();
     let instances: Vec<String> = (0..3)
         .map(|i| format!("train-random-forest[{i}]"))
         .collect();
@@ -190,14 +190,14 @@ async fn a_fan_out_and_a_condition(engine: &LocalEngine, csv: &Path) {
             serde_json::from_str(&run.parameter(instance, "hyperparameters")).unwrap();
         assert_eq!(chosen["n_estimators"], trees, "{instance}: {chosen}");
     }
-    let best = run.parameter("select-best", "best");
+    let best = run.parameter("keep-best", "best");
     assert!(instances.contains(&best), "best is {best:?}");
-    let best_score = unit_score(&run.parameter("select-best", "best_score"));
+    let best_score = unit_score(&run.parameter("keep-best", "best_score"));
     assert!(
         best_score > 0.5,
         "the report ran with a best score of {best_score}"
     );
-    let report = read_artifact(run.artifact("report", "report"));
+    let report = read_artifact(run.artifact("write-report", "report"));
     assert!(
         report.contains(&format!("Best model: **{best}**")),
         "{report}"

@@ -43,17 +43,6 @@ fn template_of<'a>(draft: &'a Value, step: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no explanation of {step} in {draft}"))
 }
 
-/// The step of `kind` in a draft (names come from the user's words).
-fn of_kind<'a>(draft: &'a Value, kind: &str) -> &'a str {
-    draft["explanations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["kind"] == kind)
-        .and_then(|e| e["step"].as_str())
-        .unwrap_or_else(|| panic!("no {kind} step in {draft}"))
-}
-
 fn quokka_template(id: &str) -> Value {
     json!({
         "id": id,
@@ -399,15 +388,15 @@ async fn a_tenant_template_wins_for_its_words_in_that_tenant_only() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let description = "load the data from https://example.com/d.csv, then train a quokkanet model, then evaluate it";
+    // Steps are named from the request's words.
+    let train = "train-quokkanet-model";
     let in_a = generate(&api, &user(&a, "editor"), description).await;
-    let train = of_kind(&in_a["draft"], "train");
     assert_eq!(template_of(&in_a["draft"], train), "quokkanet-trainer");
     assert_eq!(
         step(&in_a["draft"], train)["container"]["command"][2],
         "print('quokka')"
     );
     let in_b = generate(&api, &user(&b, "editor"), description).await;
-    let train = of_kind(&in_b["draft"], "train");
     assert_ne!(template_of(&in_b["draft"], train), "quokkanet-trainer");
 
     let (status, _) = api
@@ -420,7 +409,6 @@ async fn a_tenant_template_wins_for_its_words_in_that_tenant_only() {
         .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     let after = generate(&api, &user(&a, "editor"), description).await;
-    let train = of_kind(&after["draft"], "train");
     assert_ne!(template_of(&after["draft"], train), "quokkanet-trainer");
     api.stop().await;
 }

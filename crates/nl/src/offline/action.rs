@@ -99,7 +99,7 @@ const VERBS: &[&str] = &[
     "deploy", "register", "format", "impute", "preprocess", "read", "load", "transform", "clean",
     "tokenize", "dedup", "serve", "release", "schedule", "smoke", "score", "predict", "import",
     "ingest", "query", "scrape", "reconcile", "retrain", "redeploy", "rollout", "page", "ping",
-    "email", "tweet", "store", "save", "write", "validate", "test", "assert", "summarize", "total",
+    "email", "tweet", "store", "save", "write", "validate", "test", "assert", "summarize", "total", "review", "snapshot", "inspect", "approve", "annotate", "tag", "backup",
 ];
 
 /// What follows a verb that has an object: "frobnicate the widgets",
@@ -180,6 +180,9 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
             && VERBS.contains(&lemma(&free[k].text).as_str())
             && !(k > 0 && (free[k - 1].is("for") || free[k - 1].is("during")))
     }) && v > i
+        && (NOT_VERBS.iter().any(|w| free[i].is(w))
+            || free[i].text.ends_with("ly")
+            || !free[i].text.chars().all(|c| c.is_ascii_alphabetic()))
         && !free[i].is_label()
         && !free[i..v]
             .iter()

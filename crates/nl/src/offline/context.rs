@@ -76,7 +76,9 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
         })
     };
     let goal = find_any(&first, GOAL).is_some();
-    let repeats = c.kind.is_some_and(|k| !c.generic && same(k));
+    // A training goal whose training is listed again ("Fine-tune a 7B
+    // model: tokenize, train, evaluate").
+    let repeats = c.kind.is_some_and(|k| !c.generic && k.trains() && same(k));
     if !(goal || repeats || (colon && c.generic)) {
         return (groups, None);
     }

@@ -415,8 +415,12 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
                 }
             }
         }
-        // "测试集", "训练集": the test set is no test.
-        if best.is_some_and(|(_, n)| tokens.get(i + n).is_some_and(|t| t.is("集"))) {
+        // "测试集" is a test set, "train/test split" a split: no steps.
+        let compound = best.is_some_and(|(_, n)| {
+            tokens.get(i + n).is_some_and(|t| t.is("集") || t.is("/"))
+                || (i > 0 && tokens[i - 1].is("/"))
+        });
+        if compound {
             continue;
         }
         if let Some((kind, n)) = best {

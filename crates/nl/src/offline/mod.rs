@@ -15,9 +15,12 @@ mod fanout;
 mod fill;
 pub(crate) mod kinds;
 pub(crate) mod lexicon;
+mod markers;
 mod parse;
+mod preread;
 pub(crate) mod scan;
 mod schedule;
+mod shape;
 
 use crate::decompose::{Decomposition, Span, TaskKind};
 use crate::library::Library;

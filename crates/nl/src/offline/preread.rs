@@ -1,0 +1,104 @@
+//! Readings before the clauses are grouped: a question asks for no
+//! workflow, "X 就 Y" makes X a condition, and a run-on list of verbs is
+//! cut before each.
+
+use super::clause;
+use super::lexicon;
+use super::scan::{Class, Segment, Sep, Token};
+use crate::decompose::Span;
+
+/// "how do I install couler?", "Couler 是什么？": a question, which asks
+/// for no workflow ("can you train …?" does).
+pub(super) fn is_question(text: &str) -> bool {
+    let t = text.trim().to_lowercase();
+    if !(t.ends_with('?') || t.ends_with('？')) {
+        return false;
+    }
+    let asks = [
+        "how ", "what", "why ", "where ", "who ", "which ", "is ", "are ", "does ", "do i ",
+        "did ", "should i", "can i ", "is it",
+    ]
+    .iter()
+    .any(|w| t.starts_with(w));
+    let zh = ["什么", "怎么", "为什么", "如何", "哪", "是否", "吗"]
+        .iter()
+        .any(|w| t.contains(w))
+        && !["帮我", "请", "帮忙"].iter().any(|w| t.contains(w));
+    asks || zh
+}
+
+/// "正面就打印正面", "大于 5 就打印 high": what comes before "就" is a
+/// condition even without "如果"; it is read as if "如果" were there.
+pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
+    for i in 0..segs.len().saturating_sub(1) {
+        if !segs[i + 1].after_then {
+            continue;
+        }
+        let tokens = &segs[i].tokens;
+        let marked = (0..tokens.len()).any(|k| {
+            lexicon::IF
+                .iter()
+                .chain(lexicon::UNLESS)
+                .any(|p| super::scan::phrase_at(tokens, k, p).is_some())
+        });
+        let c = clause::read(tokens);
+        if marked || (c.kind.is_some() && !c.generic) {
+            continue;
+        }
+        let Some(first) = tokens.first() else {
+            continue;
+        };
+        let at = Span::new(first.span.start, first.span.start);
+        let mark = |text: &str| Token {
+            text: text.into(),
+            span: at,
+            class: Class::Cjk,
+            upper: false,
+        };
+        segs[i].tokens.splice(0..0, [mark("如"), mark("果")]);
+    }
+    segs
+}
+
+/// "load data clean data train logistic regression evaluate model": a
+/// segment with three or more step verbs and no separator between them is
+/// cut before each.
+pub(super) fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
+    let mut out = Vec::with_capacity(segs.len());
+    for seg in segs {
+        let t = &seg.tokens;
+        let starts: Vec<usize> = (0..t.len())
+            .filter(|&i| {
+                t[i].class == Class::Word
+                    && lexicon::kind_phrase(&t[i..]).is_some_and(|(_, at, _)| at == 0)
+                    && (i == 0
+                        || ![
+                            "the", "a", "an", "to", "for", "on", "of", "with", "in", "by", "from",
+                            "its", "their", "our", "my", "and",
+                        ]
+                        .iter()
+                        .any(|w| t[i - 1].is(w)))
+            })
+            .collect();
+        let worded = t.iter().any(|x| {
+            ["the", "a", "an", "it", "them", "into", "to", "then"]
+                .iter()
+                .any(|w| x.is(w))
+        });
+        if starts.len() < 3 || starts[0] != 0 || worded {
+            out.push(seg);
+            continue;
+        }
+        for (n, w) in starts.iter().enumerate() {
+            let end = starts.get(n + 1).copied().unwrap_or(t.len());
+            out.push(Segment {
+                sep: if n == 0 { seg.sep } else { Sep::Sequence },
+                tokens: t[*w..end].to_vec(),
+                order: if n == 0 { seg.order } else { None },
+                after_colon: n == 0 && seg.after_colon,
+                after_then: n == 0 && seg.after_then,
+            });
+        }
+    }
+    out
+}

@@ -42,12 +42,23 @@ async fn generate_asks_the_api_and_feedback_revises_the_draft() {
     // An action the library does not know is a generic step named from its
     // words, with a warning saying what to fill in (never refused).
     let out = api
-        .couler(&editor, &["generate", "bake a cake for the whole team"])
+        .couler(&editor, &["generate", "frobnicate the widgets thoroughly"])
         .await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("frobnicate-widgets-thoroughly")
             && stderr(&out).contains("fill in its image and command"),
+        "{}",
+        stderr(&out)
+    );
+
+    // What no workflow step can do is refused, naming the words.
+    let out = api
+        .couler(&editor, &["generate", "bake a cake for the whole team"])
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("could not understand"),
         "{}",
         stderr(&out)
     );

@@ -189,6 +189,40 @@ pub async fn keys_of(
     Ok(rows.into_iter().map(|r| (r.name, r.keys)).collect())
 }
 
+/// What the tenant lacks for a step's read of `key` of secret `name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing<'a> {
+    /// No secret by that name.
+    Secret,
+    /// The secret, without that key; its keys.
+    Key(&'a [String]),
+}
+
+impl<'a> Missing<'a> {
+    /// What is missing of `name`'s `key` in `have` (as [`keys_of`] gives
+    /// it); `None` when the tenant has it.
+    pub fn of(have: &'a BTreeMap<String, Vec<String>>, name: &str, key: &str) -> Option<Self> {
+        match have.get(name) {
+            None => Some(Missing::Secret),
+            Some(keys) if !keys.iter().any(|k| k == key) => Some(Missing::Key(keys)),
+            Some(_) => None,
+        }
+    }
+
+    /// The sentence naming the step and what it reads.
+    pub fn describe(&self, step: &str, name: &str, key: &str) -> String {
+        match self {
+            Missing::Secret => {
+                format!("step {step:?} reads secret {name:?}, which the tenant does not have")
+            }
+            Missing::Key(keys) => format!(
+                "step {step:?} reads key {key:?} of secret {name:?}, which has no such key (its keys: {})",
+                keys.join(", ")
+            ),
+        }
+    }
+}
+
 /// Deletes a secret (its value is gone) and records it; `None` when the
 /// tenant has none by `name`.
 pub async fn delete(

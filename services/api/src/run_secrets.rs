@@ -4,6 +4,7 @@
 
 use crate::batch::Workflow;
 use crate::error::{ApiError, ApiResult};
+use couler_store::secrets::Missing;
 use std::collections::BTreeMap;
 
 /// A step's read of a secret key, and where to point a problem with it.
@@ -61,29 +62,13 @@ impl SecretUse {
         }
     }
 
-    /// The problem when the tenant lacks this secret (`keys: None`) or key.
-    fn problem(&self, keys: Option<&Vec<String>>) -> couler_ir::Problem {
-        let (code, mut message, at) = match keys {
-            None => (
-                couler_ir::Code::UnknownSecret,
-                format!(
-                    "step {:?} reads secret {:?}, which the tenant does not have",
-                    self.step, self.name
-                ),
-                "/name",
-            ),
-            Some(keys) => (
-                couler_ir::Code::UnknownSecretKey,
-                format!(
-                    "step {:?} reads key {:?} of secret {:?}, which has no such key (its keys: {})",
-                    self.step,
-                    self.key,
-                    self.name,
-                    keys.join(", ")
-                ),
-                "/key",
-            ),
+    /// The problem when the tenant lacks this secret or key.
+    fn problem(&self, missing: Missing<'_>) -> couler_ir::Problem {
+        let (code, at) = match missing {
+            Missing::Secret => (couler_ir::Code::UnknownSecret, "/name"),
+            Missing::Key(_) => (couler_ir::Code::UnknownSecretKey, "/key"),
         };
+        let mut message = missing.describe(&self.step, &self.name, &self.key);
         let path = if self.in_request {
             format!("{}{at}", self.path)
         } else {
@@ -104,11 +89,7 @@ pub fn check_secrets(workflow: &Workflow, have: &BTreeMap<String, Vec<String>>) 
     let problems: Vec<couler_ir::Problem> = workflow
         .secrets
         .iter()
-        .filter_map(|u| match have.get(&u.name) {
-            None => Some(u.problem(None)),
-            Some(keys) if !keys.contains(&u.key) => Some(u.problem(Some(keys))),
-            Some(_) => None,
-        })
+        .filter_map(|u| Missing::of(have, &u.name, &u.key).map(|m| u.problem(m)))
         .collect();
     if problems.is_empty() {
         Ok(())

@@ -336,16 +336,9 @@ async fn missing_secret(
     }
     let names: Vec<String> = uses.iter().map(|u| u.name.clone()).collect();
     let have = couler_store::secrets::keys_of(tx, tenant, &names).await?;
-    Ok(uses.iter().find_map(|u| match have.get(&u.name) {
-        None => Some(format!(
-            "step {:?} reads secret {:?}, which the tenant does not have",
-            u.step_name, u.name
-        )),
-        Some(keys) if !keys.contains(&u.key) => Some(format!(
-            "step {:?} reads key {:?} of secret {:?}, which has no such key",
-            u.step_name, u.key, u.name
-        )),
-        Some(_) => None,
+    Ok(uses.iter().find_map(|u| {
+        couler_store::secrets::Missing::of(&have, &u.name, &u.key)
+            .map(|m| m.describe(&u.step_name, &u.name, &u.key))
     }))
 }
 

@@ -55,7 +55,7 @@ CMD ["/opt/couler/scripts/airflow-standalone", "/var/lib/airflow/home", "8080", 
 # needs root and nftables: not in this image.
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates curl bubblewrap \
+    && apt-get install -y --no-install-recommends ca-certificates curl bubblewrap tini \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /var/lib/couler --create-home couler \
     && mkdir -p /var/lib/airflow/dags /var/lib/airflow/data \
@@ -67,4 +67,9 @@ WORKDIR /var/lib/couler
 EXPOSE 8080 9090
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
     CMD ["curl", "-fsS", "--max-time", "2", "-o", "/dev/null", "http://127.0.0.1:8080/healthz"]
+# tini is the container's PID 1: a sandbox whose bubblewrap was killed
+# (a cancelled or timed-out step) leaves its init to be reaped by PID 1,
+# which a Couler binary would not do. Compose's `command` and the
+# manifests' `args` keep this entrypoint.
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["couler-api", "serve"]

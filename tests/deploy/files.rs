@@ -73,6 +73,7 @@ pub struct Stage {
     /// Files the `RUN`s copy from the build's `target/release/`.
     pub built: Vec<String>,
     pub expose: Vec<u16>,
+    pub entrypoint: Option<Vec<String>>,
     pub cmd: Option<Vec<String>>,
     pub healthcheck: Option<Vec<String>>,
     pub user: Option<String>,
@@ -151,6 +152,7 @@ pub fn dockerfile() -> Vec<Stage> {
                     .iter()
                     .map(|p| p.parse::<u16>().expect("EXPOSE a port")),
             ),
+            "ENTRYPOINT" => stage.entrypoint = Some(exec(rest)),
             "CMD" => stage.cmd = Some(exec(rest)),
             "HEALTHCHECK" => {
                 let (_, command) = rest.split_once(" CMD ").expect("HEALTHCHECK … CMD");
@@ -219,8 +221,9 @@ pub struct Probe {
 pub struct Launch {
     /// Where it comes from, for messages: `compose api`, `dev Deployment/couler-api`.
     pub origin: String,
-    /// The whole command line (entrypoint and command, or command and args;
-    /// the image's `CMD` when none is given).
+    /// The Couler command line under the image's entrypoint (compose's
+    /// `command`, the manifests' `args`; the image's `CMD` when none is
+    /// given).
     pub argv: Vec<String>,
     pub env: BTreeMap<String, String>,
     /// Ports it declares: compose's published targets, or container ports
@@ -266,11 +269,25 @@ pub fn compose_launches(compose: &Value, runtime: &Stage) -> Vec<Launch> {
         if !service["image"].as_str().is_some_and(is_couler_image) {
             continue;
         }
-        let mut argv = strings(&service["entrypoint"]);
-        let command = strings(&service["command"]);
-        match (argv.is_empty(), command.is_empty()) {
-            (true, true) => argv = runtime.cmd.clone().expect("the image's CMD"),
-            _ => argv.extend(command),
+        // An entrypoint of its own keeps the image's (tini, which reaps
+        // what sandboxes leave) in front of the Couler program.
+        let mut argv = match strings(&service["entrypoint"]) {
+            entrypoint if entrypoint.is_empty() => Vec::new(),
+            entrypoint => {
+                let init = runtime
+                    .entrypoint
+                    .as_deref()
+                    .expect("the image's ENTRYPOINT");
+                assert!(
+                    entrypoint.starts_with(init),
+                    "compose {name}'s entrypoint {entrypoint:?} drops the image's {init:?}"
+                );
+                entrypoint[init.len()..].to_vec()
+            }
+        };
+        argv.extend(strings(&service["command"]));
+        if argv.is_empty() {
+            argv = runtime.cmd.clone().expect("the image's CMD");
         }
         let env = service["environment"]
             .as_object()
@@ -385,8 +402,11 @@ pub fn manifest_launches(overlay: &str, docs: &[Value], runtime: &Stage) -> Vec<
                 doc["metadata"]["name"].as_str().unwrap(),
                 container["name"].as_str().unwrap()
             );
-            let mut argv = strings(&container["command"]);
-            argv.extend(strings(&container["args"]));
+            assert!(
+                container["command"].is_null(),
+                "{origin} replaces the image's entrypoint (tini, which reaps what sandboxes leave)"
+            );
+            let mut argv = strings(&container["args"]);
             if argv.is_empty() {
                 argv = runtime.cmd.clone().expect("the image's CMD");
             }

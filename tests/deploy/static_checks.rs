@@ -77,6 +77,14 @@ fn the_image_ships_what_the_build_builds() {
         runtime.apt.iter().any(|p| p == "bubblewrap"),
         "bubblewrap is installed"
     );
+    // PID 1 is an init that reaps: a killed bubblewrap leaves its
+    // sandbox's init to the container's PID 1.
+    assert_eq!(
+        runtime.entrypoint.as_deref(),
+        Some(&["/usr/bin/tini".to_owned(), "--".to_owned()][..]),
+        "the runtime's ENTRYPOINT is tini"
+    );
+    assert!(runtime.apt.iter().any(|p| p == "tini"), "tini is installed");
     let health = runtime.healthcheck.as_ref().expect("a HEALTHCHECK");
     assert!(
         runtime.apt.contains(&health[0]),

@@ -41,6 +41,22 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
     }
 }
 
+/// A field that may be given as null (clearing it): a whole number or
+/// null; absent stays `None`.
+pub fn whole_or_null<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Option<i32>>, D::Error> {
+    couler_ir::scalar::whole::opt(d).map(Some)
+}
+
+/// A field that may be given as null (clearing it): absent stays `None`,
+/// `null` is `Some(None)`.
+pub fn double_option<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
 /// A version number, when given: versions count from 1.
 pub fn version<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
     counted_from_one(d, "a version number: versions")

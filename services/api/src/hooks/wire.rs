@@ -7,7 +7,7 @@ use couler_ir::scalar::ParamValue;
 use couler_ir::{Code, Parameter, Problem, Problems};
 use couler_store::webhooks::{AuthScheme, Delivery, DeliveryOutcome, Settings, Webhook};
 use couler_store::{RunId, TriggerId, WorkflowId};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
@@ -43,7 +43,7 @@ pub struct WebhookSettings {
     pub auth: Option<AuthScheme>,
     /// The workflow version its runs execute; null or absent: the latest
     /// at each delivery.
-    #[serde(default, deserialize_with = "whole_or_null")]
+    #[serde(default, deserialize_with = "crate::wire::whole_or_null")]
     #[schema(value_type = Option<i32>, minimum = 1, nullable)]
     pub version: Option<Option<i32>>,
     /// Workflow parameter → JSON pointer (RFC 6901) of the payload value it
@@ -84,11 +84,6 @@ pub struct WebhookFilter {
     /// `/ref: "refs/heads/main"`).
     #[serde(default)]
     pub payload: BTreeMap<String, serde_json::Value>,
-}
-
-/// A field that may be given as null (clearing it): a whole number or null.
-fn whole_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<i32>>, D::Error> {
-    couler_ir::scalar::whole::opt(d).map(Some)
 }
 
 /// A webhook trigger of a workflow, without its secret.

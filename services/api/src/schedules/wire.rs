@@ -8,7 +8,7 @@ use couler_ir::{Code, Parameter, Problem, Problems};
 use couler_schedule::{Calendar, Field, params};
 use couler_store::schedules::{CatchupPolicy, Overlap, Schedule, Settings};
 use couler_store::{ScheduleId, WorkflowId};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
@@ -37,7 +37,7 @@ pub struct ScheduleSettings {
     pub timezone: Option<String>,
     /// The workflow version its runs execute; null or absent: the latest
     /// at each tick.
-    #[serde(default, deserialize_with = "whole_or_null")]
+    #[serde(default, deserialize_with = "crate::wire::whole_or_null")]
     #[schema(value_type = Option<i32>, minimum = 1, nullable)]
     pub version: Option<Option<i32>>,
     /// Parameter values; `{{schedule.time}}` (RFC 3339, UTC),
@@ -70,25 +70,13 @@ pub struct ScheduleSettings {
     #[serde(default, deserialize_with = "couler_ir::scalar::whole::opt")]
     pub jitter_secs: Option<i32>,
     /// No tick before this.
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::wire::double_option")]
     #[schema(value_type = Option<DateTime<Utc>>, nullable)]
     pub start_at: Option<Option<DateTime<Utc>>>,
     /// No tick at or after this.
-    #[serde(default, deserialize_with = "double_option")]
+    #[serde(default, deserialize_with = "crate::wire::double_option")]
     #[schema(value_type = Option<DateTime<Utc>>, nullable)]
     pub end_at: Option<Option<DateTime<Utc>>>,
-}
-
-/// Absent stays `None`; `null` is `Some(None)`.
-/// A field that may be given as null (clearing it): a whole number or null.
-fn whole_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<i32>>, D::Error> {
-    couler_ir::scalar::whole::opt(d).map(Some)
-}
-
-fn double_option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
 }
 
 /// A schedule and where it stands.

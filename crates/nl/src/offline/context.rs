@@ -79,7 +79,9 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
     // A training goal whose training is listed again ("Fine-tune a 7B
     // model: tokenize, train, evaluate").
     let repeats = c.kind.is_some_and(|k| !c.generic && k.trains() && same(k));
-    if !(goal || repeats || (colon && c.generic)) {
+    // "ship v2 of the ranking model: - canary …, - watch …": what a colon
+    // introduces is the steps; the words before it name what they are for.
+    if !(goal || repeats || colon) {
         return (groups, None);
     }
     let span = groups[0]
@@ -123,7 +125,10 @@ pub fn apply(text: &str, h: &Heading, stages: &mut Vec<Stage>) {
         }
         stage.tasks = tasks;
     }
-    let Some(kind) = kind.filter(|_| !hit) else {
+    // Only training is a step the listed ones cannot do without ("train an
+    // SVM: load, evaluate"); "forecast the load: read, train, evaluate"
+    // states what the listed steps are for.
+    let Some(kind) = kind.filter(|k| !hit && k.trains()) else {
         return;
     };
     let tasks = expand(text, c, kind, h.span);

@@ -237,13 +237,27 @@ pub fn understand(text: &str) -> Understood {
                 });
                 continue;
             }
-            match (&previous, stages.last_mut()) {
+            // Beside the first step of the "if" branch, not after its last:
+            // "if X register and deploy, otherwise email" emails instead of
+            // registering.
+            let at = previous.as_ref().and_then(|cond| {
+                let carries = |s: &Stage| s.tasks.iter().any(|t| t.condition.as_ref() == Some(cond));
+                let last = stages.iter().rposition(carries)?;
+                let first = (0..=last)
+                    .rev()
+                    .take_while(|&k| carries(&stages[k]))
+                    .last()
+                    .unwrap_or(last);
+                Some(first)
+            });
+            let at = at.unwrap_or(stages.len().saturating_sub(1));
+            match (&previous, stages.get_mut(at)) {
                 (Some(cond), Some(stage)) => {
                     for mut t in tasks {
                         t.condition = Some(cond.negate());
                         stage.tasks.push(t);
                     }
-                    if let Some(m) = meta.last_mut() {
+                    if let Some(m) = meta.get_mut(at) {
                         m.branch = true;
                     }
                 }

@@ -228,7 +228,8 @@ pub fn read(tokens: &[Token]) -> Clause {
     {
         c.kind = Some(TaskKind::Shell);
         c.generic = true;
-        c.off_topic = a.off_topic;
+        // "Weather forecasting with an LSTM" is about a model, so on topic.
+        c.off_topic = a.off_topic && c.models.is_empty();
         c.name = Some(a.name);
         for (i, t) in tokens.iter().enumerate() {
             if t.class != Class::Url {

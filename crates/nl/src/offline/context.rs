@@ -81,7 +81,10 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
     let repeats = c.kind.is_some_and(|k| !c.generic && k.trains() && same(k));
     // "ship v2 of the ranking model: - canary …, - watch …": what a colon
     // introduces is the steps; the words before it name what they are for.
-    if !(goal || repeats || colon) {
+    // "Weather forecasting with an LSTM. Load …, train …": a sentence that
+    // names a model but no action the library knows says what it is about.
+    let topic = c.generic && !c.models.is_empty();
+    if !(goal || repeats || colon || topic) {
         return (groups, None);
     }
     let span = groups[0]

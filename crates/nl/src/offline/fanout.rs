@@ -223,7 +223,15 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
     }
     // Words after "for each X in" or "for each of the Xs": "for each region
     // in us, eu and asia", up to the next verb.
-    if let Some((at, n)) = find_any(t, &["for each", "for every", "each of", "for all"]) {
+    // "every letter in [a, b]", "each store in 1..45" as well.
+    let each_in = || {
+        (0..t.len()).find_map(|k| {
+            (r.is(k, &["each", "every"]) && r.is(k + 2, &["in"])).then_some((k, 1))
+        })
+    };
+    if let Some((at, n)) =
+        find_any(t, &["for each", "for every", "each of", "for all"]).or_else(each_in)
+    {
         let mut j = at + n;
         while r.is(
             j,
@@ -246,7 +254,8 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             |x: &Token| x.class == Class::Word && x.text.ends_with('s') && x.text.len() > 3;
         // "for each language: en, fr" names what varies first; "each of
         // alice, bob" lists the values at once.
-        let named_first = r.is(at, &["for"]) || t.get(j).is_some_and(plural);
+        let of = (at + n..j).any(|k| r.is(k, &["of"]));
+        let named_first = (r.is(at, &["for"]) && !of) || t.get(j).is_some_and(plural);
         let (parameter, from) =
             match (j..t.len().min(j + 4)).find(|&k| r.is(k, &["in", ":", "from", "="])) {
                 Some(k) => (identifier(&t[j..k]), k + 1),
@@ -255,9 +264,21 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
                 }
                 None => ("item".to_owned(), j),
             };
-        let mut values = Vec::new();
+        // A value may be several words: "debian 9.1, alpine 3.6".
+        let mut values: Vec<String> = Vec::new();
         let mut end = from;
-        while let Some(x) = t.get(end) {
+        // "[a, b, c]": everything in the brackets is a value.
+        if r.is(from, &["["]) {
+            let close = (from..t.len()).find(|&k| r.is(k, &["]"])).unwrap_or(t.len());
+            values = t[from + 1..close]
+                .iter()
+                .filter(|x| matches!(x.class, Class::Word | Class::Number) && !x.is("and"))
+                .map(|x| x.text.clone())
+                .collect();
+            end = (close + 1).min(t.len());
+        }
+        let bracketed = !values.is_empty();
+        while let Some(x) = t.get(end).filter(|_| !bracketed) {
             if x.is("and") || x.is("or") || x.class == Class::Punct {
                 end += 1;
                 continue;
@@ -276,7 +297,18 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             if !value {
                 break;
             }
-            values.push(x.text.clone());
+            // "alpine 3.6": a version belongs to the name before it.
+            let version = x.class == Class::Number
+                && end > 0
+                && t[end - 1].class == Class::Word
+                && values.last().is_some_and(|v| v.ends_with(t[end - 1].text.as_str()));
+            match values.last_mut() {
+                Some(last) if version => {
+                    last.push(' ');
+                    last.push_str(&x.text);
+                }
+                _ => values.push(x.text.clone()),
+            }
             end += 1;
         }
         if values.len() >= 2 {

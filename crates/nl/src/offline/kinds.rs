@@ -359,6 +359,7 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("镜像", "image"), ("清空", "clear"), ("识别", "recognize"), ("监测", "monitor"), ("刷新", "refresh"),
     ("重建", "rebuild"), ("下线", "retire"), ("求和", "sum"), ("相加", "add"), ("加", "add"),
     ("乘", "multiply"), ("日期", "date"), ("消息", "message"), ("说", "say"),
+    ("基准测试", "benchmark"), ("性能测试", "benchmark"), ("审批", "approve"), ("读", "read"),
 ];
 
 /// Chinese verbs among [`CJK_WORDS`] (the rest are nouns).

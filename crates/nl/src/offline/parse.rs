@@ -606,13 +606,26 @@ fn group(
         let continues = seg.sep <= Sep::Comma && seg.sep != Sep::Start;
         // A value of the list ("eu", "asia"), not a step after it ("d.csv
         // count the lines").
+        // ("alpine 3.6": the numbers are part of the value.)
         let value_only = seg
             .tokens
             .iter()
-            .filter(|t| t.class != Class::Punct && !lexicon::is_filler(t))
+            .filter(|t| {
+                !matches!(t.class, Class::Punct | Class::Number) && !lexicon::is_filler(t)
+            })
             .count()
             <= 1;
-        let list_item = list_open && continues && (c.kind.is_none() || (c.generic && value_only));
+        // What a colon introduces is a step, no value of the list before it.
+        let list_item = list_open
+            && continues
+            && !seg.after_colon
+            && (c.kind.is_none() || (c.generic && value_only));
+        if c.kind.is_some() && !list_item && object_after_and(seg, &c, value_only, &groups, segs) {
+            if let Some(g) = groups.last_mut() {
+                g.segs.push(i);
+            }
+            continue;
+        }
         if c.kind.is_some() && !list_item {
             let mut members = std::mem::take(&mut prefix);
             members.push(i);
@@ -748,6 +761,41 @@ fn group(
         }
     }
     groups
+}
+
+/// "load the images and masks", "加载 CT 切片和标注": one word after "and"
+/// that no step knows is more of what the step before acts on, when it is
+/// a plural noun or what is loaded.
+fn object_after_and(
+    seg: &Segment,
+    c: &Clause,
+    value_only: bool,
+    groups: &[Group],
+    segs: &[Segment],
+) -> bool {
+    let Some(last) = groups.last() else {
+        return false;
+    };
+    if !(c.generic && value_only && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label)
+    {
+        return false;
+    }
+    let before: Vec<Token> = last
+        .segs
+        .iter()
+        .flat_map(|&k| segs[k].tokens.clone())
+        .collect();
+    let b = clause::read(&before);
+    if b.generic || b.kind.is_none() {
+        return false;
+    }
+    let plural = seg.tokens.iter().any(|t| {
+        t.class == Class::Word
+            && t.text.len() > 3
+            && t.text.ends_with('s')
+            && !super::action::is_verb(&t.text)
+    });
+    plural || b.kind == Some(TaskKind::Load)
 }
 
 /// A segment that continues a noun phrase: "…, a GRU", "… and its labels".

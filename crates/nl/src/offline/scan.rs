@@ -201,6 +201,19 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 upper: false,
             });
             i = j;
+            // "1..45" is a range, as "1 to 45" is.
+            let dots = chars.get(i).is_some_and(|n| n.1 == '.')
+                && chars.get(i + 1).is_some_and(|n| n.1 == '.')
+                && chars.get(i + 2).is_some_and(|n| n.1.is_ascii_digit());
+            if dots {
+                out.push(Token {
+                    text: "to".into(),
+                    span: Span::new(end_of(i), end_of(i + 2)),
+                    class: Class::Word,
+                    upper: false,
+                });
+                i += 2;
+            }
             continue;
         }
         if c.is_ascii_alphabetic() {
@@ -523,9 +536,10 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         // Inside brackets nothing cuts: "os (linux, darwin)", "（华东、华北）".
         // (Only a list of values after a name: not "-> (B, C in parallel)".)
         let listed = i > 0 && matches!(tokens[i - 1].class, Class::Word | Class::Cjk);
-        if (tokens[i].is("(") || tokens[i].is("（")) && (listed || depth > 0) {
+        if ((tokens[i].is("(") || tokens[i].is("（")) && (listed || depth > 0)) || tokens[i].is("[")
+        {
             depth += 1;
-        } else if (tokens[i].is(")") || tokens[i].is("）")) && depth > 0 {
+        } else if (tokens[i].is(")") || tokens[i].is("）") || tokens[i].is("]")) && depth > 0 {
             depth -= 1;
         }
         // "并发邮件" sends mail; "并发" alone is concurrency.

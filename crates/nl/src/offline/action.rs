@@ -26,7 +26,7 @@ const LEAD: &[&str] = &[
     "we", "i", "you", "then", "also", "please", "just", "simply", "need", "needs", "want", "wants",
     "to", "should", "must", "will", "can", "could", "would", "let", "lets", "let's", "us", "and",
     "next", "finally", "first", "now", "go", "ahead", "shall", "kindly", "quickly", "additionally",
-    "separately", "lastly", "afterwards", "so", "later", "please,", "always",
+    "separately", "lastly", "afterwards", "so", "later", "please,", "always", "pls", "plz",
 ];
 
 /// Words that cannot be the verb of an action: a clause starting with one

@@ -109,6 +109,16 @@ pub fn read(tokens: &[Token]) -> Clause {
         r.mark(from + i, n);
         from += i + n;
     }
+    // "whether it passed or not", "whether it worked or failed".
+    if let Some(i) = tokens.iter().position(|t| t.is("whether"))
+        && let Some(k) = (i + 2..tokens.len().min(i + 8)).find(|&k| tokens[k].is("or"))
+        && tokens
+            .get(k + 1)
+            .is_some_and(|t| t.is("not") || t.text.ends_with("ed") || t.is("fail") || t.is("fails"))
+    {
+        c.always = true;
+        r.mark(i, k + 2 - i);
+    }
     // "Build a pipeline that …", "I need a workflow to …": the pipeline is
     // what is asked for, its steps are what follows.
     if let Some(n) = preamble(tokens, start) {
@@ -213,7 +223,9 @@ pub fn read(tokens: &[Token]) -> Clause {
             "对每个",
             "针对每个",
         ],
-    ) {
+    )
+    .or_else(|| super::fanout::each_in(&free))
+    {
         c.opens_list = c.fan_out.is_none();
         r.mark(i, n);
     }

@@ -223,14 +223,8 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
     }
     // Words after "for each X in" or "for each of the Xs": "for each region
     // in us, eu and asia", up to the next verb.
-    // "every letter in [a, b]", "each store in 1..45" as well.
-    let each_in = || {
-        (0..t.len()).find_map(|k| {
-            (r.is(k, &["each", "every"]) && r.is(k + 2, &["in"])).then_some((k, 1))
-        })
-    };
     if let Some((at, n)) =
-        find_any(t, &["for each", "for every", "each of", "for all"]).or_else(each_in)
+        find_any(t, &["for each", "for every", "each of", "for all"]).or_else(|| each_in(t))
     {
         let mut j = at + n;
         while r.is(
@@ -269,7 +263,9 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
         let mut end = from;
         // "[a, b, c]": everything in the brackets is a value.
         if r.is(from, &["["]) {
-            let close = (from..t.len()).find(|&k| r.is(k, &["]"])).unwrap_or(t.len());
+            let close = (from..t.len())
+                .find(|&k| r.is(k, &["]"]))
+                .unwrap_or(t.len());
             values = t[from + 1..close]
                 .iter()
                 .filter(|x| matches!(x.class, Class::Word | Class::Number) && !x.is("and"))
@@ -301,7 +297,9 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             let version = x.class == Class::Number
                 && end > 0
                 && t[end - 1].class == Class::Word
-                && values.last().is_some_and(|v| v.ends_with(t[end - 1].text.as_str()));
+                && values
+                    .last()
+                    .is_some_and(|v| v.ends_with(t[end - 1].text.as_str()));
             match values.last_mut() {
                 Some(last) if version => {
                     last.push(' ');
@@ -319,6 +317,15 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             r.mark(at, end - at);
         }
     }
+}
+
+/// "every letter in [a, b]", "each exchange in coinbase, kraken": where
+/// "each" or "every" is, with what varies named before "in".
+pub(super) fn each_in(t: &[Token]) -> Option<(usize, usize)> {
+    (0..t.len()).find_map(|k| {
+        let is = |i: usize, w: &str| t.get(i).is_some_and(|x| x.is(w));
+        ((is(k, "each") || is(k, "every")) && is(k + 2, "in")).then_some((k, 1))
+    })
 }
 
 /// "对 us、eu、asia 每个区域训练": the values before 每个.

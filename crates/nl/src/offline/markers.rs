@@ -19,6 +19,11 @@ pub(super) fn list_marker(tokens: &[Token], i: usize, starts: bool, next: u32) -
             .filter(|t| t.class == Class::Number)
             .and_then(|t| t.text.parse::<u32>().ok())
     };
+    // "- load", "* load", "• load" at the start of a line.
+    let line_start = i == 0 || tokens[i - 1].is("\n");
+    if starts && line_start && is(i, &["-", "*", "•"]) && content(i + 1) {
+        return Some(1);
+    }
     // "(1) load", "1) load", "1. load", "1、加载"
     let open = usize::from(is(i, &["(", "（"]));
     if let Some(n) = number(i + open)

@@ -241,7 +241,8 @@ pub fn understand(text: &str) -> Understood {
             // "if X register and deploy, otherwise email" emails instead of
             // registering.
             let at = previous.as_ref().and_then(|cond| {
-                let carries = |s: &Stage| s.tasks.iter().any(|t| t.condition.as_ref() == Some(cond));
+                let carries =
+                    |s: &Stage| s.tasks.iter().any(|t| t.condition.as_ref() == Some(cond));
                 let last = stages.iter().rposition(carries)?;
                 let first = (0..=last)
                     .rev()
@@ -610,9 +611,7 @@ fn group(
         let value_only = seg
             .tokens
             .iter()
-            .filter(|t| {
-                !matches!(t.class, Class::Punct | Class::Number) && !lexicon::is_filler(t)
-            })
+            .filter(|t| !matches!(t.class, Class::Punct | Class::Number) && !lexicon::is_filler(t))
             .count()
             <= 1;
         // What a colon introduces is a step, no value of the list before it.
@@ -640,7 +639,11 @@ fn group(
 
         // "QLoRA on mistral-7b for our FAQ bot: …", "推荐系统：…": a heading
         // without a step is context for the steps after it.
-        if c.kind.is_none() && next_after_colon && groups.is_empty() && prefix.is_empty() {
+        // ("for each of the numbers 1, 2 and 3: double it": the fan-out is
+        // the step's.)
+        let shapes = c.fan_out.is_some() || c.condition.is_some() || c.retry.is_some();
+        if c.kind.is_none() && next_after_colon && groups.is_empty() && prefix.is_empty() && !shapes
+        {
             if !c.models.is_empty() || !c.resources.is_empty() {
                 *preamble = Some(c);
             }
@@ -649,7 +652,14 @@ fn group(
         // "并行执行两个任务：…", "regardless of the outcome, print …": what
         // the marker says is about the steps after it.
         let next_in_sentence = segs.get(i + 1).is_some_and(|n| n.sep < Sep::Sentence);
-        if c.kind.is_none() && ((c.parallel && next_after_colon) || (c.always && next_in_sentence))
+        // "Next, at the same time, run X and say Y": a marker that opens
+        // its sentence's clause is about what follows it.
+        let opens = c.parallel
+            && c.leftover.is_empty()
+            && next_in_sentence
+            && (seg.sep >= Sep::Sequence || seg.sep == Sep::Start);
+        if c.kind.is_none()
+            && ((c.parallel && next_after_colon) || (c.always && next_in_sentence) || opens)
         {
             prefix.push(i);
             continue;
@@ -776,8 +786,7 @@ fn object_after_and(
     let Some(last) = groups.last() else {
         return false;
     };
-    if !(c.generic && value_only && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label)
-    {
+    if !(c.generic && value_only && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label) {
         return false;
     }
     let before: Vec<Token> = last

@@ -416,6 +416,8 @@ const ORDER: &[(&str, Order)] = &[
 ];
 /// Words that contain a separator character but are not separators.
 const NOT_SEPARATORS: &[&str] = &[
+    "finally block",
+    "finally 阶段",
     "into train and test",
     "into training and test",
     "into train and validation",
@@ -522,9 +524,19 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 });
                 if english {
                     i += 1;
-                } else if let Some(n) = ["执行", "运行", "开始", "启动"]
-                    .iter()
-                    .find_map(|p| phrase_at(tokens, i, p))
+                } else if let Some(n) = [
+                    "再执行",
+                    "再运行",
+                    "才执行",
+                    "才运行",
+                    "再开始",
+                    "执行",
+                    "运行",
+                    "开始",
+                    "启动",
+                ]
+                .iter()
+                .find_map(|p| phrase_at(tokens, i, p))
                 {
                     i += n;
                 } else {

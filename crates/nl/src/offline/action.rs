@@ -223,6 +223,27 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
     })
 }
 
+/// "chunk the pages", "collect the scores": the plural kind word at `at`
+/// is the object of the verb that opens the clause, not its action ("add a
+/// quality check" still asks for a check).
+pub fn object_of_verb(free: &[Token], at: usize) -> bool {
+    let Some(first) = free
+        .iter()
+        .position(|t| !t.text.is_empty() && !LEAD.iter().any(|w| t.is(w)))
+    else {
+        return false;
+    };
+    let verb = &free[first];
+    let verb_like = verb.class == Class::Word
+        && verb.text.len() >= 3
+        && verb.text.chars().all(|c| c.is_ascii_alphabetic())
+        && ![NOT_VERBS, TRIVIAL, LEADING_VERBS]
+            .iter()
+            .any(|list| list.iter().any(|w| verb.is(w)));
+    let plural = free[at].text.len() > 3 && free[at].text.ends_with('s');
+    verb_like && plural && first + 2 == at && OBJECT_START.iter().any(|w| free[first + 1].is(w))
+}
+
 /// "run two tasks", "执行两个任务": words about the steps, not a step.
 fn names_tasks(rest: &[&Token]) -> bool {
     let tasks = ["tasks", "jobs", "steps", "things", "任务", "步骤"];

@@ -185,6 +185,7 @@ pub fn read(tokens: &[Token]) -> Clause {
     c.refers_to = lexicon::referenced_kind(&free);
     if let Some((mut kind, mut at, mut n)) = lexicon::kind_phrase(&free)
         && !behind_preposition(&free, at)
+        && !action::object_of_verb(&free, at)
     {
         // "选最好的注册": picking the best is what the later verb acts on.
         if kind == TaskKind::Select
@@ -205,6 +206,16 @@ pub fn read(tokens: &[Token]) -> Clause {
             r.mark(at, n);
             c.kind = Some(kind);
         }
+    }
+    // "run k-means with k = 2..6", "fit a GAM": a model run is trained.
+    if c.kind.is_none()
+        && !c.models.is_empty()
+        && free
+            .iter()
+            .find(|t| t.class == Class::Word)
+            .is_some_and(|t| ["run", "fit", "try"].iter().any(|w| t.is(w)))
+    {
+        c.kind = Some(TaskKind::Train);
     }
     // "do 5-fold cross validation of an SVM": a model trained per fold.
     if c.kind.is_none()
@@ -227,6 +238,15 @@ pub fn read(tokens: &[Token]) -> Clause {
     .or_else(|| super::fanout::each_in(&free))
     {
         c.opens_list = c.fan_out.is_none();
+        // "for each of the numbers": the words up to what varies.
+        let n = n + tokens[i + n..]
+            .iter()
+            .take_while(|t| {
+                ["of", "the", "these", "those", "all"]
+                    .iter()
+                    .any(|w| t.is(w))
+            })
+            .count();
         r.mark(i, n);
     }
     if c.kind.is_none() && c.command.is_some() {

@@ -337,6 +337,11 @@ fn typo_of(word: &str, base: &str) -> bool {
         let at = (0..w.len()).find(|&i| w[i] != b[i]).unwrap_or(w.len());
         return at > 0 && w[at..] == b[at + 1..];
     }
+    // A doubled letter: "forrest", "modell".
+    if w.len() == b.len() + 1 && b.len() >= 5 {
+        let at = (0..b.len()).find(|&i| w[i] != b[i]).unwrap_or(b.len());
+        return at > 0 && w[at] == w[at - 1] && w[at + 1..] == b[at..];
+    }
     false
 }
 

@@ -187,6 +187,14 @@ pub fn read(tokens: &[Token]) -> Clause {
         && !behind_preposition(&free, at)
         && !action::object_of_verb(&free, at)
     {
+        // "训练完评估一下": once training is done, the step evaluates.
+        let done = ["完", "后", "之后", "以后"]
+            .iter()
+            .any(|p| phrase_at(&free, at + n, p).is_some());
+        if done && let Some((later, k, m)) = lexicon::kind_phrase(&free[at + n..]) {
+            r.mark(at, n + 1);
+            (kind, at, n) = (later, at + n + k, m);
+        }
         // "选最好的注册": picking the best is what the later verb acts on.
         if kind == TaskKind::Select
             && let Some((later, k, m)) = lexicon::kind_phrase(&free[at + n..])

@@ -380,6 +380,7 @@ pub fn understand(text: &str) -> Understood {
             .map(|t| Stage { tasks: vec![t] })
             .collect();
     }
+    inherit_models(&mut stages);
     d.stages = stages;
     Understood {
         decomposition: d,
@@ -786,7 +787,7 @@ fn object_after_and(
     let Some(last) = groups.last() else {
         return false;
     };
-    if !(c.generic && value_only && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label) {
+    if !(c.generic && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label) {
         return false;
     }
     let before: Vec<Token> = last
@@ -798,6 +799,13 @@ fn object_after_and(
     if b.generic || b.kind.is_none() {
         return false;
     }
+    // "训练 CNN 和 ViT 两个分类模型": one more model to train.
+    if !c.models.is_empty() && b.kind.is_some_and(TaskKind::trains) {
+        return true;
+    }
+    if !value_only {
+        return false;
+    }
     let plural = seg.tokens.iter().any(|t| {
         t.class == Class::Word
             && t.text.len() > 3
@@ -805,6 +813,21 @@ fn object_after_and(
             && !super::action::is_verb(&t.text)
     });
     plural || b.kind == Some(TaskKind::Load)
+}
+
+/// "train catboost …; if the recall is low, retrain it": a later training
+/// step that names no model trains the one before.
+fn inherit_models(stages: &mut [Stage]) {
+    let mut last: Option<String> = None;
+    for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
+        if !t.kind.trains() {
+            continue;
+        }
+        match &t.model {
+            Some(m) => last = Some(m.clone()),
+            None => t.model.clone_from(&last),
+        }
+    }
 }
 
 /// A segment that continues a noun phrase: "…, a GRU", "… and its labels".

@@ -142,7 +142,10 @@ const LEADING_VERBS: &[&str] = &[
 
 /// The generic action a clause asks for, when no library kind matched:
 /// `used` marks tokens other readers took (conditions, schedules …).
-pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
+///
+/// `conditional`: the clause has a condition, so "switch traffic to green
+/// if they pass" is an action even though "traffic" starts no object.
+pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Action> {
     let free: Vec<&Token> = tokens
         .iter()
         .zip(used)
@@ -213,7 +216,12 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
         matches!(t.class, Class::Number | Class::Url) || OBJECT_START.iter().any(|w| t.is(w))
     });
     let known = VERBS.contains(&lemma(&first.text).as_str());
-    if !verb_like || !(known || has_object || off_topic) {
+    let phrase = conditional
+        && rest.get(1).is_some_and(|t| t.class == Class::Word)
+        && rest
+            .get(2)
+            .is_some_and(|t| PREPOSITIONS.iter().any(|w| t.is(w)));
+    if !verb_like || !(known || has_object || off_topic || phrase) {
         return None;
     }
     Some(Action {
@@ -370,7 +378,7 @@ pub fn lemma(word: &str) -> String {
 /// to the first preposition, at most `max`, verbs in their base form.
 fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for t in tokens {
+    for (i, t) in tokens.iter().enumerate() {
         match t.class {
             Class::Word => {}
             Class::Number if !out.is_empty() => continue,
@@ -384,6 +392,11 @@ fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
         }
         if t.is_label() {
             out.push(t.text.clone());
+            continue;
+        }
+        // "ask a human to approve it": what the step is for names it too.
+        let purpose = t.is("to") && tokens.get(i + 1).is_some_and(|n| is_verb(&n.text));
+        if purpose {
             continue;
         }
         if !out.is_empty() && PREPOSITIONS.iter().any(|w| t.is(w)) {
@@ -620,7 +633,7 @@ mod tests {
 
     fn action(text: &str) -> Option<Action> {
         let t = tokenize(text);
-        generic(&t, &vec![false; t.len()])
+        generic(&t, &vec![false; t.len()], false)
     }
 
     fn named(kind: TaskKind, text: &str, model: Option<&str>) -> String {

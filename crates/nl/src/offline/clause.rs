@@ -264,13 +264,36 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.kind = Some(refine(kind, &free));
     }
     if c.kind.is_none()
-        && let Some(a) = action::generic(tokens, &r.used)
+        && let Some(a) = action::generic(tokens, &r.used, c.condition.is_some())
     {
         c.kind = Some(TaskKind::Shell);
         c.generic = true;
         // "Weather forecasting with an LSTM" is about a model, so on topic.
         c.off_topic = a.off_topic && c.models.is_empty();
         c.name = Some(a.name);
+        // "读数据": the English of a Chinese verb may be a kind ("read").
+        let chinese = free
+            .iter()
+            .find(|t| !t.text.is_empty())
+            .is_some_and(|t| t.class == Class::Cjk);
+        let verb = c
+            .name
+            .as_deref()
+            .and_then(|n| n.split('-').next())
+            .unwrap_or("");
+        let english = Token {
+            text: verb.to_owned(),
+            span: Span::new(0, 0),
+            class: Class::Word,
+            upper: false,
+        };
+        if chinese
+            && !a.labelled
+            && let Some((kind, 0, _)) = lexicon::kind_phrase(std::slice::from_ref(&english))
+        {
+            c.kind = Some(kind);
+            c.generic = false;
+        }
         for (i, t) in tokens.iter().enumerate() {
             if t.class != Class::Url {
                 r.mark(i, 1);

@@ -23,6 +23,11 @@ const NEEDS: &[&str] = &[
     "comes after",
     "starts after",
     "after",
+    "starts when",
+    "start when",
+    "runs when",
+    "run when",
+    "when",
     "依赖于",
     "依赖",
     "需要",
@@ -52,7 +57,7 @@ pub fn read(tokens: &[Token]) -> Option<Vec<Stage>> {
         NEEDS
             .iter()
             .chain(BEFORE)
-            .any(|p| p != &"after" && phrase_at(tokens, i, p).is_some())
+            .any(|p| !["after", "when"].contains(p) && phrase_at(tokens, i, p).is_some())
     });
     if labels.len() < 2 || !worded {
         return None;

@@ -787,7 +787,10 @@ fn object_after_and(
     let Some(last) = groups.last() else {
         return false;
     };
-    if !(c.generic && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label) {
+    // ("加载 CT 切片和标注": a lone Chinese word after what is loaded, even
+    // one that could be a verb.)
+    let cjk_word = seg.tokens.len() <= 4 && seg.tokens.iter().all(|t| t.class == Class::Cjk);
+    if !((c.generic || cjk_word) && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label) {
         return false;
     }
     let before: Vec<Token> = last
@@ -802,6 +805,9 @@ fn object_after_and(
     // "训练 CNN 和 ViT 两个分类模型": one more model to train.
     if !c.models.is_empty() && b.kind.is_some_and(TaskKind::trains) {
         return true;
+    }
+    if cjk_word {
+        return b.kind == Some(TaskKind::Load);
     }
     if !value_only {
         return false;

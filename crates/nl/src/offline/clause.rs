@@ -314,6 +314,16 @@ pub fn read(tokens: &[Token]) -> Clause {
             r.mark(i, n);
         }
     }
+    // "the workflow should keep going even if `exit 1` fails": how the
+    // workflow behaves, no step of it.
+    if about_the_workflow(tokens) {
+        c.kind = None;
+        c.command = None;
+        c.generic = false;
+        c.condition = None;
+        c.always = false;
+        r.mark(0, tokens.len());
+    }
     c.branches = branches(tokens);
     c.model_count = model_count(tokens);
     c.leftover = tokens
@@ -323,6 +333,23 @@ pub fn read(tokens: &[Token]) -> Clause {
         .map(|(t, _)| t.span)
         .collect();
     c
+}
+
+/// "The workflow should …", "the pipeline must …": a statement about the
+/// whole run.
+fn about_the_workflow(tokens: &[Token]) -> bool {
+    let at = usize::from(tokens.first().is_some_and(|t| t.is("the")));
+    let subject = tokens.get(at).is_some_and(|t| {
+        ["workflow", "pipeline", "dag", "run"]
+            .iter()
+            .any(|w| t.is(w))
+    });
+    let modal = tokens.get(at + 1).is_some_and(|t| {
+        ["should", "must", "shall", "will", "needs", "has"]
+            .iter()
+            .any(|w| t.is(w))
+    });
+    subject && modal
 }
 
 fn blank(t: &Token) -> Token {

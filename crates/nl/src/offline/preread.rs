@@ -81,9 +81,23 @@ pub(super) fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
             })
             .collect();
         let worded = t.iter().any(|x| {
-            ["the", "a", "an", "it", "them", "into", "to", "then"]
-                .iter()
-                .any(|w| x.is(w))
+            // (and relative clauses: "keep whichever scores best")
+            [
+                "the",
+                "a",
+                "an",
+                "it",
+                "them",
+                "into",
+                "to",
+                "then",
+                "whichever",
+                "which",
+                "that",
+                "whose",
+            ]
+            .iter()
+            .any(|w| x.is(w))
         });
         if starts.len() < 3 || starts[0] != 0 || worded {
             out.push(seg);

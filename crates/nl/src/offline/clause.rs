@@ -196,7 +196,11 @@ pub fn read(tokens: &[Token]) -> Clause {
             (kind, at, n) = (later, at + n + k, m);
         }
         // "选最好的注册": picking the best is what the later verb acts on.
+        // ("keep whichever scores best": the later verb is the relative
+        // clause's.)
+        let relative = free[at..at + n].iter().any(|t| t.is("whichever"));
         if kind == TaskKind::Select
+            && !relative
             && let Some((later, k, m)) = lexicon::kind_phrase(&free[at + n..])
         {
             r.mark(at, n);
@@ -263,7 +267,16 @@ pub fn read(tokens: &[Token]) -> Clause {
     if let Some(kind) = c.kind {
         c.kind = Some(refine(kind, &free));
     }
+    // "once the features are computed": a step named in the passive is
+    // referred to, not asked for.
     if c.kind.is_none()
+        && let Some(kind) = passive(&free)
+    {
+        c.refers_to = Some(kind);
+        r.mark(0, tokens.len());
+    }
+    if c.kind.is_none()
+        && c.refers_to.is_none()
         && let Some(a) = action::generic(tokens, &r.used, c.condition.is_some())
     {
         c.kind = Some(TaskKind::Shell);
@@ -333,6 +346,39 @@ pub fn read(tokens: &[Token]) -> Clause {
         .map(|(t, _)| t.span)
         .collect();
     c
+}
+
+/// "the features are computed", "the data has been cleaned": the kind of
+/// the step the words name in the passive.
+fn passive(free: &[Token]) -> Option<TaskKind> {
+    let words: Vec<&Token> = free.iter().filter(|t| !t.text.is_empty()).collect();
+    let be = words
+        .iter()
+        .position(|t| ["is", "are", "was", "were", "been"].iter().any(|w| t.is(w)))?;
+    let participle = words.get(be + 1)?;
+    if !(participle.text.ends_with("ed") || participle.text.ends_with("en")) || be == 0 {
+        return None;
+    }
+    let word = |text: String| Token {
+        text,
+        span: Span::new(0, 0),
+        class: Class::Word,
+        upper: false,
+    };
+    let mut probe = vec![word(action::lemma(&participle.text))];
+    probe.extend(
+        words[..be]
+            .iter()
+            .filter(|t| {
+                ![
+                    "the", "a", "an", "has", "have", "all", "once", "when", "after", "until",
+                ]
+                .iter()
+                .any(|w| t.is(w))
+            })
+            .map(|t| word(t.text.clone())),
+    );
+    lexicon::kind_phrase(&probe).map(|(kind, _, _)| kind)
 }
 
 /// "The workflow should …", "the pipeline must …": a statement about the

@@ -530,7 +530,7 @@ fn identity(group: &Group, segs: &[Segment]) -> Option<String> {
         .flat_map(|&s| segs[s].tokens.clone())
         .collect();
     let c = clause::read(&tokens);
-    match (c.kind?, c.name) {
+    match (c.kind.or(c.refers_to)?, c.name) {
         (TaskKind::Shell, Some(name)) if c.generic => Some(format!("step:{name}")),
         (TaskKind::DistributedTrain, _) => Some(TaskKind::Train.as_str().into()),
         (k, _) => Some(k.as_str().into()),

@@ -473,6 +473,9 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
     let mut i = 0;
     let mut then = false;
     let mut after_then = false;
+    // Inside an item of a numbered list ("2. normalize and augment the
+    // images"), where one item is one step.
+    let mut in_item = false;
     let mut push = |current: &mut Vec<Token>,
                     sep: Sep,
                     order: Option<Order>,
@@ -495,6 +498,7 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 push(&mut current, sep, order.take(), after_colon, after_then);
             }
             next_item += 1;
+            in_item = true;
             pending = pending.max(Sep::Sequence);
             sep = pending;
             i += n;
@@ -646,8 +650,34 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             }
             other => other,
         };
+        // "train X; compute the features first": the clause runs before
+        // the one it follows.
+        let first_at_end = (tokens[i].is("first") || tokens[i].is("beforehand"))
+            && tokens
+                .get(i + 1)
+                .is_none_or(|t| SENTENCE.iter().any(|s| t.is(s)));
+        // "2. normalize and augment the images": two verbs of one object in
+        // one list item are one step.
+        let verbish = |t: &Token| {
+            t.class == Class::Word
+                && (super::action::is_verb(&t.text)
+                    || super::lexicon::kind_phrase(std::slice::from_ref(t)).is_some())
+        };
+        let shared_object = in_item
+            && matches!(found, Some((Sep::And, _)))
+            && current.len() == 1
+            && verbish(&current[0])
+            && tokens.get(i + 1).is_some_and(verbish)
+            && tokens.get(i + 2).is_some_and(|t| t.is("the"));
+        let found = if shared_object { None } else { found };
+        if matches!(found, Some((Sep::Sentence, _))) {
+            in_item = false;
+        }
         match found {
             Some((kind, n)) => {
+                if first_at_end && sep != Sep::Start && order.is_none() {
+                    order = Some(Order::PrecedesPrevious);
+                }
                 if !current.is_empty() {
                     push(&mut current, sep, order.take(), after_colon, after_then);
                     pending = Sep::Start;

@@ -215,7 +215,9 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     let has_object = rest.get(1).is_some_and(|t| {
         matches!(t.class, Class::Number | Class::Url) || OBJECT_START.iter().any(|w| t.is(w))
     });
-    let known = VERBS.contains(&lemma(&first.text).as_str());
+    // "run sentiment analysis", "perform entity resolution".
+    let known = VERBS.contains(&lemma(&first.text).as_str())
+        || (LEADING_VERBS.iter().any(|w| first.is(w)) && rest.len() >= 2);
     let phrase = conditional
         && rest.get(1).is_some_and(|t| t.class == Class::Word)
         && rest

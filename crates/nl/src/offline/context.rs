@@ -5,7 +5,8 @@
 
 use super::clause::{self, Clause};
 use super::kinds::IMAGE_WORDS;
-use super::parse::{Group, expand};
+use super::order::Group;
+use super::parse::expand;
 use super::scan::{Segment, Sep, Token, find_any};
 use crate::decompose::{Span, Stage, Subtask, TaskKind};
 

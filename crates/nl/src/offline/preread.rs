@@ -31,6 +31,24 @@ pub(super) fn is_question(text: &str) -> bool {
 /// condition even without "如果"; it is read as if "如果" were there.
 pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
     for i in 0..segs.len().saturating_sub(1) {
+        // "flip a coin; heads: print 'you win'": an outcome before a colon.
+        let outcome = i > 0
+            && segs[i + 1].after_colon
+            && matches!(segs[i].tokens.as_slice(), [t] if t.class == Class::Word && !t.is_label());
+        if outcome {
+            let t = &segs[i].tokens[0];
+            let at = Span::new(t.span.start, t.span.start);
+            segs[i].tokens.insert(
+                0,
+                Token {
+                    text: "if".into(),
+                    span: at,
+                    class: Class::Word,
+                    upper: false,
+                },
+            );
+            continue;
+        }
         if !segs[i + 1].after_then {
             continue;
         }

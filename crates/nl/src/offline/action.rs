@@ -178,10 +178,12 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     }
     // The first known verb leads, past modifiers before it ("of the
     // outcome, print …").
+    // ("retry the push 3 times": after an article it is a noun.)
     if let Some(v) = (i..free.len()).find(|&k| {
         free[k].class == Class::Word
             && VERBS.contains(&lemma(&free[k].text).as_str())
             && !(k > 0 && (free[k - 1].is("for") || free[k - 1].is("during")))
+            && !(k > 0 && ["the", "a", "an"].iter().any(|w| free[k - 1].is(w)))
     }) && v > i
         && (NOT_VERBS.iter().any(|w| free[i].is(w))
             || free[i].text.ends_with("ly")

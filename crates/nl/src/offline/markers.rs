@@ -60,7 +60,7 @@ const WAIT_FILLER: &[&str] = &[
     "have", "has", "been", "steps", "step", "tasks", "task", "above", "previous", "ones",
     "everything", "it", "that", "this", "its", "their", "and", "or", ",", "jobs", "branches",
     "parallel", "first", "prior", "earlier", "successfully", "one", "four", "five", "upstream",
-    "other", "others", "rest", "running",
+    "other", "others", "rest", "running", "it's", "they're", "that's", "'s", "'", "s",
 ];
 #[rustfmt::skip]
 const DONE: &[&str] = &[

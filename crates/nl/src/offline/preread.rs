@@ -60,7 +60,12 @@ pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
                 .any(|p| super::scan::phrase_at(tokens, k, p).is_some())
         });
         let c = clause::read(tokens);
-        if marked || (c.kind.is_some() && !c.generic) {
+        // "评估通过就上线": the step before passing is the condition's subject.
+        let passed = ["通过", "成功", "没问题", "合格", "达标"].iter().any(|p| {
+            let n = p.chars().count();
+            tokens.len() >= n && super::scan::phrase_at(tokens, tokens.len() - n, p).is_some()
+        });
+        if marked || (c.kind.is_some() && !c.generic && !passed) {
             continue;
         }
         let Some(first) = tokens.first() else {

@@ -159,6 +159,15 @@ pub(super) fn refine(kind: TaskKind, free: &[Token]) -> TaskKind {
             TaskKind::Report
         }
         TaskKind::Load if has(&["into", "加载到", "写到", "导入到"]) => TaskKind::Export,
+        // "从数据仓库导出用户行为": exporting from a source reads it.
+        TaskKind::Export
+            if free
+                .iter()
+                .find(|t| !t.text.is_empty())
+                .is_some_and(|t| t.is("从")) =>
+        {
+            TaskKind::Load
+        }
         // "validate the incoming parquet files": data is checked, no model.
         TaskKind::Evaluate
             if has(&["validate", "verify", "check", "校验", "检查"])

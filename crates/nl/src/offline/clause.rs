@@ -111,7 +111,7 @@ pub fn read(tokens: &[Token]) -> Clause {
     }
     // "whether it passed or not", "whether it worked or failed".
     if let Some(i) = tokens.iter().position(|t| t.is("whether"))
-        && let Some(k) = (i + 2..tokens.len().min(i + 8)).find(|&k| tokens[k].is("or"))
+        && let Some(k) = (i + 1..tokens.len().min(i + 8)).find(|&k| tokens[k].is("or"))
         && tokens
             .get(k + 1)
             .is_some_and(|t| t.is("not") || t.text.ends_with("ed") || t.is("fail") || t.is("fails"))

@@ -406,17 +406,23 @@ fn matrix(r: &mut Reader) -> Option<FanOut> {
             "matrix",
             "cross product",
             "every pair",
+            "grid",
         ],
     )?;
     let mut names = Vec::new();
     let mut lists: Vec<Vec<String>> = Vec::new();
     let mut i = 0;
+    // "os (linux, darwin)", "depth in {3, 5}", "lr [0.1, 0.01]".
     while i < t.len() {
-        if !t[i].is("(") {
+        let Some(closer) = [("(", ")"), ("{", "}"), ("[", "]")]
+            .iter()
+            .find(|(open, _)| t[i].is(open))
+            .map(|(_, close)| *close)
+        else {
             i += 1;
             continue;
-        }
-        let close = (i + 1..t.len()).find(|&k| t[k].is(")"))?;
+        };
+        let close = (i + 1..t.len()).find(|&k| t[k].is(closer))?;
         let values: Vec<String> = t[i + 1..close]
             .iter()
             .filter(|x| {
@@ -425,12 +431,14 @@ fn matrix(r: &mut Reader) -> Option<FanOut> {
             .map(|x| x.text.clone())
             .collect();
         if values.len() >= 2 {
-            names.push(
-                i.checked_sub(1)
-                    .map_or("item".into(), |k| t[k].text.clone()),
-            );
+            // The name before the list, past "in" / "=" / "of".
+            let named = (0..i)
+                .rev()
+                .find(|&k| !["in", "=", "of", "over", ":"].iter().any(|w| t[k].is(w)));
+            names.push(named.map_or("item".into(), |k| t[k].text.clone()));
+            let from = named.unwrap_or(i);
+            r.mark(from, close + 1 - from);
             lists.push(values);
-            r.mark(i.saturating_sub(1), close + 2 - i);
         }
         i = close + 1;
     }

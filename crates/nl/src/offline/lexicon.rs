@@ -422,6 +422,8 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
                 t.is("集")
                     || t.is("/")
                     || (kind == TaskKind::Load && (t.is("tests") || t.is("test")))
+                    || t.is("set")
+                    || t.is("sets")
             }) || (i > 0 && tokens[i - 1].is("/"))
         });
         if compound {

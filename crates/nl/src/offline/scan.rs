@@ -557,10 +557,17 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         // Inside brackets nothing cuts: "os (linux, darwin)", "（华东、华北）".
         // (Only a list of values after a name: not "-> (B, C in parallel)".)
         let listed = i > 0 && matches!(tokens[i - 1].class, Class::Word | Class::Cjk);
-        if ((tokens[i].is("(") || tokens[i].is("（")) && (listed || depth > 0)) || tokens[i].is("[")
+        if ((tokens[i].is("(") || tokens[i].is("（")) && (listed || depth > 0))
+            || tokens[i].is("[")
+            || tokens[i].is("{")
         {
             depth += 1;
-        } else if (tokens[i].is(")") || tokens[i].is("）") || tokens[i].is("]")) && depth > 0 {
+        } else if (tokens[i].is(")")
+            || tokens[i].is("）")
+            || tokens[i].is("]")
+            || tokens[i].is("}"))
+            && depth > 0
+        {
             depth -= 1;
         }
         // "并发邮件" sends mail; "并发" alone is concurrency.

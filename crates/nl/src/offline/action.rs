@@ -207,13 +207,7 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
             off_topic,
         });
     }
-    let verb_like = first.class == Class::Word
-        && first.text.len() >= 2
-        && first
-            .text
-            .chars()
-            .all(|c| c.is_ascii_alphabetic() || c == '-')
-        && !NOT_VERBS.iter().any(|w| first.is(w));
+    let verb_like = verb_like(first);
     let has_object = rest.get(1).is_some_and(|t| {
         matches!(t.class, Class::Number | Class::Url) || OBJECT_START.iter().any(|w| t.is(w))
     });
@@ -235,6 +229,15 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     })
 }
 
+/// A word that may be a verb: English letters, and none of the words that
+/// cannot be.
+fn verb_like(t: &Token) -> bool {
+    t.class == Class::Word
+        && t.text.len() >= 2
+        && t.text.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+        && !NOT_VERBS.iter().any(|w| t.is(w))
+}
+
 /// "chunk the pages", "collect the scores": the plural kind word at `at`
 /// is the object of the verb that opens the clause, not its action ("add a
 /// quality check" still asks for a check).
@@ -246,10 +249,8 @@ pub fn object_of_verb(free: &[Token], at: usize) -> bool {
         return false;
     };
     let verb = &free[first];
-    let verb_like = verb.class == Class::Word
-        && verb.text.len() >= 3
-        && verb.text.chars().all(|c| c.is_ascii_alphabetic())
-        && ![NOT_VERBS, TRIVIAL, LEADING_VERBS]
+    let verb_like = verb_like(verb)
+        && ![TRIVIAL, LEADING_VERBS]
             .iter()
             .any(|list| list.iter().any(|w| verb.is(w)));
     let plural = free[at].text.len() > 3 && free[at].text.ends_with('s');

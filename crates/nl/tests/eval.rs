@@ -85,17 +85,17 @@ fn offline_planner_passes_the_dev_set() {
     passes(DEV, 0.95, 0);
 }
 
-/// Where the planner stands on the holdout (measured 2026-12-06: 68.6%,
+/// Where the planner stands on the holdout (measured 2026-12-06: 69.2%,
 /// five invented steps): it may not fall below this while issue 38's
 /// target (next test) is worked towards.
 #[test]
 fn offline_planner_keeps_its_holdout_rate() {
-    passes(&["holdout.yaml"], 0.68, 5);
+    passes(&["holdout.yaml"], 0.69, 5);
 }
 
 /// Issue 38's target for the holdout: at least 90%, no invented step.
 #[test]
-#[ignore = "issue 38's holdout target is not met yet (68.6%, 5 invented steps)"]
+#[ignore = "issue 38's holdout target is not met yet (69.2%, 5 invented steps)"]
 fn offline_planner_passes_the_holdout_set() {
     passes(&["holdout.yaml"], 0.9, 0);
 }

@@ -120,9 +120,6 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
                 .iter()
                 .find_map(|(w, p)| phrase_at(t, u, w).map(|len| (*p, len)))
         };
-        if noun_at(u).is_none() && t.get(u).is_some_and(|x| x.class == Class::Word) {
-            u += 1;
-        }
         // "(7 days)", "100 times", "for each of 4 regions": counted things,
         // when the clause says each of them runs.
         let free: Vec<Token> = t
@@ -148,8 +145,13 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             ],
         )
         .is_some();
+        // ("at most 10 times" is a retry limit.)
+        let limit = i > 0
+            && ["most", "to", "max", "maximum"]
+                .iter()
+                .any(|w| t[i - 1].is(w));
         let counted = |u: usize| {
-            (cued && v >= 2)
+            (cued && v >= 2 && !limit)
                 .then(|| {
                     COUNTED
                         .iter()
@@ -157,6 +159,13 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
                 })
                 .flatten()
         };
+        // ("print hello five times": the counted word itself is no filler.)
+        if noun_at(u).is_none()
+            && counted(u).is_none()
+            && t.get(u).is_some_and(|x| x.class == Class::Word)
+        {
+            u += 1;
+        }
         if let Some((noun, len)) = noun_at(u).or_else(|| counted(u))
             && v >= 2
         {
@@ -223,8 +232,19 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
     }
     // Words after "for each X in" or "for each of the Xs": "for each region
     // in us, eu and asia", up to the next verb.
-    if let Some((at, n)) =
-        find_any(t, &["for each", "for every", "each of", "for all"]).or_else(|| each_in(t))
+    if let Some((at, n)) = find_any(
+        t,
+        &[
+            "for each",
+            "for every",
+            "each of",
+            "for all",
+            "loop over",
+            "iterate over",
+            "over the list",
+        ],
+    )
+    .or_else(|| each_in(t))
     {
         let mut j = at + n;
         while r.is(
@@ -260,6 +280,8 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             };
         // A value may be several words: "debian 9.1, alpine 3.6".
         let mut values: Vec<String> = Vec::new();
+        // "over the list [a, b]": the list's name, then its values.
+        let from = from + usize::from(r.is(from + 1, &["["]) && !r.is(from, &["["]));
         let mut end = from;
         // "[a, b, c]": everything in the brackets is a value.
         if r.is(from, &["["]) {

@@ -108,7 +108,7 @@ pub(super) fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
         }
         return None;
     }
-    if !(t.is("等") || t.is("在") || t.is("待")) {
+    if !(t.is("等") || t.is("在") || t.is("待") || t.is("当")) {
         return None;
     }
     let mut k = i + 1;
@@ -121,6 +121,13 @@ pub(super) fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
                     .unwrap_or(0);
                 return (k > i + 1).then_some(k + n + after - i);
             }
+        }
+        // "当训练完成后": the step it waits for, named by its kind.
+        if let Some((_, 0, n)) = super::lexicon::kind_phrase(&tokens[k..])
+            && tokens[k].class == Class::Cjk
+        {
+            k += n;
+            continue;
         }
         let w = &tokens[k];
         let inside = w.is_label()

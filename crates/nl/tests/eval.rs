@@ -1,6 +1,7 @@
 //! The shipped evaluation sets: the offline planner must pass at least 95%
-//! of `tests/nl/dev.yaml` inventing no step, and every workflow it produces
-//! must validate and compile for every engine (or be refused by name).
+//! of the dev cases (`tests/nl/dev.yaml` and `tests/nl/dev2.yaml` together)
+//! inventing no step, and every workflow it produces must validate and
+//! compile for every engine (or be refused by name).
 //! Issue 38's targets for `tests/nl/holdout.yaml` are 90% and no invented
 //! step; the planner does not reach them yet (README, "Natural language"),
 //! so its test holds the line at what it reaches, and prints the numbers.
@@ -33,11 +34,23 @@ fn compile(workflow: &couler_ir::Workflow) -> Vec<(String, Verdict)> {
     }
 }
 
-fn passes(file: &str, min_rate: f64, max_invented: usize) {
-    let Some(cases) = cases(file) else {
+/// The dev sets, worked against: the first one and the one written after
+/// the planner had been tuned to it (issue 38).
+const DEV: &[&str] = &["dev.yaml", "dev2.yaml"];
+
+fn dev_cases() -> Vec<Case> {
+    DEV.iter()
+        .flat_map(|f| cases(f).unwrap_or_else(|| panic!("tests/nl/{f}")))
+        .collect()
+}
+
+fn passes(files: &[&str], min_rate: f64, max_invented: usize) {
+    let cases: Vec<Case> = files.iter().filter_map(|f| cases(f)).flatten().collect();
+    let file = files.join(" + ");
+    if cases.is_empty() {
         eprintln!("{file}: not there");
         return;
-    };
+    }
     let checks = Checks {
         compile: Some(&compile),
     };
@@ -55,11 +68,11 @@ fn passes(file: &str, min_rate: f64, max_invented: usize) {
     );
 }
 
-/// Issue 38's target for the dev set: at least 95%, no invented step.
+/// Issue 38's target for the dev sets: at least 95%, no invented step.
 #[test]
 fn offline_planner_passes_the_dev_set() {
-    let cases = cases("dev.yaml").expect("tests/nl/dev.yaml");
-    assert!(cases.len() >= 30, "only {} cases", cases.len());
+    let cases = dev_cases();
+    assert!(cases.len() >= 200, "only {} cases", cases.len());
     let chinese = cases
         .iter()
         .filter(|c| {
@@ -68,30 +81,30 @@ fn offline_planner_passes_the_dev_set() {
                 .any(|ch| ('\u{4e00}'..='\u{9fff}').contains(&ch))
         })
         .count();
-    assert!(chinese >= 10, "only {chinese} Chinese cases");
-    passes("dev.yaml", 0.95, 0);
+    assert!(chinese >= 40, "only {chinese} Chinese cases");
+    passes(DEV, 0.95, 0);
 }
 
-/// Where the planner stands on the holdout (measured 2026-12-06: 62.9%,
-/// twelve invented steps): it may not fall below this while issue 38's
+/// Where the planner stands on the holdout (measured 2026-12-06: 69.2%,
+/// five invented steps): it may not fall below this while issue 38's
 /// target (next test) is worked towards.
 #[test]
 fn offline_planner_keeps_its_holdout_rate() {
-    passes("holdout.yaml", 0.62, 12);
+    passes(&["holdout.yaml"], 0.69, 5);
 }
 
 /// Issue 38's target for the holdout: at least 90%, no invented step.
 #[test]
-#[ignore = "issue 38's holdout target is not met yet (62.9%, 12 invented steps)"]
+#[ignore = "issue 38's holdout target is not met yet (69.2%, 5 invented steps)"]
 fn offline_planner_passes_the_holdout_set() {
-    passes("holdout.yaml", 0.9, 0);
+    passes(&["holdout.yaml"], 0.9, 0);
 }
 
 #[test]
 fn every_produced_workflow_validates_and_round_trips() {
     let planner = OfflinePlanner::default();
     let mut produced = 0;
-    for case in cases("dev.yaml").expect("tests/nl/dev.yaml") {
+    for case in dev_cases() {
         let Ok(plan) = planner.plan(&case.description, &PlanOptions::default()) else {
             continue;
         };

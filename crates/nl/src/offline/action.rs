@@ -26,7 +26,7 @@ const LEAD: &[&str] = &[
     "we", "i", "you", "then", "also", "please", "just", "simply", "need", "needs", "want", "wants",
     "to", "should", "must", "will", "can", "could", "would", "let", "lets", "let's", "us", "and",
     "next", "finally", "first", "now", "go", "ahead", "shall", "kindly", "quickly", "additionally",
-    "separately", "lastly", "afterwards", "so", "later", "please,", "always",
+    "separately", "lastly", "afterwards", "so", "later", "please,", "always", "pls", "plz",
 ];
 
 /// Words that cannot be the verb of an action: a clause starting with one
@@ -142,7 +142,10 @@ const LEADING_VERBS: &[&str] = &[
 
 /// The generic action a clause asks for, when no library kind matched:
 /// `used` marks tokens other readers took (conditions, schedules …).
-pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
+///
+/// `conditional`: the clause has a condition, so "switch traffic to green
+/// if they pass" is an action even though "traffic" starts no object.
+pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Action> {
     let free: Vec<&Token> = tokens
         .iter()
         .zip(used)
@@ -175,10 +178,12 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
     }
     // The first known verb leads, past modifiers before it ("of the
     // outcome, print …").
+    // ("retry the push 3 times": after an article it is a noun.)
     if let Some(v) = (i..free.len()).find(|&k| {
         free[k].class == Class::Word
             && VERBS.contains(&lemma(&free[k].text).as_str())
             && !(k > 0 && (free[k - 1].is("for") || free[k - 1].is("during")))
+            && !(k > 0 && ["the", "a", "an"].iter().any(|w| free[k - 1].is(w)))
     }) && v > i
         && (NOT_VERBS.iter().any(|w| free[i].is(w))
             || free[i].text.ends_with("ly")
@@ -202,18 +207,19 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
             off_topic,
         });
     }
-    let verb_like = first.class == Class::Word
-        && first.text.len() >= 2
-        && first
-            .text
-            .chars()
-            .all(|c| c.is_ascii_alphabetic() || c == '-')
-        && !NOT_VERBS.iter().any(|w| first.is(w));
+    let verb_like = verb_like(first);
     let has_object = rest.get(1).is_some_and(|t| {
         matches!(t.class, Class::Number | Class::Url) || OBJECT_START.iter().any(|w| t.is(w))
     });
-    let known = VERBS.contains(&lemma(&first.text).as_str());
-    if !verb_like || !(known || has_object || off_topic) {
+    // "run sentiment analysis", "perform entity resolution".
+    let known = VERBS.contains(&lemma(&first.text).as_str())
+        || (LEADING_VERBS.iter().any(|w| first.is(w)) && rest.len() >= 2);
+    let phrase = conditional
+        && rest.get(1).is_some_and(|t| t.class == Class::Word)
+        && rest
+            .get(2)
+            .is_some_and(|t| PREPOSITIONS.iter().any(|w| t.is(w)));
+    if !verb_like || !(known || has_object || off_topic || phrase) {
         return None;
     }
     Some(Action {
@@ -221,6 +227,34 @@ pub fn generic(tokens: &[Token], used: &[bool]) -> Option<Action> {
         labelled: false,
         off_topic,
     })
+}
+
+/// A word that may be a verb: English letters, and none of the words that
+/// cannot be.
+fn verb_like(t: &Token) -> bool {
+    t.class == Class::Word
+        && t.text.len() >= 2
+        && t.text.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+        && !NOT_VERBS.iter().any(|w| t.is(w))
+}
+
+/// "chunk the pages", "collect the scores": the plural kind word at `at`
+/// is the object of the verb that opens the clause, not its action ("add a
+/// quality check" still asks for a check).
+pub fn object_of_verb(free: &[Token], at: usize) -> bool {
+    let Some(first) = free
+        .iter()
+        .position(|t| !t.text.is_empty() && !LEAD.iter().any(|w| t.is(w)))
+    else {
+        return false;
+    };
+    let verb = &free[first];
+    let verb_like = verb_like(verb)
+        && ![TRIVIAL, LEADING_VERBS]
+            .iter()
+            .any(|list| list.iter().any(|w| verb.is(w)));
+    let plural = free[at].text.len() > 3 && free[at].text.ends_with('s');
+    verb_like && plural && first + 2 == at && OBJECT_START.iter().any(|w| free[first + 1].is(w))
 }
 
 /// "run two tasks", "执行两个任务": words about the steps, not a step.
@@ -349,7 +383,7 @@ pub fn lemma(word: &str) -> String {
 /// to the first preposition, at most `max`, verbs in their base form.
 fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for t in tokens {
+    for (i, t) in tokens.iter().enumerate() {
         match t.class {
             Class::Word => {}
             Class::Number if !out.is_empty() => continue,
@@ -363,6 +397,11 @@ fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
         }
         if t.is_label() {
             out.push(t.text.clone());
+            continue;
+        }
+        // "ask a human to approve it": what the step is for names it too.
+        let purpose = t.is("to") && tokens.get(i + 1).is_some_and(|n| is_verb(&n.text));
+        if purpose {
             continue;
         }
         if !out.is_empty() && PREPOSITIONS.iter().any(|w| t.is(w)) {
@@ -599,7 +638,7 @@ mod tests {
 
     fn action(text: &str) -> Option<Action> {
         let t = tokenize(text);
-        generic(&t, &vec![false; t.len()])
+        generic(&t, &vec![false; t.len()], false)
     }
 
     fn named(kind: TaskKind, text: &str, model: Option<&str>) -> String {

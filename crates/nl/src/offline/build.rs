@@ -8,7 +8,7 @@ use crate::decompose::{Decomposition, FanOut, Stage, Subtask, TaskKind};
 use crate::library::{GENERIC_TEMPLATE, Library, Need, Ranked, Template};
 use crate::safety::{Warning, WarningCode};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub struct Built {
     pub document: Value,
@@ -35,6 +35,11 @@ struct State {
     results: Vec<String>,
     /// Where a model was saved, if the description said.
     model_store: Option<String>,
+    /// Every step and group with the steps upstream of it.
+    ancestors: BTreeMap<String, BTreeSet<String>>,
+    /// What the stage being built runs after, so that a condition reads
+    /// a step that has run (not one on a branch beside it).
+    reach: BTreeSet<String>,
 }
 
 struct Builder<'a> {
@@ -177,6 +182,11 @@ impl Builder<'_> {
     fn stage(&mut self, stage: &Stage, index: usize, upstream: &[String]) -> Vec<String> {
         let group = stage.is_parallel_group();
         let depends: &[String] = if group { &[] } else { upstream };
+        let mut reach: BTreeSet<String> = upstream.iter().cloned().collect();
+        for u in upstream {
+            reach.extend(self.state.ancestors.get(u).into_iter().flatten().cloned());
+        }
+        self.state.reach = reach.clone();
         let mut built = Vec::new();
         for task in &stage.tasks {
             if let Some(step) = self.step(task, depends, false) {
@@ -197,6 +207,7 @@ impl Builder<'_> {
                     .as_array()
                     .is_some_and(|l| l.iter().any(|x| x["name"] == a))
             };
+            self.state.ancestors.insert(name.clone(), reach.clone());
             if has_artifact("data") {
                 produced_data.push(name.clone());
             }
@@ -244,6 +255,9 @@ impl Builder<'_> {
                 _ => format!("parallel-{}", index + 1),
             };
             let gname = self.unique(&base);
+            let mut inside = reach.clone();
+            inside.extend(names.iter().cloned());
+            self.state.ancestors.insert(gname.clone(), inside);
             let mut g = json!({"name": gname, "steps": names});
             if !upstream.is_empty() {
                 g["depends"] = json!(upstream);
@@ -324,21 +338,30 @@ impl Builder<'_> {
                 if failed { "failed" } else { "succeeded" }
             ));
         } else if let Some(cond) = &task.condition {
+            let reached = |s: &String| self.state.reach.contains(s);
             let result = || {
                 self.state
                     .results
-                    .last()
+                    .iter()
+                    .rfind(|s| reached(s))
                     .map(|s| (s.clone(), "result".to_owned(), false))
             };
             let source = match cond.metric.as_str() {
                 "quality" => self
                     .state
                     .quality
-                    .last()
+                    .iter()
+                    .rfind(|s| reached(s))
                     .map(|s| (s.clone(), "status".to_owned(), false))
                     .or_else(result),
                 "result" => result(),
-                _ => self.state.metrics.last().cloned().or_else(result),
+                _ => self
+                    .state
+                    .metrics
+                    .iter()
+                    .rfind(|m| reached(&m.0))
+                    .cloned()
+                    .or_else(result),
             };
             match source {
                 Some((s, _, true)) => self.unknown.push(Unrecognized {

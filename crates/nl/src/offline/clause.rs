@@ -109,6 +109,16 @@ pub fn read(tokens: &[Token]) -> Clause {
         r.mark(from + i, n);
         from += i + n;
     }
+    // "whether it passed or not", "whether it worked or failed".
+    if let Some(i) = tokens.iter().position(|t| t.is("whether"))
+        && let Some(k) = (i + 1..tokens.len().min(i + 8)).find(|&k| tokens[k].is("or"))
+        && tokens
+            .get(k + 1)
+            .is_some_and(|t| t.is("not") || t.text.ends_with("ed") || t.is("fail") || t.is("fails"))
+    {
+        c.always = true;
+        r.mark(i, k + 2 - i);
+    }
     // "Build a pipeline that …", "I need a workflow to …": the pipeline is
     // what is asked for, its steps are what follows.
     if let Some(n) = preamble(tokens, start) {
@@ -175,9 +185,22 @@ pub fn read(tokens: &[Token]) -> Clause {
     c.refers_to = lexicon::referenced_kind(&free);
     if let Some((mut kind, mut at, mut n)) = lexicon::kind_phrase(&free)
         && !behind_preposition(&free, at)
+        && !action::object_of_verb(&free, at)
     {
+        // "训练完评估一下": once training is done, the step evaluates.
+        let done = ["完", "后", "之后", "以后"]
+            .iter()
+            .any(|p| phrase_at(&free, at + n, p).is_some());
+        if done && let Some((later, k, m)) = lexicon::kind_phrase(&free[at + n..]) {
+            r.mark(at, n + 1);
+            (kind, at, n) = (later, at + n + k, m);
+        }
         // "选最好的注册": picking the best is what the later verb acts on.
+        // ("keep whichever scores best": the later verb is the relative
+        // clause's.)
+        let relative = free[at..at + n].iter().any(|t| t.is("whichever"));
         if kind == TaskKind::Select
+            && !relative
             && let Some((later, k, m)) = lexicon::kind_phrase(&free[at + n..])
         {
             r.mark(at, n);
@@ -196,6 +219,16 @@ pub fn read(tokens: &[Token]) -> Clause {
             c.kind = Some(kind);
         }
     }
+    // "run k-means with k = 2..6", "fit a GAM": a model run is trained.
+    if c.kind.is_none()
+        && !c.models.is_empty()
+        && free
+            .iter()
+            .find(|t| t.class == Class::Word)
+            .is_some_and(|t| ["run", "fit", "try"].iter().any(|w| t.is(w)))
+    {
+        c.kind = Some(TaskKind::Train);
+    }
     // "do 5-fold cross validation of an SVM": a model trained per fold.
     if c.kind.is_none()
         && !c.models.is_empty()
@@ -213,8 +246,19 @@ pub fn read(tokens: &[Token]) -> Clause {
             "对每个",
             "针对每个",
         ],
-    ) {
+    )
+    .or_else(|| super::fanout::each_in(&free))
+    {
         c.opens_list = c.fan_out.is_none();
+        // "for each of the numbers": the words up to what varies.
+        let n = n + tokens[i + n..]
+            .iter()
+            .take_while(|t| {
+                ["of", "the", "these", "those", "all"]
+                    .iter()
+                    .any(|w| t.is(w))
+            })
+            .count();
         r.mark(i, n);
     }
     if c.kind.is_none() && c.command.is_some() {
@@ -223,13 +267,46 @@ pub fn read(tokens: &[Token]) -> Clause {
     if let Some(kind) = c.kind {
         c.kind = Some(refine(kind, &free));
     }
+    // "once the features are computed": a step named in the passive is
+    // referred to, not asked for.
     if c.kind.is_none()
-        && let Some(a) = action::generic(tokens, &r.used)
+        && let Some(kind) = passive(&free)
+    {
+        c.refers_to = Some(kind);
+        r.mark(0, tokens.len());
+    }
+    if c.kind.is_none()
+        && c.refers_to.is_none()
+        && let Some(a) = action::generic(tokens, &r.used, c.condition.is_some())
     {
         c.kind = Some(TaskKind::Shell);
         c.generic = true;
-        c.off_topic = a.off_topic;
+        // "Weather forecasting with an LSTM" is about a model, so on topic.
+        c.off_topic = a.off_topic && c.models.is_empty();
         c.name = Some(a.name);
+        // "读数据": the English of a Chinese verb may be a kind ("read").
+        let chinese = free
+            .iter()
+            .find(|t| !t.text.is_empty())
+            .is_some_and(|t| t.class == Class::Cjk);
+        let verb = c
+            .name
+            .as_deref()
+            .and_then(|n| n.split('-').next())
+            .unwrap_or("");
+        let english = Token {
+            text: verb.to_owned(),
+            span: Span::new(0, 0),
+            class: Class::Word,
+            upper: false,
+        };
+        if chinese
+            && !a.labelled
+            && let Some((kind, 0, _)) = lexicon::kind_phrase(std::slice::from_ref(&english))
+        {
+            c.kind = Some(kind);
+            c.generic = false;
+        }
         for (i, t) in tokens.iter().enumerate() {
             if t.class != Class::Url {
                 r.mark(i, 1);
@@ -250,6 +327,16 @@ pub fn read(tokens: &[Token]) -> Clause {
             r.mark(i, n);
         }
     }
+    // "the workflow should keep going even if `exit 1` fails": how the
+    // workflow behaves, no step of it.
+    if about_the_workflow(tokens) {
+        c.kind = None;
+        c.command = None;
+        c.generic = false;
+        c.condition = None;
+        c.always = false;
+        r.mark(0, tokens.len());
+    }
     c.branches = branches(tokens);
     c.model_count = model_count(tokens);
     c.leftover = tokens
@@ -259,6 +346,56 @@ pub fn read(tokens: &[Token]) -> Clause {
         .map(|(t, _)| t.span)
         .collect();
     c
+}
+
+/// "the features are computed", "the data has been cleaned": the kind of
+/// the step the words name in the passive.
+fn passive(free: &[Token]) -> Option<TaskKind> {
+    let words: Vec<&Token> = free.iter().filter(|t| !t.text.is_empty()).collect();
+    let be = words
+        .iter()
+        .position(|t| ["is", "are", "was", "were", "been"].iter().any(|w| t.is(w)))?;
+    let participle = words.get(be + 1)?;
+    if !(participle.text.ends_with("ed") || participle.text.ends_with("en")) || be == 0 {
+        return None;
+    }
+    let word = |text: String| Token {
+        text,
+        span: Span::new(0, 0),
+        class: Class::Word,
+        upper: false,
+    };
+    let mut probe = vec![word(action::lemma(&participle.text))];
+    probe.extend(
+        words[..be]
+            .iter()
+            .filter(|t| {
+                ![
+                    "the", "a", "an", "has", "have", "all", "once", "when", "after", "until",
+                ]
+                .iter()
+                .any(|w| t.is(w))
+            })
+            .map(|t| word(t.text.clone())),
+    );
+    lexicon::kind_phrase(&probe).map(|(kind, _, _)| kind)
+}
+
+/// "The workflow should …", "the pipeline must …": a statement about the
+/// whole run.
+fn about_the_workflow(tokens: &[Token]) -> bool {
+    let at = usize::from(tokens.first().is_some_and(|t| t.is("the")));
+    let subject = tokens.get(at).is_some_and(|t| {
+        ["workflow", "pipeline", "dag", "run"]
+            .iter()
+            .any(|w| t.is(w))
+    });
+    let modal = tokens.get(at + 1).is_some_and(|t| {
+        ["should", "must", "shall", "will", "needs", "has"]
+            .iter()
+            .any(|w| t.is(w))
+    });
+    subject && modal
 }
 
 fn blank(t: &Token) -> Token {

@@ -5,7 +5,8 @@
 
 use super::clause::{self, Clause};
 use super::kinds::IMAGE_WORDS;
-use super::parse::{Group, expand};
+use super::order::Group;
+use super::parse::expand;
 use super::scan::{Segment, Sep, Token, find_any};
 use crate::decompose::{Span, Stage, Subtask, TaskKind};
 
@@ -51,7 +52,7 @@ const GOAL: &[&str] = &[
 /// colon or a full stop ends it and two or more clauses follow, and it
 /// states a goal or asks for a step of a kind the others ask for again.
 pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<Heading>) {
-    if groups.len() < 3 {
+    if groups.len() < 2 {
         return (groups, None);
     }
     let tokens = |g: &Group| -> Vec<Token> {
@@ -65,21 +66,38 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
     let next = &groups[1];
     let colon = segs[next.segs[0]].after_colon;
     let sentence = next.sep == Sep::Sentence;
-    if !(colon || sentence) || c.condition.is_some() || c.otherwise || c.always {
+    if c.condition.is_some() || c.otherwise || c.always {
         return (groups, None);
     }
+    // (A later step on a condition is no repetition: "train X; if the
+    // recall is low, retrain it" trains twice.)
     let same = |kind: TaskKind| {
         groups[1..].iter().any(|g| {
-            clause::read(&tokens(g))
-                .kind
-                .is_some_and(|k| k == kind || (k.trains() && kind.trains()))
+            let later = clause::read(&tokens(g));
+            later.condition.is_none()
+                && !later.otherwise
+                && later
+                    .kind
+                    .is_some_and(|k| k == kind || (k.trains() && kind.trains()))
         })
     };
+    // "用 LSTM 预测股票价格，训练时用 1 块 GPU": predicting with a named
+    // model, which a later step trains, is what the workflow is for.
+    let forecast =
+        c.kind == Some(TaskKind::Predict) && !c.models.is_empty() && same(TaskKind::Train);
+    if !forecast && (!(colon || sentence) || groups.len() < 3) {
+        return (groups, None);
+    }
     let goal = find_any(&first, GOAL).is_some();
     // A training goal whose training is listed again ("Fine-tune a 7B
     // model: tokenize, train, evaluate").
     let repeats = c.kind.is_some_and(|k| !c.generic && k.trains() && same(k));
-    if !(goal || repeats || (colon && c.generic)) {
+    // "ship v2 of the ranking model: - canary …, - watch …": what a colon
+    // introduces is the steps; the words before it name what they are for.
+    // "Weather forecasting with an LSTM. Load …, train …": a sentence that
+    // names a model but no action the library knows says what it is about.
+    let topic = c.generic && !c.models.is_empty();
+    if !(goal || repeats || colon || topic || forecast) {
         return (groups, None);
     }
     let span = groups[0]
@@ -123,7 +141,10 @@ pub fn apply(text: &str, h: &Heading, stages: &mut Vec<Stage>) {
         }
         stage.tasks = tasks;
     }
-    let Some(kind) = kind.filter(|_| !hit) else {
+    // Only training is a step the listed ones cannot do without ("train an
+    // SVM: load, evaluate"); "forecast the load: read, train, evaluate"
+    // states what the listed steps are for.
+    let Some(kind) = kind.filter(|k| !hit && k.trains()) else {
         return;
     };
     let tasks = expand(text, c, kind, h.span);

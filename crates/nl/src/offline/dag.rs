@@ -23,6 +23,11 @@ const NEEDS: &[&str] = &[
     "comes after",
     "starts after",
     "after",
+    "starts when",
+    "start when",
+    "runs when",
+    "run when",
+    "when",
     "依赖于",
     "依赖",
     "需要",
@@ -52,7 +57,7 @@ pub fn read(tokens: &[Token]) -> Option<Vec<Stage>> {
         NEEDS
             .iter()
             .chain(BEFORE)
-            .any(|p| p != &"after" && phrase_at(tokens, i, p).is_some())
+            .any(|p| !["after", "when"].contains(p) && phrase_at(tokens, i, p).is_some())
     });
     if labels.len() < 2 || !worded {
         return None;
@@ -63,6 +68,8 @@ pub fn read(tokens: &[Token]) -> Option<Vec<Stage>> {
         .collect();
     let mut previous: Vec<String> = Vec::new();
     let mut waiting: Vec<String> = Vec::new();
+    // The steps placed after the same ones so far ("run B, C and D": all three).
+    let mut run: Vec<String> = Vec::new();
     for clause in clauses(tokens) {
         let follows = THEN.iter().any(|p| phrase_at(clause, 0, p).is_some());
         let named: Vec<String> = clause
@@ -71,11 +78,31 @@ pub fn read(tokens: &[Token]) -> Option<Vec<Stage>> {
             .map(|t| t.text.clone())
             .collect();
         if named.is_empty() {
+            // "When it finishes, run B, C and D": what follows waits for the
+            // steps just named.
+            let done = clause.iter().any(|t| {
+                [
+                    "finishes",
+                    "finished",
+                    "done",
+                    "completes",
+                    "completed",
+                    "ends",
+                ]
+                .iter()
+                .any(|w| t.is(w))
+            });
+            if done {
+                waiting = previous.clone();
+                run.clear();
+            }
             continue;
         }
+        // ("D when A is done": a bare "when" only after the step it is about.)
         let needs = (0..clause.len()).find_map(|i| {
             NEEDS
                 .iter()
+                .filter(|p| **p != "when" || (i > 0 && clause[i - 1].is_label()))
                 .find_map(|p| phrase_at(clause, i, p))
                 .map(|n| (i, n))
         });
@@ -121,16 +148,20 @@ pub fn read(tokens: &[Token]) -> Option<Vec<Stage>> {
                 add(&mut deps, r, &left);
             }
             previous = right;
-        } else {
-            let after = if follows {
-                previous.clone()
-            } else {
-                std::mem::take(&mut waiting)
-            };
+        } else if follows {
+            let after = std::mem::take(&mut previous);
             for l in &named {
                 add(&mut deps, l, &after);
             }
+            waiting.clear();
+            run.clone_from(&named);
             previous = named;
+        } else {
+            for l in &named {
+                add(&mut deps, l, &waiting);
+            }
+            run.extend(named);
+            previous.clone_from(&run);
         }
     }
     let levels = layers(&deps)?;

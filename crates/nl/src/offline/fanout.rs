@@ -120,9 +120,6 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
                 .iter()
                 .find_map(|(w, p)| phrase_at(t, u, w).map(|len| (*p, len)))
         };
-        if noun_at(u).is_none() && t.get(u).is_some_and(|x| x.class == Class::Word) {
-            u += 1;
-        }
         // "(7 days)", "100 times", "for each of 4 regions": counted things,
         // when the clause says each of them runs.
         let free: Vec<Token> = t
@@ -148,8 +145,13 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             ],
         )
         .is_some();
+        // ("at most 10 times" is a retry limit.)
+        let limit = i > 0
+            && ["most", "to", "max", "maximum"]
+                .iter()
+                .any(|w| t[i - 1].is(w));
         let counted = |u: usize| {
-            (cued && v >= 2)
+            (cued && v >= 2 && !limit)
                 .then(|| {
                     COUNTED
                         .iter()
@@ -157,6 +159,13 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
                 })
                 .flatten()
         };
+        // ("print hello five times": the counted word itself is no filler.)
+        if noun_at(u).is_none()
+            && counted(u).is_none()
+            && t.get(u).is_some_and(|x| x.class == Class::Word)
+        {
+            u += 1;
+        }
         if let Some((noun, len)) = noun_at(u).or_else(|| counted(u))
             && v >= 2
         {
@@ -223,7 +232,20 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
     }
     // Words after "for each X in" or "for each of the Xs": "for each region
     // in us, eu and asia", up to the next verb.
-    if let Some((at, n)) = find_any(t, &["for each", "for every", "each of", "for all"]) {
+    if let Some((at, n)) = find_any(
+        t,
+        &[
+            "for each",
+            "for every",
+            "each of",
+            "for all",
+            "loop over",
+            "iterate over",
+            "over the list",
+        ],
+    )
+    .or_else(|| each_in(t))
+    {
         let mut j = at + n;
         while r.is(
             j,
@@ -246,7 +268,8 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             |x: &Token| x.class == Class::Word && x.text.ends_with('s') && x.text.len() > 3;
         // "for each language: en, fr" names what varies first; "each of
         // alice, bob" lists the values at once.
-        let named_first = r.is(at, &["for"]) || t.get(j).is_some_and(plural);
+        let of = (at + n..j).any(|k| r.is(k, &["of"]));
+        let named_first = (r.is(at, &["for"]) && !of) || t.get(j).is_some_and(plural);
         let (parameter, from) =
             match (j..t.len().min(j + 4)).find(|&k| r.is(k, &["in", ":", "from", "="])) {
                 Some(k) => (identifier(&t[j..k]), k + 1),
@@ -255,9 +278,25 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
                 }
                 None => ("item".to_owned(), j),
             };
-        let mut values = Vec::new();
+        // A value may be several words: "debian 9.1, alpine 3.6".
+        let mut values: Vec<String> = Vec::new();
+        // "over the list [a, b]": the list's name, then its values.
+        let from = from + usize::from(r.is(from + 1, &["["]) && !r.is(from, &["["]));
         let mut end = from;
-        while let Some(x) = t.get(end) {
+        // "[a, b, c]": everything in the brackets is a value.
+        if r.is(from, &["["]) {
+            let close = (from..t.len())
+                .find(|&k| r.is(k, &["]"]))
+                .unwrap_or(t.len());
+            values = t[from + 1..close]
+                .iter()
+                .filter(|x| matches!(x.class, Class::Word | Class::Number) && !x.is("and"))
+                .map(|x| x.text.clone())
+                .collect();
+            end = (close + 1).min(t.len());
+        }
+        let bracketed = !values.is_empty();
+        while let Some(x) = t.get(end).filter(|_| !bracketed) {
             if x.is("and") || x.is("or") || x.class == Class::Punct {
                 end += 1;
                 continue;
@@ -276,7 +315,20 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             if !value {
                 break;
             }
-            values.push(x.text.clone());
+            // "alpine 3.6": a version belongs to the name before it.
+            let version = x.class == Class::Number
+                && end > 0
+                && t[end - 1].class == Class::Word
+                && values
+                    .last()
+                    .is_some_and(|v| v.ends_with(t[end - 1].text.as_str()));
+            match values.last_mut() {
+                Some(last) if version => {
+                    last.push(' ');
+                    last.push_str(&x.text);
+                }
+                _ => values.push(x.text.clone()),
+            }
             end += 1;
         }
         if values.len() >= 2 {
@@ -287,6 +339,15 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             r.mark(at, end - at);
         }
     }
+}
+
+/// "every letter in [a, b]", "each exchange in coinbase, kraken": where
+/// "each" or "every" is, with what varies named before "in".
+pub(super) fn each_in(t: &[Token]) -> Option<(usize, usize)> {
+    (0..t.len()).find_map(|k| {
+        let is = |i: usize, w: &str| t.get(i).is_some_and(|x| x.is(w));
+        ((is(k, "each") || is(k, "every")) && is(k + 2, "in")).then_some((k, 1))
+    })
 }
 
 /// "对 us、eu、asia 每个区域训练": the values before 每个.
@@ -367,17 +428,23 @@ fn matrix(r: &mut Reader) -> Option<FanOut> {
             "matrix",
             "cross product",
             "every pair",
+            "grid",
         ],
     )?;
     let mut names = Vec::new();
     let mut lists: Vec<Vec<String>> = Vec::new();
     let mut i = 0;
+    // "os (linux, darwin)", "depth in {3, 5}", "lr [0.1, 0.01]".
     while i < t.len() {
-        if !t[i].is("(") {
+        let Some(closer) = [("(", ")"), ("{", "}"), ("[", "]")]
+            .iter()
+            .find(|(open, _)| t[i].is(open))
+            .map(|(_, close)| *close)
+        else {
             i += 1;
             continue;
-        }
-        let close = (i + 1..t.len()).find(|&k| t[k].is(")"))?;
+        };
+        let close = (i + 1..t.len()).find(|&k| t[k].is(closer))?;
         let values: Vec<String> = t[i + 1..close]
             .iter()
             .filter(|x| {
@@ -386,12 +453,14 @@ fn matrix(r: &mut Reader) -> Option<FanOut> {
             .map(|x| x.text.clone())
             .collect();
         if values.len() >= 2 {
-            names.push(
-                i.checked_sub(1)
-                    .map_or("item".into(), |k| t[k].text.clone()),
-            );
+            // The name before the list, past "in" / "=" / "of".
+            let named = (0..i)
+                .rev()
+                .find(|&k| !["in", "=", "of", "over", ":"].iter().any(|w| t[k].is(w)));
+            names.push(named.map_or("item".into(), |k| t[k].text.clone()));
+            let from = named.unwrap_or(i);
+            r.mark(from, close + 1 - from);
             lists.push(values);
-            r.mark(i.saturating_sub(1), close + 2 - i);
         }
         i = close + 1;
     }

@@ -359,6 +359,14 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("镜像", "image"), ("清空", "clear"), ("识别", "recognize"), ("监测", "monitor"), ("刷新", "refresh"),
     ("重建", "rebuild"), ("下线", "retire"), ("求和", "sum"), ("相加", "add"), ("加", "add"),
     ("乘", "multiply"), ("日期", "date"), ("消息", "message"), ("说", "say"),
+    ("基准测试", "benchmark"), ("性能测试", "benchmark"), ("审批", "approve"), ("读", "read"),
+    ("抓取", "crawl"), ("去噪", "denoise"), ("重采样", "resample"), ("插值", "interpolate"),
+    ("编码", "encode"), ("解码", "decode"), ("重排", "rerank"), ("加密", "encrypt"),
+    ("解密", "decrypt"), ("校准", "calibrate"), ("剪枝", "prune"), ("转写", "transcribe"),
+    ("摘要", "summarize"), ("画图", "plot"), ("绘制", "plot"), ("对比", "compare"),
+    ("拆分", "split"), ("抽样", "sample"), ("评分", "score"), ("恢复", "restore"),
+    ("迁移", "migrate"), ("预热", "warm"), ("扩容", "scale"), ("重启", "restart"),
+    ("格式化", "format"), ("灰度", "canary"),
 ];
 
 /// Chinese verbs among [`CJK_WORDS`] (the rest are nouns).

@@ -416,9 +416,15 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
             }
         }
         // "测试集" is a test set, "train/test split" a split: no steps.
-        let compound = best.is_some_and(|(_, n)| {
-            tokens.get(i + n).is_some_and(|t| t.is("集") || t.is("/"))
-                || (i > 0 && tokens[i - 1].is("/"))
+        // "load tests" are tests.
+        let compound = best.is_some_and(|(kind, n)| {
+            tokens.get(i + n).is_some_and(|t| {
+                t.is("集")
+                    || t.is("/")
+                    || (kind == TaskKind::Load && (t.is("tests") || t.is("test")))
+                    || t.is("set")
+                    || t.is("sets")
+            }) || (i > 0 && tokens[i - 1].is("/"))
         });
         if compound {
             continue;

@@ -19,6 +19,11 @@ pub(super) fn list_marker(tokens: &[Token], i: usize, starts: bool, next: u32) -
             .filter(|t| t.class == Class::Number)
             .and_then(|t| t.text.parse::<u32>().ok())
     };
+    // "- load", "* load", "• load" at the start of a line.
+    let line_start = i == 0 || tokens[i - 1].is("\n");
+    if starts && line_start && is(i, &["-", "*", "•"]) && content(i + 1) {
+        return Some(1);
+    }
     // "(1) load", "1) load", "1. load", "1、加载"
     let open = usize::from(is(i, &["(", "（"]));
     if let Some(n) = number(i + open)
@@ -55,7 +60,7 @@ const WAIT_FILLER: &[&str] = &[
     "have", "has", "been", "steps", "step", "tasks", "task", "above", "previous", "ones",
     "everything", "it", "that", "this", "its", "their", "and", "or", ",", "jobs", "branches",
     "parallel", "first", "prior", "earlier", "successfully", "one", "four", "five", "upstream",
-    "other", "others", "rest", "running",
+    "other", "others", "rest", "running", "it's", "they're", "that's", "'s", "'", "s",
 ];
 #[rustfmt::skip]
 const DONE: &[&str] = &[
@@ -103,7 +108,7 @@ pub(super) fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
         }
         return None;
     }
-    if !(t.is("等") || t.is("在") || t.is("待")) {
+    if !(t.is("等") || t.is("在") || t.is("待") || t.is("当")) {
         return None;
     }
     let mut k = i + 1;
@@ -116,6 +121,13 @@ pub(super) fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
                     .unwrap_or(0);
                 return (k > i + 1).then_some(k + n + after - i);
             }
+        }
+        // "当训练完成后": the step it waits for, named by its kind.
+        if let Some((_, 0, n)) = super::lexicon::kind_phrase(&tokens[k..])
+            && tokens[k].class == Class::Cjk
+        {
+            k += n;
+            continue;
         }
         let w = &tokens[k];
         let inside = w.is_label()

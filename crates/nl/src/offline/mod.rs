@@ -16,6 +16,7 @@ mod fill;
 pub(crate) mod kinds;
 pub(crate) mod lexicon;
 mod markers;
+mod order;
 mod parse;
 mod preread;
 pub(crate) mod scan;

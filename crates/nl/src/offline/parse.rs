@@ -7,8 +7,9 @@ use super::Unrecognized;
 use super::clause::{self, Clause};
 use super::context;
 use super::lexicon;
+use super::order::{Group, in_order};
 use super::preread::{implicit_ifs, is_question, split_run_ons};
-use super::scan::{Class, Order, Segment, Sep, Token, find_any, segments, tokenize};
+use super::scan::{Class, Segment, Sep, Token, find_any, segments, tokenize};
 use crate::decompose::{
     ConditionSpec, Decomposition, ScheduleSpec, Span, Stage, Subtask, TaskKind,
 };
@@ -237,13 +238,28 @@ pub fn understand(text: &str) -> Understood {
                 });
                 continue;
             }
-            match (&previous, stages.last_mut()) {
+            // Beside the first step of the "if" branch, not after its last:
+            // "if X register and deploy, otherwise email" emails instead of
+            // registering.
+            let at = previous.as_ref().and_then(|cond| {
+                let carries =
+                    |s: &Stage| s.tasks.iter().any(|t| t.condition.as_ref() == Some(cond));
+                let last = stages.iter().rposition(carries)?;
+                let first = (0..=last)
+                    .rev()
+                    .take_while(|&k| carries(&stages[k]))
+                    .last()
+                    .unwrap_or(last);
+                Some(first)
+            });
+            let at = at.unwrap_or(stages.len().saturating_sub(1));
+            match (&previous, stages.get_mut(at)) {
                 (Some(cond), Some(stage)) => {
                     for mut t in tasks {
                         t.condition = Some(cond.negate());
                         stage.tasks.push(t);
                     }
-                    if let Some(m) = meta.last_mut() {
+                    if let Some(m) = meta.get_mut(at) {
                         m.branch = true;
                     }
                 }
@@ -365,159 +381,12 @@ pub fn understand(text: &str) -> Understood {
             .map(|t| Stage { tasks: vec![t] })
             .collect();
     }
+    inherit_models(&mut stages);
     d.stages = stages;
     Understood {
         decomposition: d,
         unknown,
         ignored,
-    }
-}
-
-pub(crate) struct Group {
-    pub sep: Sep,
-    pub segs: Vec<usize>,
-    /// A bare object after "and" that the step before acts on too.
-    pub inherits: bool,
-}
-
-/// Groups in the order their order words ask for: "X after Y" and
-/// "Before Y, X" run Y first, "X before Y" and "After Y, X" keep theirs,
-/// "Y之前X" runs X first. A Y that only names a step asked for elsewhere
-/// ("add a quality check before training") places X next to that step and
-/// is no step of its own. X and Y are runs of clauses: a leading "Before Y,"
-/// is about the rest of its sentence, and "and" extends either side.
-fn in_order(mut groups: Vec<Group>, segs: &[Segment]) -> Vec<Group> {
-    // The end of the run of clauses starting at `from`: up to the next
-    // sequence (`sentence: false`) or sentence separator.
-    let run_end = |groups: &[Group], from: usize, sentence: bool| {
-        (from + 1..groups.len())
-            .find(|&j| {
-                let sep = groups[j].sep;
-                sep == Sep::Sentence || (!sentence && sep >= Sep::Sequence)
-            })
-            .unwrap_or(groups.len())
-    };
-    let mut i = 0;
-    while i < groups.len() {
-        let Some(order) = groups[i].segs.first().and_then(|&s| segs[s].order) else {
-            i += 1;
-            continue;
-        };
-        let leading = i == 0 || groups[i].sep == Sep::Sentence;
-        // The anchor's clauses, the other's, and whether the other runs first.
-        let (anchor, other, first) = match order {
-            Order::Before | Order::After if leading => (
-                i..i + 1,
-                i + 1..run_end(&groups, i, true),
-                order == Order::Before,
-            ),
-            Order::Before | Order::After if i > 0 => (
-                i..run_end(&groups, i, false),
-                i - 1..i,
-                order == Order::Before,
-            ),
-            Order::PrecedesPrevious if i > 0 => (i - 1..i, i..run_end(&groups, i, false), true),
-            _ => (0..0, 0..0, false),
-        };
-        if anchor.is_empty() || other.is_empty() {
-            i += 1;
-            continue;
-        }
-        let resume = anchor.end.max(other.end);
-        let mentioned = mentions(&groups, anchor.clone(), segs);
-        let lo = anchor.start.min(other.start);
-        let other_first = other.start < anchor.start;
-        if let Some(keys) = mentioned {
-            // Next to the steps the anchor names; the anchor goes.
-            let mut taken: Vec<Group> = groups.drain(lo..resume).collect();
-            let moved: Vec<Group> = if other_first {
-                taken.drain(..other.len()).collect()
-            } else {
-                taken.drain(anchor.len()..).collect()
-            };
-            let found = groups
-                .iter()
-                .enumerate()
-                .filter(|(_, g)| identity(g, segs).is_some_and(|k| keys.contains(&k)))
-                .map(|(g, _)| g);
-            let at = if first {
-                found.min().unwrap_or(lo)
-            } else {
-                found.max().map_or(lo, |g| g + 1)
-            };
-            let end = at + moved.len();
-            groups.splice(at..at, moved);
-            sequence(&mut groups, &[at, end]);
-            i = end.max(i);
-            continue;
-        }
-        if other_first != first {
-            let width = if other_first {
-                other.len()
-            } else {
-                anchor.len()
-            };
-            groups[lo..resume].rotate_left(width);
-            sequence(&mut groups, &[lo, resume - width, resume]);
-        }
-        i = resume;
-    }
-    groups
-}
-
-/// After reordering, the clauses at `starts` follow what precedes them in
-/// sequence, never joining it in parallel.
-fn sequence(groups: &mut [Group], starts: &[usize]) {
-    for &g in starts {
-        if let Some(group) = groups.get_mut(g) {
-            group.sep = group.sep.max(Sep::Sequence);
-        }
-    }
-}
-
-/// What the anchor's clauses only name ("training", "B and C"), when each
-/// names a step asked for elsewhere: their identities.
-fn mentions(
-    groups: &[Group],
-    anchor: std::ops::Range<usize>,
-    segs: &[Segment],
-) -> Option<Vec<String>> {
-    let mut keys = Vec::new();
-    for a in anchor.clone() {
-        let tokens: Vec<Token> = groups[a]
-            .segs
-            .iter()
-            .flat_map(|&s| segs[s].tokens.clone())
-            .collect();
-        let c = clause::read(&tokens);
-        let key = identity(&groups[a], segs)?;
-        if (c.is_modifier() && !c.generic) || !c.leftover.is_empty() {
-            return None;
-        }
-        let elsewhere = (0..groups.len())
-            .filter(|g| !anchor.contains(g))
-            .any(|g| identity(&groups[g], segs).as_ref() == Some(&key));
-        if !elsewhere {
-            return None;
-        }
-        keys.push(key);
-    }
-    (!keys.is_empty()).then_some(keys)
-}
-
-/// What a clause asks for, to tell mentions of the same step: its kind
-/// (training of any sort is one), or a generic step's name.
-fn identity(group: &Group, segs: &[Segment]) -> Option<String> {
-    let tokens: Vec<Token> = group
-        .segs
-        .iter()
-        .flat_map(|&s| segs[s].tokens.clone())
-        .collect();
-    let c = clause::read(&tokens);
-    match (c.kind?, c.name) {
-        (TaskKind::Shell, Some(name)) if c.generic => Some(format!("step:{name}")),
-        (TaskKind::DistributedTrain, _) => Some(TaskKind::Train.as_str().into()),
-        (k, _) => Some(k.as_str().into()),
     }
 }
 
@@ -592,13 +461,24 @@ fn group(
         let continues = seg.sep <= Sep::Comma && seg.sep != Sep::Start;
         // A value of the list ("eu", "asia"), not a step after it ("d.csv
         // count the lines").
+        // ("alpine 3.6": the numbers are part of the value.)
         let value_only = seg
             .tokens
             .iter()
-            .filter(|t| t.class != Class::Punct && !lexicon::is_filler(t))
+            .filter(|t| !matches!(t.class, Class::Punct | Class::Number) && !lexicon::is_filler(t))
             .count()
             <= 1;
-        let list_item = list_open && continues && (c.kind.is_none() || (c.generic && value_only));
+        // What a colon introduces is a step, no value of the list before it.
+        let list_item = list_open
+            && continues
+            && !seg.after_colon
+            && (c.kind.is_none() || (c.generic && value_only));
+        if c.kind.is_some() && !list_item && object_after_and(seg, &c, value_only, &groups, segs) {
+            if let Some(g) = groups.last_mut() {
+                g.segs.push(i);
+            }
+            continue;
+        }
         if c.kind.is_some() && !list_item {
             let mut members = std::mem::take(&mut prefix);
             members.push(i);
@@ -613,7 +493,11 @@ fn group(
 
         // "QLoRA on mistral-7b for our FAQ bot: …", "推荐系统：…": a heading
         // without a step is context for the steps after it.
-        if c.kind.is_none() && next_after_colon && groups.is_empty() && prefix.is_empty() {
+        // ("for each of the numbers 1, 2 and 3: double it": the fan-out is
+        // the step's.)
+        let shapes = c.fan_out.is_some() || c.condition.is_some() || c.retry.is_some();
+        if c.kind.is_none() && next_after_colon && groups.is_empty() && prefix.is_empty() && !shapes
+        {
             if !c.models.is_empty() || !c.resources.is_empty() {
                 *preamble = Some(c);
             }
@@ -622,7 +506,14 @@ fn group(
         // "并行执行两个任务：…", "regardless of the outcome, print …": what
         // the marker says is about the steps after it.
         let next_in_sentence = segs.get(i + 1).is_some_and(|n| n.sep < Sep::Sentence);
-        if c.kind.is_none() && ((c.parallel && next_after_colon) || (c.always && next_in_sentence))
+        // "Next, at the same time, run X and say Y": a marker that opens
+        // its sentence's clause is about what follows it.
+        let opens = c.parallel
+            && c.leftover.is_empty()
+            && next_in_sentence
+            && (seg.sep >= Sep::Sequence || seg.sep == Sep::Start);
+        if c.kind.is_none()
+            && ((c.parallel && next_after_colon) || (c.always && next_in_sentence) || opens)
         {
             prefix.push(i);
             continue;
@@ -734,6 +625,68 @@ fn group(
         }
     }
     groups
+}
+
+/// "load the images and masks", "加载 CT 切片和标注": one word after "and"
+/// that no step knows is more of what the step before acts on, when it is
+/// a plural noun or what is loaded.
+fn object_after_and(
+    seg: &Segment,
+    c: &Clause,
+    value_only: bool,
+    groups: &[Group],
+    segs: &[Segment],
+) -> bool {
+    let Some(last) = groups.last() else {
+        return false;
+    };
+    // ("加载 CT 切片和标注": a lone Chinese word after what is loaded, even
+    // one that could be a verb.)
+    let cjk_word = seg.tokens.len() <= 4 && seg.tokens.iter().all(|t| t.class == Class::Cjk);
+    if !((c.generic || cjk_word) && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label) {
+        return false;
+    }
+    let before: Vec<Token> = last
+        .segs
+        .iter()
+        .flat_map(|&k| segs[k].tokens.clone())
+        .collect();
+    let b = clause::read(&before);
+    if b.generic || b.kind.is_none() {
+        return false;
+    }
+    // "训练 CNN 和 ViT 两个分类模型": one more model to train.
+    if !c.models.is_empty() && b.kind.is_some_and(TaskKind::trains) {
+        return true;
+    }
+    if cjk_word {
+        return b.kind == Some(TaskKind::Load);
+    }
+    if !value_only {
+        return false;
+    }
+    let plural = seg.tokens.iter().any(|t| {
+        t.class == Class::Word
+            && t.text.len() > 3
+            && t.text.ends_with('s')
+            && !super::action::is_verb(&t.text)
+    });
+    plural || b.kind == Some(TaskKind::Load)
+}
+
+/// "train catboost …; if the recall is low, retrain it": a later training
+/// step that names no model trains the one before.
+fn inherit_models(stages: &mut [Stage]) {
+    let mut last: Option<String> = None;
+    for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
+        if !t.kind.trains() {
+            continue;
+        }
+        match &t.model {
+            Some(m) => last = Some(m.clone()),
+            None => t.model.clone_from(&last),
+        }
+    }
 }
 
 /// A segment that continues a noun phrase: "…, a GRU", "… and its labels".

@@ -31,6 +31,24 @@ pub(super) fn is_question(text: &str) -> bool {
 /// condition even without "如果"; it is read as if "如果" were there.
 pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
     for i in 0..segs.len().saturating_sub(1) {
+        // "flip a coin; heads: print 'you win'": an outcome before a colon.
+        let outcome = i > 0
+            && segs[i + 1].after_colon
+            && matches!(segs[i].tokens.as_slice(), [t] if t.class == Class::Word && !t.is_label());
+        if outcome {
+            let t = &segs[i].tokens[0];
+            let at = Span::new(t.span.start, t.span.start);
+            segs[i].tokens.insert(
+                0,
+                Token {
+                    text: "if".into(),
+                    span: at,
+                    class: Class::Word,
+                    upper: false,
+                },
+            );
+            continue;
+        }
         if !segs[i + 1].after_then {
             continue;
         }
@@ -42,7 +60,12 @@ pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
                 .any(|p| super::scan::phrase_at(tokens, k, p).is_some())
         });
         let c = clause::read(tokens);
-        if marked || (c.kind.is_some() && !c.generic) {
+        // "评估通过就上线": the step before passing is the condition's subject.
+        let passed = ["通过", "成功", "没问题", "合格", "达标"].iter().any(|p| {
+            let n = p.chars().count();
+            tokens.len() >= n && super::scan::phrase_at(tokens, tokens.len() - n, p).is_some()
+        });
+        if marked || (c.kind.is_some() && !c.generic && !passed) {
             continue;
         }
         let Some(first) = tokens.first() else {
@@ -81,9 +104,23 @@ pub(super) fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
             })
             .collect();
         let worded = t.iter().any(|x| {
-            ["the", "a", "an", "it", "them", "into", "to", "then"]
-                .iter()
-                .any(|w| x.is(w))
+            // (and relative clauses: "keep whichever scores best")
+            [
+                "the",
+                "a",
+                "an",
+                "it",
+                "them",
+                "into",
+                "to",
+                "then",
+                "whichever",
+                "which",
+                "that",
+                "whose",
+            ]
+            .iter()
+            .any(|w| x.is(w))
         });
         if starts.len() < 3 || starts[0] != 0 || worded {
             out.push(seg);

@@ -201,6 +201,19 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 upper: false,
             });
             i = j;
+            // "1..45" is a range, as "1 to 45" is.
+            let dots = chars.get(i).is_some_and(|n| n.1 == '.')
+                && chars.get(i + 1).is_some_and(|n| n.1 == '.')
+                && chars.get(i + 2).is_some_and(|n| n.1.is_ascii_digit());
+            if dots {
+                out.push(Token {
+                    text: "to".into(),
+                    span: Span::new(end_of(i), end_of(i + 2)),
+                    class: Class::Word,
+                    upper: false,
+                });
+                i += 2;
+            }
             continue;
         }
         if c.is_ascii_alphabetic() {
@@ -324,6 +337,11 @@ fn typo_of(word: &str, base: &str) -> bool {
         let at = (0..w.len()).find(|&i| w[i] != b[i]).unwrap_or(w.len());
         return at > 0 && w[at..] == b[at + 1..];
     }
+    // A doubled letter: "forrest", "modell".
+    if w.len() == b.len() + 1 && b.len() >= 5 {
+        let at = (0..b.len()).find(|&i| w[i] != b[i]).unwrap_or(b.len());
+        return at > 0 && w[at] == w[at - 1] && w[at + 1..] == b[at..];
+    }
     false
 }
 
@@ -403,6 +421,8 @@ const ORDER: &[(&str, Order)] = &[
 ];
 /// Words that contain a separator character but are not separators.
 const NOT_SEPARATORS: &[&str] = &[
+    "finally block",
+    "finally 阶段",
     "into train and test",
     "into training and test",
     "into train and validation",
@@ -453,6 +473,9 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
     let mut i = 0;
     let mut then = false;
     let mut after_then = false;
+    // Inside an item of a numbered list ("2. normalize and augment the
+    // images"), where one item is one step.
+    let mut in_item = false;
     let mut push = |current: &mut Vec<Token>,
                     sep: Sep,
                     order: Option<Order>,
@@ -475,6 +498,7 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 push(&mut current, sep, order.take(), after_colon, after_then);
             }
             next_item += 1;
+            in_item = true;
             pending = pending.max(Sep::Sequence);
             sep = pending;
             i += n;
@@ -509,9 +533,19 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 });
                 if english {
                     i += 1;
-                } else if let Some(n) = ["执行", "运行", "开始", "启动"]
-                    .iter()
-                    .find_map(|p| phrase_at(tokens, i, p))
+                } else if let Some(n) = [
+                    "再执行",
+                    "再运行",
+                    "才执行",
+                    "才运行",
+                    "再开始",
+                    "执行",
+                    "运行",
+                    "开始",
+                    "启动",
+                ]
+                .iter()
+                .find_map(|p| phrase_at(tokens, i, p))
                 {
                     i += n;
                 } else {
@@ -523,9 +557,17 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         // Inside brackets nothing cuts: "os (linux, darwin)", "（华东、华北）".
         // (Only a list of values after a name: not "-> (B, C in parallel)".)
         let listed = i > 0 && matches!(tokens[i - 1].class, Class::Word | Class::Cjk);
-        if (tokens[i].is("(") || tokens[i].is("（")) && (listed || depth > 0) {
+        if ((tokens[i].is("(") || tokens[i].is("（")) && (listed || depth > 0))
+            || tokens[i].is("[")
+            || tokens[i].is("{")
+        {
             depth += 1;
-        } else if (tokens[i].is(")") || tokens[i].is("）")) && depth > 0 {
+        } else if (tokens[i].is(")")
+            || tokens[i].is("）")
+            || tokens[i].is("]")
+            || tokens[i].is("}"))
+            && depth > 0
+        {
             depth -= 1;
         }
         // "并发邮件" sends mail; "并发" alone is concurrency.
@@ -615,8 +657,34 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             }
             other => other,
         };
+        // "train X; compute the features first": the clause runs before
+        // the one it follows.
+        let first_at_end = (tokens[i].is("first") || tokens[i].is("beforehand"))
+            && tokens
+                .get(i + 1)
+                .is_none_or(|t| SENTENCE.iter().any(|s| t.is(s)));
+        // "2. normalize and augment the images": two verbs of one object in
+        // one list item are one step.
+        let verbish = |t: &Token| {
+            t.class == Class::Word
+                && (super::action::is_verb(&t.text)
+                    || super::lexicon::kind_phrase(std::slice::from_ref(t)).is_some())
+        };
+        let shared_object = in_item
+            && matches!(found, Some((Sep::And, _)))
+            && current.len() == 1
+            && verbish(&current[0])
+            && tokens.get(i + 1).is_some_and(verbish)
+            && tokens.get(i + 2).is_some_and(|t| t.is("the"));
+        let found = if shared_object { None } else { found };
+        if matches!(found, Some((Sep::Sentence, _))) {
+            in_item = false;
+        }
         match found {
             Some((kind, n)) => {
+                if first_at_end && sep != Sep::Start && order.is_none() {
+                    order = Some(Order::PrecedesPrevious);
+                }
                 if !current.is_empty() {
                     push(&mut current, sep, order.take(), after_colon, after_then);
                     pending = Sep::Start;

@@ -39,6 +39,16 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
     let mut i = 0;
     while i < tokens.len() {
         let at = |p: &str| phrase_at(tokens, i, p);
+        // "aggregate to hourly", "resample into daily": a grain, no schedule.
+        let grain = i > 0
+            && ["to", "into", "by", "per"]
+                .iter()
+                .any(|w| tokens[i - 1].is(w))
+            && tokens[i].text.ends_with("ly");
+        if grain {
+            i += 1;
+            continue;
+        }
         if let Some(n) = [
             "every night",
             "each night",

@@ -126,6 +126,12 @@ pub(super) fn behind_preposition(free: &[Token], at: usize) -> bool {
 /// What the words around a kind's phrase change: a model written to
 /// ONNX is an export, data loaded *into* a warehouse too, and models
 /// combined are an ensemble.
+/// What a data check acts on.
+const DATA_WORDS: [&str; 14] = [
+    "files", "file", "data", "dataset", "rows", "records", "schema", "parquet", "csv", "table",
+    "tables", "events", "数据", "文件",
+];
+
 pub(super) fn refine(kind: TaskKind, free: &[Token]) -> TaskKind {
     let has = |words: &[&str]| find_any(free, words).is_some();
     let formats = [
@@ -141,8 +147,7 @@ pub(super) fn refine(kind: TaskKind, free: &[Token]) -> TaskKind {
         TaskKind::Preprocess | TaskKind::Register | TaskKind::Load if has(&formats) => {
             TaskKind::Export
         }
-        TaskKind::Load if has(&["into", "加载到", "写到", "导入到"]) => TaskKind::Export,
-        TaskKind::Preprocess | TaskKind::Evaluate
+        TaskKind::Preprocess | TaskKind::Evaluate | TaskKind::Load | TaskKind::Export
             if has(&[
                 "into a report",
                 "into a summary",
@@ -152,6 +157,24 @@ pub(super) fn refine(kind: TaskKind, free: &[Token]) -> TaskKind {
             ]) =>
         {
             TaskKind::Report
+        }
+        TaskKind::Load if has(&["into", "加载到", "写到", "导入到"]) => TaskKind::Export,
+        // "从数据仓库导出用户行为": exporting from a source reads it.
+        TaskKind::Export
+            if free
+                .iter()
+                .find(|t| !t.text.is_empty())
+                .is_some_and(|t| t.is("从")) =>
+        {
+            TaskKind::Load
+        }
+        // "validate the incoming parquet files": data is checked, no model.
+        TaskKind::Evaluate
+            if has(&["validate", "verify", "check", "校验", "检查"])
+                && has(&DATA_WORDS)
+                && !has(&["model", "models", "模型"]) =>
+        {
+            TaskKind::QualityCheck
         }
         TaskKind::Preprocess
             if has(&["models", "predictions", "the model", "模型"])

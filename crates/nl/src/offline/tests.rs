@@ -262,6 +262,10 @@ fn fan_outs_over_lists_ranges_and_counts() {
         fan("加载数据，用五折交叉验证训练XGBoost"),
         FanOutValues::Count(5)
     );
+    assert_eq!(
+        fan("load the data, for each shard of 4 clean it"),
+        FanOutValues::Count(4)
+    );
     let p = plan("load the data and train an SVM with batch sizes 100, 200 and 300");
     let step = p.workflow.steps.iter().find(|s| s.map.is_some()).unwrap();
     assert_eq!(step.map.as_ref().unwrap().items.as_ref().unwrap().len(), 3);
@@ -721,4 +725,17 @@ fn planning_is_deterministic() {
     let text = "load the market data, preprocess it, train an LSTM, a GRU and an SVM in parallel, evaluate them, keep the best and write a report";
     assert_eq!(plan(text).workflow, plan(text).workflow);
     assert_eq!(plan(text).explanations, plan(text).explanations);
+}
+
+#[test]
+fn a_condition_may_link_with_looks_or_seems() {
+    let p =
+        plan("pull the metrics, detect anomalies, open a ticket when the error rate looks high");
+    let conditioned: Vec<_> = p
+        .decomposition
+        .subtasks()
+        .filter_map(|t| t.condition.as_ref())
+        .collect();
+    assert_eq!(conditioned.len(), 1, "{:?}", p.decomposition);
+    assert_eq!(conditioned[0].value, "high");
 }

@@ -739,3 +739,39 @@ fn a_condition_may_link_with_looks_or_seems() {
     assert_eq!(conditioned.len(), 1, "{:?}", p.decomposition);
     assert_eq!(conditioned[0].value, "high");
 }
+
+#[test]
+fn else_if_branches_share_the_stage_of_their_if() {
+    for text in [
+        "if the loss is below 0.1 deploy it, elif it is below 0.5 retrain it, else notify the team",
+        "如果损失小于 0.1 就部署，小于 0.5 就重新训练，否则通知团队",
+    ] {
+        let p = plan(text);
+        let stage = &p.decomposition.stages[0];
+        let conditions: Vec<(String, Comparison, String)> = stage
+            .tasks
+            .iter()
+            .filter_map(|t| t.condition.as_ref())
+            .map(|c| (c.metric.clone(), c.operator, c.value.clone()))
+            .collect();
+        assert_eq!(
+            conditions,
+            [
+                ("loss".into(), Comparison::Lt, "0.1".into()),
+                ("loss".into(), Comparison::Lt, "0.5".into()),
+                ("loss".into(), Comparison::Ge, "0.5".into()),
+            ],
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn an_outcome_before_an_arrow_is_a_branch() {
+    let p = plan("flip a coin; heads -> print heads; tails -> print tails");
+    let branches = &p.decomposition.stages[1].tasks;
+    assert_eq!(branches.len(), 2);
+    assert!(branches.iter().all(|t| t.condition.is_some()));
+    // Steps in a chain of arrows stay steps.
+    assert_eq!(stages("extract -> transform -> load").len(), 3);
+}

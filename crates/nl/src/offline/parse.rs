@@ -105,7 +105,9 @@ pub fn understand(text: &str) -> Understood {
             && let Some((kind, verb)) = &last_verb
         {
             // "同时打印 hello2a 和 hello2b": the second is printed too.
-            let words: Vec<String> = merged
+            // (Named from the words before "side by side", "in parallel".)
+            let end = find_any(&merged, lexicon::PARALLEL).map_or(merged.len(), |(i, _)| i);
+            let words: Vec<String> = merged[..end]
                 .iter()
                 .filter(|t| {
                     matches!(

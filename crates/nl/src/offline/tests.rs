@@ -775,3 +775,13 @@ fn an_outcome_before_an_arrow_is_a_branch() {
     // Steps in a chain of arrows stay steps.
     assert_eq!(stages("extract -> transform -> load").len(), 3);
 }
+
+#[test]
+fn a_bare_object_in_parallel_is_named_without_the_parallel_words() {
+    let p = plan("compute user features and item features side by side, then train the model");
+    let names: Vec<String> = p.explanations.iter().map(|x| x.step.clone()).collect();
+    assert!(
+        names.contains(&"compute-item-features".to_owned()),
+        "{names:?}"
+    );
+}

@@ -785,3 +785,10 @@ fn a_bare_object_in_parallel_is_named_without_the_parallel_words() {
         "{names:?}"
     );
 }
+
+#[test]
+fn waiting_for_something_to_arrive_is_a_step() {
+    let p = plan("等数据文件到达后，训练模型");
+    assert_eq!(p.explanations[0].step, "wait");
+    assert_eq!(p.decomposition.stages.len(), 2);
+}

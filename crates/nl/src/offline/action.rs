@@ -441,6 +441,32 @@ fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
         });
     }
     let text: String = owned.iter().map(|t| t.text.as_str()).collect();
+    // "等 S3 上的 _SUCCESS 文件出现（后）": a wait for something to arrive.
+    let arrives = [
+        "出现",
+        "到达",
+        "到位",
+        "就绪",
+        "生成",
+        "落地",
+        "存在",
+        "上传完",
+    ];
+    if owned.first().is_some_and(|t| t.is("等")) && arrives.iter().any(|w| text.contains(w)) {
+        let mut name = vec!["wait".to_owned()];
+        name.extend(
+            owned
+                .iter()
+                .filter(|t| t.class == Class::Word)
+                .take(2)
+                .map(|t| t.text.clone()),
+        );
+        return Some(Action {
+            name: slug(&name),
+            labelled: false,
+            off_topic,
+        });
+    }
     let words = cjk_words(&owned);
     let verbs = words.iter().filter(|w| !is_cjk_noun(w)).count();
     let strong = words

@@ -430,10 +430,16 @@ fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
         (marker.2 != "当" || i == start).then_some((i, marker.0, marker.1, marker.2))
     });
     let Some((at, n, negated, marker)) = found else {
-        // "AUC 大于 0.75 就注册": a clause that opens with a comparison.
+        // "AUC 大于 0.75 就注册", "大于 5 打印“中”" (a branch after an
+        // "if"): a clause that opens with a comparison. (Not "at least 3
+        // GPUs", so only the Chinese comparisons open one.)
         let metric_first = lexicon::METRICS
             .iter()
-            .any(|(_, spellings)| spellings.iter().any(|p| phrase_at(t, start, p).is_some()));
+            .map(|(_, spellings)| *spellings)
+            .chain(lexicon::COMPARISONS.iter().map(|(_, words)| *words))
+            .flatten()
+            .filter(|p| metric_word(p))
+            .any(|p| phrase_at(t, start, p).is_some());
         if metric_first
             && let Some((cond, end)) = read_condition(t, start)
             && end <= start + 6
@@ -528,6 +534,12 @@ fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
         }
         None => {}
     }
+}
+
+/// A metric's spelling, or a Chinese comparison ("大于").
+fn metric_word(p: &str) -> bool {
+    lexicon::METRICS.iter().any(|(_, s)| s.contains(&p))
+        || p.chars().next().is_some_and(super::scan::is_cjk)
 }
 
 /// `metric comparison value` or `check passes`, from token `i`; returns the

@@ -159,6 +159,23 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
                 })
                 .flatten()
         };
+        // "for every fold of 3", "each shard of 8": the noun before its count.
+        let before = (i >= 2 && t[i - 1].is("of") && v >= 2 && !limit)
+            .then(|| {
+                COUNT_NOUNS
+                    .iter()
+                    .chain(COUNTED.iter().filter(|_| cued))
+                    .find(|(w, p)| t[i - 2].is(w) || t[i - 2].is(p))
+            })
+            .flatten();
+        if let Some((_, noun)) = before {
+            *slot = Some(FanOut {
+                parameter: (*noun).to_owned(),
+                values: FanOutValues::Count(v),
+            });
+            r.mark(i - 2, n + 2);
+            return;
+        }
         // ("print hello five times": the counted word itself is no filler.)
         if noun_at(u).is_none()
             && counted(u).is_none()

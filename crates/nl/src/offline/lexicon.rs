@@ -26,6 +26,7 @@ pub const IF: &[&str] = &[
     "if all tests pass",
     "only if",
     "if",
+    "elif",
     "when",
     "provided that",
     "如果",

@@ -70,6 +70,24 @@ pub fn understand(text: &str) -> Understood {
             .reduce(Span::join)
             .expect("a group has segments");
         let mut c = clause::read(&merged);
+        // "else if it is above 0.8 …": one more branch, not the last one.
+        if c.otherwise && c.condition.is_some() {
+            c.otherwise = false;
+        }
+        // "if the accuracy is above 0.9 …, else if it is above 0.8 …",
+        // "如果准确率大于 0.9 …，大于 0.8 …": a comparison naming no metric
+        // after a branch is on the metric of that branch.
+        if let (Some(cond), Some(last)) = (c.condition.as_mut(), &last_condition)
+            && cond.metric == "score"
+            && last.metric != "score"
+            && g.sep <= Sep::Comma
+            && meta.last().is_some_and(|m| m.branch)
+            && lexicon::METRICS
+                .iter()
+                .all(|(_, spellings)| find_any(&merged, spellings).is_none())
+        {
+            cond.metric = last.metric.clone();
+        }
         // "…; if it succeeded celebrate, otherwise cry": after an exit
         // handler, the outcome is the workflow's, and so are its branches.
         let on_outcome = c.otherwise
@@ -87,7 +105,9 @@ pub fn understand(text: &str) -> Understood {
             && let Some((kind, verb)) = &last_verb
         {
             // "同时打印 hello2a 和 hello2b": the second is printed too.
-            let words: Vec<String> = merged
+            // (Named from the words before "side by side", "in parallel".)
+            let end = find_any(&merged, lexicon::PARALLEL).map_or(merged.len(), |(i, _)| i);
+            let words: Vec<String> = merged[..end]
                 .iter()
                 .filter(|t| {
                     matches!(

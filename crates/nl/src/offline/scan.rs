@@ -682,6 +682,19 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         }
         match found {
             Some((kind, n)) => {
+                // "heads -> run the heads step": a lone word that is no step,
+                // before an arrow, is an outcome, as in "heads: …".
+                let arrow = ["- >", "= >", "→", "⟶", "➡"]
+                    .iter()
+                    .any(|p| phrase_at(tokens, i, p).is_some());
+                if arrow
+                    && matches!(current.as_slice(), [w] if w.class == Class::Word
+                        && !w.is_label()
+                        && !super::action::is_verb(&w.text)
+                        && super::lexicon::kind_phrase(std::slice::from_ref(w)).is_none())
+                {
+                    colon = true;
+                }
                 if first_at_end && sep != Sep::Start && order.is_none() {
                     order = Some(Order::PrecedesPrevious);
                 }

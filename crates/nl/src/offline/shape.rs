@@ -186,6 +186,10 @@ pub(super) fn refine(kind: TaskKind, free: &[Token]) -> TaskKind {
     }
 }
 
+/// Verbs that link a subject to what it is: "the lift is significant",
+/// "something looks anomalous".
+const LINKING: &[&str] = &["is", "are", "was", "looks", "seems", "appears", "becomes"];
+
 /// A step's outcome: "if it lands heads", "if the result is 'big'", "if
 /// heads", "如果是正面": the `result` a generic step writes equals a word.
 /// `strict`: only the "is …" forms ("when it is heads").
@@ -215,16 +219,17 @@ pub(super) fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(Condi
                 .iter()
                 .any(|w| t.get(j).is_some_and(|x| x.is(w))),
         );
-        while t.get(k + 1).is_some_and(|x| {
-            x.class == Class::Word && !["is", "are", "was", "looks"].iter().any(|w| x.is(w))
-        }) && k < j + 3
+        while t
+            .get(k + 1)
+            .is_some_and(|x| x.class == Class::Word && !LINKING.iter().any(|w| x.is(w)))
+            && k < j + 3
         {
             k += 1;
         }
         if t.get(k)
             .is_some_and(|x| x.class == Class::Word && !lexicon::is_filler(x))
             && t.get(k + 1)
-                .is_some_and(|x| ["is", "are", "was", "looks"].iter().any(|w| x.is(w)))
+                .is_some_and(|x| LINKING.iter().any(|w| x.is(w)))
         {
             metric = t[k].text.replace('-', "_");
             j = k + 1;
@@ -247,6 +252,10 @@ pub(super) fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(Condi
         "equals",
         "'s",
         "s",
+        "looks",
+        "seems",
+        "appears",
+        "becomes",
         "是",
         "为",
         "等于",

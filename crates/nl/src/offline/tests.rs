@@ -262,6 +262,10 @@ fn fan_outs_over_lists_ranges_and_counts() {
         fan("加载数据，用五折交叉验证训练XGBoost"),
         FanOutValues::Count(5)
     );
+    assert_eq!(
+        fan("load the data, for each shard of 4 clean it"),
+        FanOutValues::Count(4)
+    );
     let p = plan("load the data and train an SVM with batch sizes 100, 200 and 300");
     let step = p.workflow.steps.iter().find(|s| s.map.is_some()).unwrap();
     assert_eq!(step.map.as_ref().unwrap().items.as_ref().unwrap().len(), 3);
@@ -721,4 +725,70 @@ fn planning_is_deterministic() {
     let text = "load the market data, preprocess it, train an LSTM, a GRU and an SVM in parallel, evaluate them, keep the best and write a report";
     assert_eq!(plan(text).workflow, plan(text).workflow);
     assert_eq!(plan(text).explanations, plan(text).explanations);
+}
+
+#[test]
+fn a_condition_may_link_with_looks_or_seems() {
+    let p =
+        plan("pull the metrics, detect anomalies, open a ticket when the error rate looks high");
+    let conditioned: Vec<_> = p
+        .decomposition
+        .subtasks()
+        .filter_map(|t| t.condition.as_ref())
+        .collect();
+    assert_eq!(conditioned.len(), 1, "{:?}", p.decomposition);
+    assert_eq!(conditioned[0].value, "high");
+}
+
+#[test]
+fn else_if_branches_share_the_stage_of_their_if() {
+    for text in [
+        "if the loss is below 0.1 deploy it, elif it is below 0.5 retrain it, else notify the team",
+        "如果损失小于 0.1 就部署，小于 0.5 就重新训练，否则通知团队",
+    ] {
+        let p = plan(text);
+        let stage = &p.decomposition.stages[0];
+        let conditions: Vec<(String, Comparison, String)> = stage
+            .tasks
+            .iter()
+            .filter_map(|t| t.condition.as_ref())
+            .map(|c| (c.metric.clone(), c.operator, c.value.clone()))
+            .collect();
+        assert_eq!(
+            conditions,
+            [
+                ("loss".into(), Comparison::Lt, "0.1".into()),
+                ("loss".into(), Comparison::Lt, "0.5".into()),
+                ("loss".into(), Comparison::Ge, "0.5".into()),
+            ],
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn an_outcome_before_an_arrow_is_a_branch() {
+    let p = plan("flip a coin; heads -> print heads; tails -> print tails");
+    let branches = &p.decomposition.stages[1].tasks;
+    assert_eq!(branches.len(), 2);
+    assert!(branches.iter().all(|t| t.condition.is_some()));
+    // Steps in a chain of arrows stay steps.
+    assert_eq!(stages("extract -> transform -> load").len(), 3);
+}
+
+#[test]
+fn a_bare_object_in_parallel_is_named_without_the_parallel_words() {
+    let p = plan("compute user features and item features side by side, then train the model");
+    let names: Vec<String> = p.explanations.iter().map(|x| x.step.clone()).collect();
+    assert!(
+        names.contains(&"compute-item-features".to_owned()),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn waiting_for_something_to_arrive_is_a_step() {
+    let p = plan("等数据文件到达后，训练模型");
+    assert_eq!(p.explanations[0].step, "wait");
+    assert_eq!(p.decomposition.stages.len(), 2);
 }

@@ -3,7 +3,7 @@
 //! ("A runs first", "then B"), whatever the verb; and step names made from
 //! the user's own words, Chinese ones in English.
 
-use super::kinds::{CJK_WORDS, KINDS, is_cjk_noun};
+use super::kinds::{KINDS, cjk_word_at, is_cjk_noun};
 use super::lexicon;
 use super::scan::{Class, Token, phrase_at, tokenize};
 use crate::decompose::{Subtask, TaskKind};
@@ -498,10 +498,7 @@ fn cjk_name(tokens: &[Token]) -> Option<String> {
     let mut verb = false;
     while i < tokens.len() {
         let t = &tokens[i];
-        if let Some((n, en)) = CJK_WORDS
-            .iter()
-            .find_map(|(zh, en)| phrase_at(tokens, i, zh).map(|n| (n, *en)))
-        {
+        if let Some((n, en)) = cjk_word_at(tokens, i) {
             verb |= !is_cjk_noun(en);
             if verb && !words.iter().any(|w| w == en) {
                 words.push(en.to_owned());
@@ -527,10 +524,7 @@ fn cjk_words(tokens: &[Token]) -> Vec<String> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
-        match CJK_WORDS
-            .iter()
-            .find_map(|(zh, en)| phrase_at(tokens, i, zh).map(|n| (n, *en)))
-        {
+        match cjk_word_at(tokens, i) {
             Some((n, en)) => {
                 out.push(en.to_owned());
                 i += n;

@@ -2,6 +2,7 @@
 //! model names and their families, and the English words Chinese verbs
 //! and nouns become in step names.
 
+use super::scan::{Token, phrase_at};
 use crate::decompose::TaskKind;
 
 /// Phrases that ask for a kind of subtask. Within a segment the earliest
@@ -353,9 +354,9 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("做", "do"), ("生产环境", "production"), ("写进", "write"), ("写", "write"), ("克隆", "clone"),
     ("代码", "code"), ("仓库", "repo"), ("冒烟测试", "smoke-test"), ("求总数", "sum"), ("求总", "sum"),
     ("超参数搜索", "search"), ("超参搜索", "search"), ("掩膜", "masks"), ("瓦片", "tiles"), ("平方", "square"),
-    ("问候", "greeting"), ("报告", "report"), ("睡眠", "sleep"), ("睡", "sleep"), ("回滚", "rollback"),
+    ("睡眠", "sleep"), ("睡", "sleep"), ("回滚", "rollback"),
     ("物化", "materialize"), ("全量发布", "promote"), ("失败", "fail"), ("汇合", "join"), ("合流", "join"),
-    ("选", "choose"), ("等待", "wait"), ("检索", "retrieve"), ("排序", "rank"), ("分支", "branch"),
+    ("选", "choose"), ("检索", "retrieve"), ("分支", "branch"),
     ("镜像", "image"), ("清空", "clear"), ("识别", "recognize"), ("监测", "monitor"), ("刷新", "refresh"),
     ("重建", "rebuild"), ("下线", "retire"), ("求和", "sum"), ("相加", "add"), ("加", "add"),
     ("乘", "multiply"), ("日期", "date"), ("消息", "message"), ("说", "say"),
@@ -368,6 +369,14 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("迁移", "migrate"), ("预热", "warm"), ("扩容", "scale"), ("重启", "restart"),
     ("格式化", "format"), ("灰度", "canary"),
 ];
+
+/// The Chinese word of [`CJK_WORDS`] at `tokens[i]`: how many tokens it
+/// spans and its English (the first listed wins).
+pub fn cjk_word_at(tokens: &[Token], i: usize) -> Option<(usize, &'static str)> {
+    CJK_WORDS
+        .iter()
+        .find_map(|(zh, en)| phrase_at(tokens, i, zh).map(|n| (n, *en)))
+}
 
 /// Chinese verbs among [`CJK_WORDS`] (the rest are nouns).
 pub fn is_cjk_noun(english: &str) -> bool {

@@ -280,10 +280,7 @@ pub(super) fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(Condi
             (first.text.clone(), j + 1)
         }
         Class::Number => (first.text.clone(), j + 1),
-        Class::Cjk => match super::kinds::CJK_WORDS
-            .iter()
-            .find_map(|(zh, en)| phrase_at(t, j, zh).map(|n| (n, *en)))
-        {
+        Class::Cjk => match super::kinds::cjk_word_at(t, j) {
             Some((n, en)) => (en.to_owned(), j + n),
             None => {
                 let mut k = j;

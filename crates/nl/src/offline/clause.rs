@@ -48,6 +48,9 @@ pub struct Clause {
     pub branches: Vec<String>,
     /// "train the two models", "两个模型": how many, when none is named.
     pub model_count: Option<u32>,
+    /// "do NOT deploy", "skip evaluation", "不要发通知": no step, and none
+    /// of its kind either.
+    pub negated: bool,
     /// Tokens no reader used and that are not filler.
     pub leftover: Vec<Span>,
 }
@@ -101,6 +104,21 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.otherwise = true;
         r.mark(0, n);
         start = n;
+    }
+    // "just skip evaluation", "也不用发通知": asks for no step.
+    let mut at = start;
+    while let Some(n) = lexicon::BEFORE_NEGATION
+        .iter()
+        .find_map(|p| phrase_at(tokens, at, p))
+    {
+        at += n;
+    }
+    if let Some(n) = lexicon::NEGATION
+        .iter()
+        .find_map(|p| phrase_at(tokens, at, p))
+    {
+        c.negated = true;
+        r.mark(start, at + n - start);
     }
     // Every "whatever happens" phrase: "at the very end, regardless of …".
     let mut from = 0;

@@ -55,13 +55,7 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
     if groups.len() < 2 {
         return (groups, None);
     }
-    let tokens = |g: &Group| -> Vec<Token> {
-        g.segs
-            .iter()
-            .flat_map(|&i| segs[i].tokens.clone())
-            .collect()
-    };
-    let first = tokens(&groups[0]);
+    let first = groups[0].tokens(segs);
     let c = clause::read(&first);
     let next = &groups[1];
     let colon = segs[next.segs[0]].after_colon;
@@ -73,7 +67,7 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
     // recall is low, retrain it" trains twice.)
     let same = |kind: TaskKind| {
         groups[1..].iter().any(|g| {
-            let later = clause::read(&tokens(g));
+            let later = clause::read(&g.tokens(segs));
             later.condition.is_none()
                 && !later.otherwise
                 && later
@@ -100,12 +94,7 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
     if !(goal || repeats || colon || topic || forecast) {
         return (groups, None);
     }
-    let span = groups[0]
-        .segs
-        .iter()
-        .map(|&i| segs[i].span())
-        .reduce(Span::join)
-        .expect("a group has segments");
+    let span = groups[0].span(segs);
     groups.remove(0);
     groups[0].sep = Sep::Start;
     (groups, Some(Heading { clause: c, span }))

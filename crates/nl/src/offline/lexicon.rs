@@ -39,6 +39,15 @@ pub const IF: &[&str] = &[
     "当",
 ];
 pub const UNLESS: &[&str] = &["unless", "除非"];
+/// "do NOT deploy", "skip evaluation", "不要发通知": what the user asks not
+/// to have, at the start of a clause.
+pub const NEGATION: &[&str] = &[
+    "do not", "don't", "dont", "never", "no need to", "there is no need to", "skip",
+    "we do not need to", "we don't need to", "不要", "不用", "别", "无需", "不需要",
+    "跳过", "不必",
+];
+/// Words before a negation that do not change it: "just skip …", "也不用 …".
+pub const BEFORE_NEGATION: &[&str] = &["just", "and", "but", "please", "also", "so", "先", "也", "就", "但", "并且", "而且", "还"];
 pub const OTHERWISE: &[&str] = &["otherwise", "else", "if not", "否则", "不然", "要不然"];
 /// "notify us whatever happens": an exit handler.
 pub const ALWAYS: &[&str] = &[
@@ -406,6 +415,9 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
         if is_reference(tokens, i) {
             continue;
         }
+        if picks_by_rank(tokens, i) {
+            return Some((TaskKind::Select, i, 1));
+        }
         let mut best: Option<(TaskKind, usize)> = None;
         for (kind, phrases) in KINDS {
             for p in *phrases {
@@ -441,6 +453,23 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
         }
     }
     None
+}
+
+/// "pick the run with the lowest rmse", "choose k by the highest
+/// silhouette", "选效果好的那个": a choosing verb whose object is ranked
+/// is a selection, whatever is ranked.
+fn picks_by_rank(tokens: &[Token], i: usize) -> bool {
+    const CHOOSE: &[&str] = &["pick", "choose", "select", "keep", "take", "选", "挑"];
+    const RANK: &[&str] = &[
+        "best", "highest", "lowest", "higher", "lower", "better", "top", "smallest", "largest",
+        "winner", "winning", "maximum", "minimum", "最", "更", "好",
+    ];
+    CHOOSE.iter().any(|w| phrase_at(tokens, i, w).is_some())
+        && tokens[i + 1..]
+            .iter()
+            .take(8)
+            .take_while(|t| !t.is(",") && !t.is("，"))
+            .any(|t| RANK.iter().any(|w| t.is(w)))
 }
 
 /// A kind phrase after "for"/"during"/"用于" names a stage, it asks for none.

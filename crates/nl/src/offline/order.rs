@@ -3,7 +3,7 @@
 
 use super::clause;
 use super::scan::{Order, Segment, Sep, Token};
-use crate::decompose::TaskKind;
+use crate::decompose::{Span, TaskKind};
 
 /// Clauses that make one step (or one group of steps) and the separator
 /// before them.
@@ -12,6 +12,25 @@ pub(crate) struct Group {
     pub segs: Vec<usize>,
     /// A bare object after "and" that the step before acts on too.
     pub inherits: bool,
+}
+
+impl Group {
+    /// The tokens of its clauses, in order.
+    pub fn tokens(&self, segs: &[Segment]) -> Vec<Token> {
+        self.segs
+            .iter()
+            .flat_map(|&s| segs[s].tokens.iter().cloned())
+            .collect()
+    }
+
+    /// Where its clauses lie in the description.
+    pub fn span(&self, segs: &[Segment]) -> Span {
+        self.segs
+            .iter()
+            .map(|&s| segs[s].span())
+            .reduce(Span::join)
+            .expect("a group has segments")
+    }
 }
 
 /// Groups in the order their order words ask for: "X after Y" and
@@ -118,12 +137,7 @@ fn mentions(
 ) -> Option<Vec<String>> {
     let mut keys = Vec::new();
     for a in anchor.clone() {
-        let tokens: Vec<Token> = groups[a]
-            .segs
-            .iter()
-            .flat_map(|&s| segs[s].tokens.clone())
-            .collect();
-        let c = clause::read(&tokens);
+        let c = clause::read(&groups[a].tokens(segs));
         let key = identity(&groups[a], segs)?;
         if (c.is_modifier() && !c.generic) || !c.leftover.is_empty() {
             return None;
@@ -142,12 +156,7 @@ fn mentions(
 /// What a clause asks for, to tell mentions of the same step: its kind
 /// (training of any sort is one), or a generic step's name.
 fn identity(group: &Group, segs: &[Segment]) -> Option<String> {
-    let tokens: Vec<Token> = group
-        .segs
-        .iter()
-        .flat_map(|&s| segs[s].tokens.clone())
-        .collect();
-    let c = clause::read(&tokens);
+    let c = clause::read(&group.tokens(segs));
     match (c.kind.or(c.refers_to)?, c.name) {
         (TaskKind::Shell, Some(name)) if c.generic => Some(format!("step:{name}")),
         (TaskKind::DistributedTrain, _) => Some(TaskKind::Train.as_str().into()),

@@ -58,17 +58,8 @@ pub fn understand(text: &str) -> Understood {
     let mut last_verb: Option<(TaskKind, String)> = None;
     let mut chose = false;
     for g in groups {
-        let merged: Vec<Token> = g
-            .segs
-            .iter()
-            .flat_map(|&i| segs[i].tokens.clone())
-            .collect();
-        let span = g
-            .segs
-            .iter()
-            .map(|&i| segs[i].span())
-            .reduce(Span::join)
-            .expect("a group has segments");
+        let merged = g.tokens(&segs);
+        let span = g.span(&segs);
         let mut c = clause::read(&merged);
         // "else if it is above 0.8 …": one more branch, not the last one.
         if c.otherwise && c.condition.is_some() {
@@ -131,6 +122,10 @@ pub fn understand(text: &str) -> Understood {
                 bad,
                 "could not read this condition, so the step runs on a flag named from its words; say e.g. \"if the accuracy is above 0.9\"",
             ));
+        }
+        if c.negated && c.condition.is_none() && !c.otherwise {
+            // What is not wanted is understood: no step, nothing ignored.
+            continue;
         }
         if c.off_topic {
             unknown.push(Unrecognized::new(
@@ -552,12 +547,7 @@ fn group(
             && seg.sep == Sep::And
             && prefix.is_empty()
             && groups.last().is_some_and(|g| {
-                let before: Vec<Token> = g
-                    .segs
-                    .iter()
-                    .flat_map(|&k| segs[k].tokens.clone())
-                    .collect();
-                let b = clause::read(&before);
+                let b = clause::read(&g.tokens(segs));
                 (b.parallel || c.parallel)
                     && b.models.is_empty()
                     && !b.kind.is_some_and(|k| k.trains())
@@ -666,12 +656,7 @@ fn object_after_and(
     if !((c.generic || cjk_word) && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label) {
         return false;
     }
-    let before: Vec<Token> = last
-        .segs
-        .iter()
-        .flat_map(|&k| segs[k].tokens.clone())
-        .collect();
-    let b = clause::read(&before);
+    let b = clause::read(&last.tokens(segs));
     if b.generic || b.kind.is_none() {
         return false;
     }

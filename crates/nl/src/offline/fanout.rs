@@ -71,7 +71,11 @@ pub fn read(r: &mut Reader) -> Option<FanOut> {
 }
 
 fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
-    if let Some(m) = matrix(r).or_else(|| chinese_each(r)) {
+    if let Some(m) = matrix(r)
+        .or_else(|| chinese_each(r))
+        .or_else(|| each_of_count(r))
+        .or_else(|| chinese_count(r))
+    {
         *slot = Some(m);
         return;
     }
@@ -387,6 +391,14 @@ fn chinese_each(r: &mut Reader) -> Option<FanOut> {
         .filter(|x| matches!(x.class, Class::Word | Class::Number | Class::Url))
         .map(|x| x.text.clone())
         .collect();
+    // "对北京、上海、广州5个城市分别 …": Chinese values between 、, the
+    // count and what is counted after the last one.
+    if values.len() < 2
+        && let Some((from, listed)) = cjk_list_before(t, each)
+    {
+        start = from;
+        values = listed;
+    }
     // "learning rate 0.1、0.01、0.001": the numbers vary, the words name them.
     if values.iter().any(|v| v.parse::<f64>().is_ok()) {
         let numbers = values
@@ -431,6 +443,148 @@ fn chinese_each(r: &mut Reader) -> Option<FanOut> {
         parameter,
         values: FanOutValues::List(values),
     })
+}
+
+/// The 、-separated values that end at `end` ("北京、上海、杭州5个城市"):
+/// where they start and each value without the count after the last.
+fn cjk_list_before(t: &[Token], end: usize) -> Option<(usize, Vec<String>)> {
+    let opener = (0..end)
+        .rev()
+        .find(|&k| ["对", "把", "给", "在", "，", ",", "：", ":"].iter().any(|w| t[k].is(w)))
+        .map_or(0, |k| k + 1);
+    let chunks: Vec<&[Token]> = t[opener..end].split(|x| x.is("、")).collect();
+    if chunks.len() < 2 {
+        return None;
+    }
+    let mut values: Vec<String> = Vec::new();
+    for chunk in chunks {
+        // The last value ends where its count starts ("杭州5个城市", "四川话三个测试集").
+        let cut = (0..chunk.len())
+            .find(|&k| {
+                integer_at(chunk, k, true).is_some_and(|(_, n)| {
+                    CLASSIFIERS.iter().any(|c| chunk.get(k + n).is_some_and(|x| x.is(c)))
+                })
+            })
+            .unwrap_or(chunk.len());
+        let value: String = chunk[..cut]
+            .iter()
+            .map(|x| x.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        // (Chinese characters join without spaces.)
+        let value = value.split(' ').fold(String::new(), |mut acc, w| {
+            let cjk = w.chars().next().is_some_and(super::scan::is_cjk);
+            let last_cjk = acc.chars().last().is_some_and(super::scan::is_cjk);
+            if !acc.is_empty() && !(cjk && last_cjk) {
+                acc.push(' ');
+            }
+            acc.push_str(w);
+            acc
+        });
+        if value.is_empty() || value.chars().count() > 12 {
+            return None;
+        }
+        values.push(value);
+    }
+    Some((opener, values))
+}
+
+/// "for each of the 20 podcast episodes", "each of our 4 markets (us, uk,
+/// de, jp)": a count right after "each of" is the fan-out, whatever is
+/// counted (the values in brackets after it, when they are as many).
+fn each_of_count(r: &mut Reader) -> Option<FanOut> {
+    let t = r.t;
+    let (at, n) = find_any(t, &["each of", "every one of"])?;
+    let mut i = at + n;
+    while r.is(i, &["the", "our", "these", "those", "my", "all"]) {
+        i += 1;
+    }
+    let (v, m) = integer_at(t, i, true).filter(|(v, _)| *v >= 2)?;
+    if r.used[i] {
+        return None;
+    }
+    let noun = (i + m..t.len().min(i + m + 3))
+        .rev()
+        .find(|&k| t[k].class == Class::Word && t[k].text.ends_with('s'))
+        .unwrap_or(i + m);
+    let parameter = t
+        .get(noun)
+        .filter(|x| x.class == Class::Word)
+        .map_or("item".to_owned(), |x| identifier(&[singular(x)]));
+    let mut end = noun + 1;
+    // "each of the three model names bert-base, roberta-base …": the values
+    // follow, and the list reader takes them.
+    if t.get(end).is_some_and(|x| {
+        x.class == Class::Word
+            && !super::action::is_verb(&x.text)
+            && lexicon::kind(&t[end..end + 1]).is_none()
+            && ![
+                "in", "on", "at", "for", "from", "with", "to", "across", "of", "then", "we", "i",
+            ]
+            .iter()
+            .any(|w| x.is(w))
+    }) {
+        return None;
+    }
+    let mut values = FanOutValues::Count(v);
+    if r.is(end, &["(", "（"]) {
+        let close = (end..t.len()).find(|&k| r.is(k, &[")", "）"]))?;
+        let listed: Vec<String> = t[end + 1..close]
+            .split(|x| x.is(",") || x.is("，") || x.is("、") || x.is("and"))
+            .map(|chunk| chunk.iter().map(|x| x.text.as_str()).collect::<Vec<_>>().join(" "))
+            .filter(|v| !v.is_empty())
+            .collect();
+        if listed.len() == v as usize {
+            values = FanOutValues::List(listed);
+        }
+        end = close + 1;
+    }
+    // ("for each of" stays for the clause to see that a list opens.)
+    r.mark(i, end.min(t.len()) - i);
+    Some(FanOut { parameter, values })
+}
+
+fn singular(t: &Token) -> Token {
+    let mut t = t.clone();
+    if t.text.ends_with('s') && t.text.len() > 3 {
+        t.text.pop();
+    }
+    t
+}
+
+/// Chinese classifiers: what follows a count of things ("5个城市",
+/// "10张核心表", "三类实体").
+const CLASSIFIERS: &[&str] = &["个", "张", "类", "份", "条", "家", "种", "组", "台", "位", "只", "款", "套"];
+/// Words that say each thing counted gets its own run.
+const CJK_EACH: &[&str] = &["分别", "每个", "每一个", "每一", "各自", "逐个", "逐一", "各", "每张", "每条", "每份", "每类"];
+
+/// "对 20 个城市每个城市各跑一次", "对100个测试问题分别生成答案", "给 200 个
+/// SKU 各自做预测": a count of things, then a word saying each gets a run.
+fn chinese_count(r: &mut Reader) -> Option<FanOut> {
+    let t = r.t;
+    let each = (0..t.len()).find(|&i| CJK_EACH.iter().any(|p| phrase_at(t, i, p).is_some()))?;
+    for i in 0..t.len().min(each + 6) {
+        if r.used[i] {
+            continue;
+        }
+        let Some((v, n)) = integer_at(t, i, true) else {
+            continue;
+        };
+        if v < 2 || !CLASSIFIERS.iter().any(|c| r.is(i + n, &[c])) {
+            continue;
+        }
+        // ("用4张卡", "内存32G": resources, not things to run for.)
+        let resource = ["卡", "gpu", "gpus", "张gpu"].iter().any(|w| r.is(i + n + 1, &[w]));
+        if resource {
+            continue;
+        }
+        r.mark(i, n + 1);
+        return Some(FanOut {
+            parameter: "item".to_owned(),
+            values: FanOutValues::Count(v),
+        });
+    }
+    None
 }
 
 /// "every combination of os (linux, darwin) and arch (amd64, arm64)":

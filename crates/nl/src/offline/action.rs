@@ -479,6 +479,28 @@ fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
     if counted && strong == 0 && ["任务", "步骤"].iter().any(|w| text.contains(w)) {
         return None;
     }
+    // "再 compute 每天的 DAU", "最后 refresh 看板": an English verb in a
+    // Chinese clause is the action.
+    if verbs == 0
+        && !off_topic
+        && let Some(v) = owned
+            .iter()
+            .position(|t| t.class == Class::Word && VERBS.contains(&lemma(&t.text).as_str()))
+    {
+        let mut name = vec![lemma(&owned[v].text)];
+        name.extend(
+            owned[v + 1..]
+                .iter()
+                .filter(|t| t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)))
+                .take(2)
+                .map(|t| t.text.clone()),
+        );
+        return Some(Action {
+            name: slug(&name),
+            labelled: false,
+            off_topic,
+        });
+    }
     if verbs == 0 && !off_topic {
         return None;
     }

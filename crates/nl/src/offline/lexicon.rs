@@ -415,9 +415,6 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
         if is_reference(tokens, i) {
             continue;
         }
-        if picks_by_rank(tokens, i) {
-            return Some((TaskKind::Select, i, 1));
-        }
         let mut best: Option<(TaskKind, usize)> = None;
         for (kind, phrases) in KINDS {
             for p in *phrases {
@@ -427,6 +424,9 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
                     best = Some((*kind, n));
                 }
             }
+        }
+        if best.is_none() && picks_by_rank(tokens, i) {
+            return Some((TaskKind::Select, i, 1));
         }
         // "测试集" is a test set, "train/test split" a split: no steps.
         // "load tests" are tests.

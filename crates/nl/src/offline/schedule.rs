@@ -34,8 +34,13 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
     let mut hour: Option<String> = None;
     let mut dom = "*".to_owned();
     let mut dow = "*".to_owned();
+    if let Some(found) = literal_cron(tokens) {
+        return Some(found);
+    }
     let mut matched = false;
     let mut evening = false;
+    // Whether a clock time set the hour (else "nightly" may default it).
+    let mut timed = false;
     let mut i = 0;
     while i < tokens.len() {
         let at = |p: &str| phrase_at(tokens, i, p);
@@ -165,10 +170,12 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
             i += 2;
             continue;
         }
-        // "every 15 minutes", "every 2 hours", "每15分钟", "每2小时"
+        // "every 15 minutes", "every 2 hours", "每15分钟", "每隔2小时"
+        let gap = usize::from(tokens[i].is("每") && tokens.get(i + 1).is_some_and(|t| t.is("隔")));
         if (tokens[i].is("every") || tokens[i].is("每"))
-            && let Some((v, n)) = integer_at(tokens, i + 1, true)
+            && let Some((v, n)) = integer_at(tokens, i + 1 + gap, true)
         {
+            let n = n + gap;
             let unit = tokens.get(i + 1 + n);
             let unit2 = tokens.get(i + 2 + n);
             let is = |t: Option<&Token>, w: &[&str]| t.is_some_and(|t| w.iter().any(|x| t.is(x)));
@@ -192,6 +199,31 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
                 continue;
             }
         }
+        // "(Sundays 02:00)", "a Monday 9:00 email", "weekly on Sunday
+        // 23:00": a day named as recurring, or with a clock time.
+        if let Some((_, d)) = DAYS.iter().find(|(d, _)| {
+            tokens[i].text == format!("{d}s")
+                || (tokens[i].is(d) && (matched || clock_at(tokens, i + 1).is_some()))
+        }) {
+            take(i, 1, &mut used);
+            matched = true;
+            dow = d.to_string();
+            i += 1;
+            continue;
+        }
+        // "每小时的第 5 分钟": the minute of an hourly run.
+        if hour.as_deref() == Some("*")
+            && tokens[i].is("第")
+            && let Some((m, n)) = integer_at(tokens, i + 1, false)
+            && tokens.get(i + 1 + n).is_some_and(|t| t.is("分"))
+            && m < 60
+        {
+            let len = 2 + n + usize::from(tokens.get(i + 2 + n).is_some_and(|t| t.is("钟")));
+            take(i, len, &mut used);
+            minute = m.to_string();
+            i += len;
+            continue;
+        }
         // A time may come before the schedule words: "at 2am every day".
         if (matched || tokens[i].is("at"))
             && let Some((h, m, n)) = time_at(tokens, i, evening)
@@ -199,6 +231,18 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
             take(i, n, &mut used);
             hour = Some(h.to_string());
             minute = m.to_string();
+            timed = true;
+            i += n;
+            continue;
+        }
+        // "04:00", "6pm" with no "at", near schedule words.
+        if !timed
+            && let Some((h, m, n)) = clock_at(tokens, i)
+        {
+            take(i, n, &mut used);
+            hour = Some(h.to_string());
+            minute = m.to_string();
+            timed = true;
             i += n;
             continue;
         }
@@ -209,6 +253,68 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
     }
     let hour = hour.unwrap_or_else(|| "0".into());
     Some((format!("{minute} {hour} {dom} * {dow}"), used))
+}
+
+/// A clock time written as one: "04:00", "23:00", "6pm", "9am" (not "at
+/// 9", which `time_at` reads): hour, minute, tokens used.
+fn clock_at(tokens: &[Token], i: usize) -> Option<(u32, u32, usize)> {
+    let (h, n) = integer_at(tokens, i, false)?;
+    if tokens.get(i + n).is_some_and(|t| t.is(":"))
+        && let Some((m, k)) = integer_at(tokens, i + n + 1, false)
+    {
+        let mut hour = h;
+        let mut used = n + 1 + k;
+        match tokens.get(i + used).map(|t| t.text.as_str()) {
+            Some("pm" | "p.m") if h < 12 => {
+                hour += 12;
+                used += 1;
+            }
+            Some("am" | "a.m") => used += 1,
+            _ => {}
+        }
+        return (hour < 24 && m < 60).then_some((hour, m, used));
+    }
+    match tokens.get(i + n).map(|t| t.text.as_str()) {
+        Some("pm" | "p.m") if (1..12).contains(&h) => Some((h + 12, 0, n + 1)),
+        Some("am" | "a.m") if h < 12 => Some((h, 0, n + 1)),
+        _ => None,
+    }
+}
+
+/// A five-field cron expression written out: "schedule 0 5 * * *",
+/// "Nightly 0 3 * * *". Fields are the runs of tokens written without
+/// spaces between them; at least one must hold a `*`.
+fn literal_cron(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
+    let mut words: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        match words.last_mut() {
+            Some((text, idx)) if tokens[*idx.last().expect("a word has tokens")].span.end == t.span.start => {
+                text.push_str(&t.text);
+                idx.push(i);
+            }
+            _ => words.push((t.text.clone(), vec![i])),
+        }
+    }
+    let field = |w: &str| {
+        !w.is_empty()
+            && w.split(',').all(|part| {
+                let (base, step) = part.split_once('/').unwrap_or((part, "1"));
+                let range_ok = base == "*"
+                    || base
+                        .split('-')
+                        .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+                range_ok && step.chars().all(|c| c.is_ascii_digit()) && !step.is_empty()
+            })
+    };
+    words.windows(5).find_map(|w| {
+        let fields: Vec<&str> = w.iter().map(|(t, _)| t.as_str()).collect();
+        (fields.iter().all(|f| field(f)) && fields.iter().any(|f| f.contains('*'))).then(|| {
+            (
+                fields.join(" "),
+                w.iter().flat_map(|(_, idx)| idx.iter().copied()).collect(),
+            )
+        })
+    })
 }
 
 /// "at 9", "at 9am", "at 9:30", "at 6 pm", "at noon", "早上8点", "晚上10点",
@@ -306,6 +412,14 @@ mod tests {
         assert_eq!(cron("weekly").as_deref(), Some("0 0 * * 0"));
         assert_eq!(cron("monthly").as_deref(), Some("0 0 1 * *"));
         assert_eq!(cron("train a model"), None);
+        assert_eq!(cron("Nightly 0 3 * * * : count").as_deref(), Some("0 3 * * *"));
+        assert_eq!(cron("retries=2; schedule 0 5 * * *").as_deref(), Some("0 5 * * *"));
+        assert_eq!(cron("Monthly (1st of the month, 04:00)").as_deref(), Some("0 4 1 * *"));
+        assert_eq!(cron("Weekly RAG refresh (Sundays 02:00)").as_deref(), Some("0 2 * * 0"));
+        assert_eq!(cron("a weekly job (Fridays 6pm)").as_deref(), Some("0 18 * * 5"));
+        assert_eq!(cron("a Monday 9:00 email").as_deref(), Some("0 9 * * 1"));
+        assert_eq!(cron("Every Sunday at 23:00 we pull").as_deref(), Some("0 23 * * 0"));
+        assert_eq!(cron("split 80:20 into train and test"), None);
     }
 
     #[test]
@@ -316,5 +430,7 @@ mod tests {
         assert_eq!(cron("每周一上午9点").as_deref(), Some("0 9 * * 1"));
         assert_eq!(cron("每小时").as_deref(), Some("0 * * * *"));
         assert_eq!(cron("每15分钟").as_deref(), Some("*/15 * * * *"));
+        assert_eq!(cron("每隔15分钟检测一下").as_deref(), Some("*/15 * * * *"));
+        assert_eq!(cron("每小时的第 5 分钟跑").as_deref(), Some("5 * * * *"));
     }
 }

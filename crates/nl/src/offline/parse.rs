@@ -89,6 +89,10 @@ pub fn understand(text: &str) -> Understood {
             });
         if g.sep >= Sep::Sequence && !(always && on_outcome) {
             always = false;
+        }
+        // "if it drifted, retrain and then redeploy": what follows "then" in
+        // the branch's sentence is in the branch too; a new sentence ends it.
+        if g.sep == Sep::Sentence {
             active = None;
         }
         if g.inherits
@@ -221,7 +225,7 @@ pub fn understand(text: &str) -> Understood {
             active = c.condition.clone();
         } else if let Some(cond) = &active
             && !c.otherwise
-            && g.sep <= Sep::Comma
+            && g.sep <= Sep::Sequence
         {
             for t in &mut tasks {
                 t.condition = Some(cond.clone());

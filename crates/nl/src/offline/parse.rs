@@ -146,6 +146,24 @@ pub fn understand(text: &str) -> Understood {
             }
             continue;
         };
+        // "retry the training up to 2 times", "give the training 4 GPUs":
+        // a step asked for before, named with "the", gets the modifiers.
+        let named_before = (c.retry.is_some() || !c.resources.is_empty())
+            && !c.generic
+            && c.condition.is_none()
+            && lexicon::kind_phrase(&merged).is_some_and(|(k, at, _)| {
+                k == kind
+                    && at > 0
+                    && ["the", "this", "that", "its"].iter().any(|w| merged[at - 1].is(w))
+            })
+            && stages
+                .iter()
+                .flat_map(|s| s.tasks.iter())
+                .any(|t| t.kind == kind || (kind.trains() && t.kind.trains()));
+        if named_before {
+            kind_modifiers.push((kind, c, span));
+            continue;
+        }
         // "run the chosen one" after a choice: the branches are that.
         if chose
             && c.generic

@@ -222,11 +222,30 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     if !verb_like || !(known || has_object || off_topic || phrase) {
         return None;
     }
+    let mut words = content_words(rest, 4);
+    // "a pipeline that pulls …, forecasts the demand": the verb's base form.
+    if let Some(verb) = words.first_mut() {
+        *verb = third_person_base(verb);
+    }
     Some(Action {
-        name: slug(&content_words(rest, 4)),
+        name: slug(&words),
         labelled: false,
         off_topic,
     })
+}
+
+/// "forecasts" → "forecast", "pushes" → "push" (a verb the lemmatiser
+/// does not know; "process", "analysis" stay).
+fn third_person_base(word: &str) -> String {
+    if word.len() <= 3 || ["ss", "us", "is"].iter().any(|e| word.ends_with(e)) {
+        return word.to_owned();
+    }
+    for e in ["shes", "ches", "xes"] {
+        if let Some(stem) = word.strip_suffix(e) {
+            return format!("{stem}{}", &e[..e.len() - 2]);
+        }
+    }
+    word.strip_suffix('s').unwrap_or(word).to_owned()
 }
 
 /// A word that may be a verb: English letters, and none of the words that
@@ -636,7 +655,14 @@ fn spelled(kind: TaskKind, tokens: &[Token], at: usize, n: usize) -> String {
         .filter(|p| phrase_at(tokens, at, p) == Some(n))
         .max_by_key(|p| p.len())
         .map(|p| p.replace(' ', "-"))
-        .unwrap_or_default()
+        // (A phrase read from the clause's shape: the user's own words.)
+        .unwrap_or_else(|| {
+            tokens[at..at + n]
+                .iter()
+                .map(|t| lemma(&t.text))
+                .collect::<Vec<_>>()
+                .join("-")
+        })
 }
 
 fn default_name(task: &Subtask) -> String {

@@ -247,10 +247,11 @@ pub fn read(tokens: &[Token]) -> Clause {
     {
         c.kind = Some(TaskKind::Train);
     }
-    // "do 5-fold cross validation of an SVM": a model trained per fold.
+    // "do 5-fold cross validation of an SVM": a model trained per fold
+    // ("transcribe each of 20 episodes with whisper" is no training).
     if c.kind.is_none()
         && !c.models.is_empty()
-        && matches!(&c.fan_out, Some(f) if matches!(f.values, crate::decompose::FanOutValues::Count(_)))
+        && matches!(&c.fan_out, Some(f) if matches!(f.values, crate::decompose::FanOutValues::Count(_)) && ["fold", "seed", "split"].contains(&f.parameter.as_str()))
     {
         c.kind = Some(TaskKind::Train);
     }

@@ -428,6 +428,11 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
         if best.is_none() && picks_by_rank(tokens, i) {
             return Some((TaskKind::Select, i, 1));
         }
+        // "compute WER on the test set", "算准确率": measuring a metric
+        // evaluates.
+        if let Some(n) = measures_metric(tokens, i) {
+            return Some((TaskKind::Evaluate, i, n));
+        }
         // "测试集" is a test set, "train/test split" a split: no steps.
         // "load tests" are tests.
         let compound = best.is_some_and(|(kind, n)| {
@@ -453,6 +458,23 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
         }
     }
     None
+}
+
+/// A computing verb at `i` followed closely by a metric's name: the verb's
+/// length.
+fn measures_metric(tokens: &[Token], i: usize) -> Option<usize> {
+    let n = ["compute", "calculate", "measure", "计算", "算"]
+        .iter()
+        .find_map(|w| phrase_at(tokens, i, w))?;
+    let near = &tokens[i + n..tokens.len().min(i + n + 6)];
+    let named = (0..near.len()).any(|k| {
+        METRICS
+            .iter()
+            .flat_map(|(_, spellings)| spellings.iter())
+            .chain(&["wer", "cer", "bleu", "rouge", "dice", "iou", "perplexity", "字错率", "困惑度"])
+            .any(|p| phrase_at(near, k, p).is_some())
+    });
+    named.then_some(n)
 }
 
 /// "pick the run with the lowest rmse", "choose k by the highest

@@ -234,6 +234,46 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     })
 }
 
+/// A clause in a list of steps ("…, compact small files, and expire old
+/// snapshots") that starts with a word that can be a verb and names what
+/// it acts on: a generic step, whatever the verb.
+///
+/// `after_and`: the clause followed "and", where a bare noun phrase ("mask
+/// the emails and phone numbers") is more objects, so the verb must be a
+/// known one or be followed by an article.
+pub fn listed(tokens: &[Token], after_and: bool) -> Option<Action> {
+    let free: Vec<&Token> = tokens.iter().filter(|t| t.class != Class::Punct).collect();
+    let mut i = 0;
+    while i < free.len() && LEAD.iter().any(|w| free[i].is(w)) {
+        i += 1;
+    }
+    let rest = &free[i..];
+    let first = rest.first()?;
+    let verb = verb_like(first)
+        && first.text.len() >= 3
+        && !first.text.ends_with("ly")
+        && !PREPOSITIONS.iter().any(|w| first.is(w))
+        && !SPEECH.iter().any(|w| first.is(w))
+        && !TRIVIAL.iter().any(|w| first.is(w));
+    let object = rest
+        .get(1)
+        .is_some_and(|t| matches!(t.class, Class::Word | Class::Number | Class::Code));
+    let sure = VERBS.contains(&lemma(&first.text).as_str())
+        || rest.get(1).is_some_and(|t| OBJECT_START.iter().any(|w| t.is(w)));
+    if !verb || !object || (after_and && !sure) || rest.iter().any(|t| t.class == Class::Cjk) {
+        return None;
+    }
+    let mut words = content_words(rest, 4);
+    if let Some(verb) = words.first_mut() {
+        *verb = third_person_base(verb);
+    }
+    Some(Action {
+        name: slug(&words),
+        labelled: false,
+        off_topic: false,
+    })
+}
+
 /// "forecasts" → "forecast", "pushes" → "push" (a verb the lemmatiser
 /// does not know; "process", "analysis" stay).
 fn third_person_base(word: &str) -> String {

@@ -139,6 +139,14 @@ pub fn understand(text: &str) -> Understood {
             ));
             continue;
         }
+        if !stages.is_empty()
+            && let Some(a) = listed_step(&c, g.sep, &merged)
+        {
+            c.kind = Some(TaskKind::Shell);
+            c.generic = true;
+            c.name = Some(a.name);
+            c.leftover.clear();
+        }
         let Some(kind) = c.kind else {
             match c.refers_to {
                 Some(k) => kind_modifiers.push((k, c, span)),
@@ -628,6 +636,14 @@ fn group(
         if c.schedule.is_some() && !words {
             continue;
         }
+        if !groups.is_empty() && listed_step(&c, seg.sep, &seg.tokens).is_some() {
+            groups.push(Group {
+                sep: seg.sep,
+                segs: vec![i],
+                inherits: false,
+            });
+            continue;
+        }
         if words {
             let span = c
                 .leftover
@@ -754,4 +770,22 @@ pub(crate) fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<
     } else {
         vec![base(None)]
     }
+}
+
+/// "…, compact small files, and expire old snapshots": in a list of steps,
+/// a clause no other reader took that starts with a verb and its object
+/// is a generic step, whatever the verb.
+fn listed_step(c: &Clause, sep: Sep, tokens: &[Token]) -> Option<super::action::Action> {
+    let in_list = matches!(sep, Sep::Comma | Sep::Sequence | Sep::And);
+    (c.kind.is_none()
+        && c.refers_to.is_none()
+        && !c.is_modifier()
+        && !c.opens_list
+        && c.schedule.is_none()
+        && !c.otherwise
+        && !c.negated
+        && !c.leftover.is_empty()
+        && in_list)
+        .then(|| super::action::listed(tokens, sep == Sep::And))
+        .flatten()
 }

@@ -367,6 +367,13 @@ fn label(rest: &[&Token]) -> Option<String> {
     } else if rest.get(k).is_some_and(|t| t.is_label()) {
         k += 1;
         rest[k - 1].text.clone()
+    } else if rest.get(k).is_some_and(|t| {
+        t.is_task_id() && t.text.split('_').next().is_some_and(|w| is_verb(w))
+    }) {
+        // "extract_users >> transform": an Airflow task id, which names
+        // its action first (not a parameter: "num_round from 50 to 100").
+        k += 1;
+        slug(std::slice::from_ref(&rest[k - 1].text))
     } else {
         return None;
     };

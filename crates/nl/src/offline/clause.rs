@@ -105,6 +105,12 @@ pub fn read(tokens: &[Token]) -> Clause {
         r.mark(0, n);
         start = n;
     }
+    if find_any(tokens, lexicon::NOTHING).is_some() {
+        c.negated = true;
+        r.mark(0, tokens.len());
+        c.leftover.clear();
+        return c;
+    }
     // "just skip evaluation", "也不用发通知": asks for no step.
     let mut at = start;
     while let Some(n) = lexicon::BEFORE_NEGATION

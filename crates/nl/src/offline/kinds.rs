@@ -368,6 +368,10 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("拆分", "split"), ("抽样", "sample"), ("评分", "score"), ("恢复", "restore"),
     ("迁移", "migrate"), ("预热", "warm"), ("扩容", "scale"), ("重启", "restart"),
     ("格式化", "format"), ("灰度", "canary"),
+    ("推荐", "recommendations"), ("画像", "profiles"), ("算法", "algorithm"), ("开发", "development"),
+    ("拉", "pull"), ("推给", "push"), ("推到", "push"), ("转成", "convert"), ("转为", "convert"),
+    ("切块", "chunk"), ("分块", "chunk"), ("画个", "plot"), ("画一", "plot"), ("画出", "plot"),
+    ("抽", "extract"), ("构造", "build"), ("对账", "reconcile"), ("终止", "abort"), ("算", "compute"),
 ];
 
 /// The Chinese word of [`CJK_WORDS`] at `tokens[i]`: how many tokens it
@@ -383,6 +387,10 @@ pub fn is_cjk_noun(english: &str) -> bool {
     matches!(
         english,
         "data"
+            | "recommendations"
+            | "profiles"
+            | "algorithm"
+            | "development"
             | "model"
             | "logs"
             | "images"

@@ -46,6 +46,12 @@ pub const NEGATION: &[&str] = &[
     "we do not need to", "we don't need to", "不要", "不用", "别", "无需", "不需要",
     "跳过", "不必",
 ];
+/// "otherwise do nothing", "没有差异就什么都不做", "不然就算了": a branch
+/// that asks for nothing.
+pub const NOTHING: &[&str] = &[
+    "do nothing", "does nothing", "nothing happens", "nothing else", "什么都不做", "什么也不做",
+    "啥也不做", "啥都不做", "不做任何", "就算了", "算了", "不用管",
+];
 /// Words before a negation that do not change it: "just skip …", "也不用 …".
 pub const BEFORE_NEGATION: &[&str] = &["just", "and", "but", "please", "also", "so", "先", "也", "就", "但", "并且", "而且", "还"];
 pub const OTHERWISE: &[&str] = &["otherwise", "else", "if not", "否则", "不然", "要不然"];

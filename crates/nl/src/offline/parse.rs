@@ -127,7 +127,7 @@ pub fn understand(text: &str) -> Understood {
                 "could not read this condition, so the step runs on a flag named from its words; say e.g. \"if the accuracy is above 0.9\"",
             ));
         }
-        if c.negated && c.condition.is_none() && !c.otherwise {
+        if c.negated && ((c.condition.is_none() && !c.otherwise) || c.kind.is_none()) {
             // What is not wanted is understood: no step, nothing ignored.
             continue;
         }

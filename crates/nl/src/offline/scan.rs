@@ -35,6 +35,18 @@ impl Token {
     pub fn is_label(&self) -> bool {
         self.class == Class::Word && self.upper && self.text.len() == 1 && self.text != "i"
     }
+
+    /// "extract_users", "load_to_bq": a snake_case identifier.
+    pub fn is_task_id(&self) -> bool {
+        self.text.len() >= 3
+            && self.text.contains('_')
+            && !self.text.starts_with('_')
+            && !self.text.ends_with('_')
+            && self
+                .text
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    }
 }
 
 /// How strongly a separator cuts: a sentence end separates more than a comma.

@@ -309,10 +309,18 @@ fn literal_cron(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
     words.windows(5).find_map(|w| {
         let fields: Vec<&str> = w.iter().map(|(t, _)| t.as_str()).collect();
         (fields.iter().all(|f| field(f)) && fields.iter().any(|f| f.contains('*'))).then(|| {
-            (
-                fields.join(" "),
-                w.iter().flat_map(|(_, idx)| idx.iter().copied()).collect(),
-            )
+            let mut used: Vec<usize> = w.iter().flat_map(|(_, idx)| idx.iter().copied()).collect();
+            // "schedule: 0 5 * * *", "cron = …": the word that introduces it.
+            let mut k = used[0];
+            while k > 0
+                && ["schedule", "scheduled", "cron", ":", "="]
+                    .iter()
+                    .any(|x| tokens[k - 1].is(x))
+            {
+                k -= 1;
+                used.push(k);
+            }
+            (fields.join(" "), used)
         })
     })
 }

@@ -212,8 +212,11 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
         matches!(t.class, Class::Number | Class::Url) || OBJECT_START.iter().any(|w| t.is(w))
     });
     // "run sentiment analysis", "perform entity resolution".
+    // ("start from our SFT checkpoint" says where things begin.)
     let known = VERBS.contains(&lemma(&first.text).as_str())
-        || (LEADING_VERBS.iter().any(|w| first.is(w)) && rest.len() >= 2);
+        || (LEADING_VERBS.iter().any(|w| first.is(w))
+            && rest.len() >= 2
+            && !PREPOSITIONS.iter().any(|w| rest[1].is(w)));
     let phrase = conditional
         && rest.get(1).is_some_and(|t| t.class == Class::Word)
         && rest

@@ -341,6 +341,12 @@ pub fn read(tokens: &[Token]) -> Clause {
     if c.kind == Some(TaskKind::Train) && (c.distributed || c.resources.workers.is_some()) {
         c.kind = Some(TaskKind::DistributedTrain);
     }
+    // "send the top 500 users to the CRM team by email", "post the result
+    // to #ads on Slack": sending something over a channel notifies.
+    if (c.kind.is_none() || c.generic) && sends_over_channel(&free) {
+        c.kind = Some(TaskKind::Notify);
+        c.generic = false;
+    }
     // Model names, metric words and known kinds are understood too.
     for i in 0..tokens.len() {
         if let Some(n) = lexicon::MODELS
@@ -371,6 +377,20 @@ pub fn read(tokens: &[Token]) -> Clause {
         .map(|(t, _)| t.span)
         .collect();
     c
+}
+
+/// A sending verb first and a channel anywhere in the clause.
+fn sends_over_channel(free: &[Token]) -> bool {
+    const SEND: &[&str] = &["send", "post", "share", "forward", "deliver", "mail", "发", "发送"];
+    const CHANNELS: &[&str] = &[
+        "email", "e-mail", "mail", "slack", "teams", "webhook", "sms", "邮件", "钉钉", "飞书",
+        "企业微信", "短信",
+    ];
+    let Some(first) = free.iter().position(|t| !t.text.is_empty() && !lexicon::is_filler(t)) else {
+        return false;
+    };
+    SEND.iter().any(|w| phrase_at(free, first, w).is_some())
+        && (0..free.len()).any(|i| CHANNELS.iter().any(|w| phrase_at(free, i, w).is_some()))
 }
 
 /// "the features are computed", "the data has been cleaned": the kind of

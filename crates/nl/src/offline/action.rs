@@ -548,11 +548,13 @@ fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
     if counted && strong == 0 && ["任务", "步骤"].iter().any(|w| text.contains(w)) {
         return None;
     }
-    // "再 compute 每天的 DAU", "最后 refresh 看板": an English verb in a
-    // Chinese clause is the action.
-    if verbs == 0
-        && !off_topic
-        && let Some(v) = owned
+    // "再 compute 每天的 DAU", "最后 shard 成 64 份写到 HDFS": an English
+    // verb in a Chinese clause, before any Chinese one, is the action.
+    let first_cjk_verb = (0..owned.len())
+        .find(|&i| cjk_word_at(&owned, i).is_some_and(|(_, en)| !is_cjk_noun(en)))
+        .unwrap_or(owned.len());
+    if !off_topic
+        && let Some(v) = owned[..first_cjk_verb]
             .iter()
             .position(|t| t.class == Class::Word && VERBS.contains(&lemma(&t.text).as_str()))
     {

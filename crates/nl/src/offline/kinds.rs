@@ -371,7 +371,8 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("推荐", "recommendations"), ("画像", "profiles"), ("算法", "algorithm"), ("开发", "development"),
     ("拉", "pull"), ("推给", "push"), ("推到", "push"), ("转成", "convert"), ("转为", "convert"),
     ("切块", "chunk"), ("分块", "chunk"), ("画个", "plot"), ("画一", "plot"), ("画出", "plot"),
-    ("抽", "extract"), ("构造", "build"), ("对账", "reconcile"), ("终止", "abort"), ("算", "compute"),
+    ("抽", "extract"), ("构造", "build"), ("对账", "reconcile"), ("算", "compute"),
+    ("测试环境", "test-environment"), ("开发环境", "dev-environment"),
 ];
 
 /// The Chinese word of [`CJK_WORDS`] at `tokens[i]`: how many tokens it
@@ -391,6 +392,8 @@ pub fn is_cjk_noun(english: &str) -> bool {
             | "profiles"
             | "algorithm"
             | "development"
+            | "test-environment"
+            | "dev-environment"
             | "model"
             | "logs"
             | "images"

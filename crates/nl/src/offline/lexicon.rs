@@ -444,6 +444,7 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
         let compound = best.is_some_and(|(kind, n)| {
             tokens.get(i + n).is_some_and(|t| {
                 t.is("集")
+                    || t.is("环")
                     || t.is("/")
                     || (kind == TaskKind::Load && (t.is("tests") || t.is("test")))
                     || t.is("set")

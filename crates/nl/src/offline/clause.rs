@@ -676,12 +676,24 @@ fn retry(r: &mut Reader, c: &mut Clause) {
     let width = if t[at].class == Class::Cjk { 2 } else { 1 };
     r.mark(at, width);
     // The count is near: "retry up to 5 times", "3 retries", "重试5次".
+    // "retry the dbt run up to 2 times": a count of times first, a little
+    // further on; else any number near.
+    let times = (at + width..(at + width + 10).min(t.len()))
+        .take_while(|&i| !t[i].is(";") && !t[i].is("；") && !t[i].is("."))
+        .filter(|&i| !r.used[i])
+        .find_map(|i| {
+            integer_at(t, i, true)
+                .filter(|&(_, n)| r.is(i + n, &["times", "time", "次", "遍"]))
+                .map(|(v, n)| (i, v, n))
+        });
     let after = at + width..(at + width + 5).min(t.len());
     let before = (at.saturating_sub(3)..at).rev();
-    let near = after
-        .chain(before)
-        .filter(|&i| !r.used[i] && !t[i].is("a") && !t[i].is("an"))
-        .find_map(|i| integer_at(t, i, true).map(|(v, n)| (i, v, n)));
+    let near = times.or_else(|| {
+        after
+            .chain(before)
+            .filter(|&i| !r.used[i] && !t[i].is("a") && !t[i].is("an"))
+            .find_map(|i| integer_at(t, i, true).map(|(v, n)| (i, v, n)))
+    });
     let limit = match near {
         Some((i, v, n)) => {
             r.mark(i, n);

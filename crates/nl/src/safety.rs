@@ -137,7 +137,20 @@ const HARM: &[(&[&str], &[&str])] = &[
         &["all the production", "production database", "prod database", "all databases",
           "all the databases", "every database", "the backups", "all backups", "the whole cluster",
           "entire cluster", "all user data", "everything", "the disk", "hard drive", "生产数据库",
-          "所有数据库", "备份", "整个集群", "所有用户数据", "硬盘"],
+          "所有数据库", "备份", "整个集群", "所有用户数据", "硬盘", "other teams", "other team's",
+          "other tenants", "every tenant", "all tenants", "other departments", "other users'",
+          "audit log", "其他团队", "其他部门", "别的部门", "别人的", "其他租户", "审计日志"],
+    ),
+    // Copying data out to where the platform cannot see it.
+    (
+        &["copy ", "export ", "upload ", "send ", "dump ", "sync ", "拷贝", "复制", "导出", "上传", "同步"],
+        &["personal dropbox", "my dropbox", "my personal", "personal drive", "personal email",
+          "my gmail", "个人网盘", "私人", "个人邮箱", "我自己的"],
+    ),
+    (
+        &["sell ", "selling ", "卖给", "出售", "贩卖"],
+        &["spammer", "spam", "personal data", "email address", "profiles", "用户数据", "个人信息",
+          "手机号"],
     ),
     (&["mine ", "mining ", "挖"], &["bitcoin", "crypto", "monero", "ethereum", "比特币", "加密货币", "矿"]),
     (

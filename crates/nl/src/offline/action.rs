@@ -200,7 +200,9 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     if names_tasks(rest) {
         return None;
     }
-    if let Some(name) = label(rest) {
+    // ("- dbt_seed": a task id alone in its clause.)
+    let alone = tokens.iter().filter(|t| t.class != Class::Punct).count() == 1;
+    if let Some(name) = label(rest, alone) {
         return Some(Action {
             name,
             labelled: true,
@@ -334,7 +336,7 @@ fn names_tasks(rest: &[&Token]) -> bool {
 
 /// "B", "step A", "task 3", "run A", "A prints hello": the step's own
 /// name (with what it does, unless it only runs).
-fn label(rest: &[&Token]) -> Option<String> {
+fn label(rest: &[&Token], alone: bool) -> Option<String> {
     let is = |k: usize, words: &[&str]| rest.get(k).is_some_and(|t| words.iter().any(|w| t.is(w)));
     let mut k = 0;
     if is(
@@ -371,10 +373,17 @@ fn label(rest: &[&Token]) -> Option<String> {
         k += 1;
         rest[k - 1].text.clone()
     } else if rest.get(k).is_some_and(|t| {
-        t.is_task_id() && t.text.split('_').next().is_some_and(|w| is_verb(w))
+        t.is_task_id()
+            && (alone
+                || t.text.split('_').next().is_some_and(|w| {
+                    is_verb(w)
+                        || TRIVIAL.contains(&w)
+                        || KINDS.iter().any(|(_, ps)| ps.contains(&w))
+                }))
     }) {
-        // "extract_users >> transform": an Airflow task id, which names
-        // its action first (not a parameter: "num_round from 50 to 100").
+        // "extract_users >> transform", "- dbt_seed": an Airflow task id,
+        // alone or naming its action first (not a parameter: "num_round
+        // from 50 to 100").
         k += 1;
         slug(std::slice::from_ref(&rest[k - 1].text))
     } else {

@@ -186,6 +186,20 @@ pub fn understand(text: &str) -> Understood {
         }
         chose = false;
         let mut tasks = expand(text, &c, kind, span);
+        // "[extract_customers, extract_orders] >> build": task ids listed
+        // together run side by side.
+        let ids: Vec<&Token> = merged.iter().filter(|t| t.class != Class::Punct).collect();
+        if ids.len() >= 2 && ids.iter().all(|t| t.is_task_id()) {
+            tasks = ids
+                .iter()
+                .map(|id| {
+                    let mut t = Subtask::new(TaskKind::Shell, id.text.clone());
+                    t.name = Some(super::action::slug(std::slice::from_ref(&id.text)));
+                    t.span = Some(id.span);
+                    t
+                })
+                .collect();
+        }
         if c.branches.len() >= 2 {
             // The choice, then each alternative if it was chosen.
             stages.push(Stage { tasks });

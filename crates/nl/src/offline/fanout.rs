@@ -218,8 +218,13 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
         }
         // What varies is named before the list ("batch sizes 100, 200"),
         // not acted on ("add 1 and 2").
+        // ("C in {0.1, 1, 10}", "per seed (0, 1, 2)", "lr = [1e-3, 1e-4]".)
         let mut before = i;
-        while before > 0 && (t[before - 1].is("=") || t[before - 1].is(":")) {
+        while before > 0
+            && ["=", ":", "{", "[", "(", "（", "in"]
+                .iter()
+                .any(|w| t[before - 1].is(w))
+        {
             before -= 1;
         }
         let named = before > 0

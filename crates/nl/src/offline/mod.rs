@@ -260,3 +260,5 @@ fn default_name(description: &str) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_shapes;

@@ -145,14 +145,15 @@ const HARM: &[(&[&str], &[&str])] = &[
     (
         &["copy ", "export ", "upload ", "send ", "dump ", "sync ", "拷贝", "复制", "导出", "上传", "同步"],
         &["personal dropbox", "my dropbox", "my personal", "personal drive", "personal email",
-          "my gmail", "个人网盘", "私人", "个人邮箱", "我自己的"],
+          "my gmail", "个人网盘", "私人", "个人邮箱", "我自己的", "other tenants", "other teams'",
+          "another tenant", "其他租户", "其他团队的"],
     ),
     (
         &["sell ", "selling ", "卖给", "出售", "贩卖"],
         &["spammer", "spam", "personal data", "email address", "profiles", "用户数据", "个人信息",
           "手机号"],
     ),
-    (&["mine ", "mining ", "挖"], &["bitcoin", "crypto", "monero", "ethereum", "比特币", "加密货币", "矿"]),
+    (&["mine ", "mines ", "mining ", "挖"], &["bitcoin", "crypto", "monero", "ethereum", "比特币", "加密货币", "矿"]),
     (
         &["ddos", "brute force", "brute-force", "port scan", "keylogger", "steal ", "disable the firewall",
           "disable audit", "暴力破解", "窃取", "关闭防火墙"],

@@ -97,7 +97,8 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
             "eval", "evals", "the eval set", "metrics", "compute the metrics", "measure the",
             "error analysis", "evaluate", "assess", "validate", "test", "cross-validate",
             "benchmark", "score", "measure", "compute metrics", "calculate metrics", "backtest",
-            "check the accuracy", "评估", "测试", "验证", "评测", "评价", "回测",
+            "check the accuracy", "see how good", "how good it is", "how well it", "评估", "测试",
+            "验证", "评测", "评价", "回测",
         ],
     ),
     (
@@ -372,6 +373,7 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("拉", "pull"), ("推给", "push"), ("推到", "push"), ("转成", "convert"), ("转为", "convert"),
     ("切块", "chunk"), ("分块", "chunk"), ("画个", "plot"), ("画一", "plot"), ("画出", "plot"),
     ("抽", "extract"), ("构造", "build"), ("对账", "reconcile"), ("算", "compute"),
+    ("降噪", "denoise"), ("显著性检验", "significance-test"), ("检验", "test"),
     ("测试环境", "test-environment"), ("开发环境", "dev-environment"),
 ];
 

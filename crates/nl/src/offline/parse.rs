@@ -57,6 +57,7 @@ pub fn understand(text: &str) -> Understood {
     // The verb of the step before, for "打印 X 和 Y".
     let mut last_verb: Option<(TaskKind, String)> = None;
     let mut chose = false;
+    let mut last_negated = false;
     for g in groups {
         let merged = g.tokens(&segs);
         let span = g.span(&segs);
@@ -127,6 +128,11 @@ pub fn understand(text: &str) -> Understood {
                 "could not read this condition, so the step runs on a flag named from its words; say e.g. \"if the accuracy is above 0.9\"",
             ));
         }
+        // "don't deploy or upload anything": the negation covers the list.
+        if last_negated && g.sep == Sep::And {
+            c.negated = true;
+        }
+        last_negated = c.negated;
         if c.negated && ((c.condition.is_none() && !c.otherwise) || c.kind.is_none()) {
             // What is not wanted is understood: no step, nothing ignored.
             continue;

@@ -358,7 +358,8 @@ pub fn understand(text: &str) -> Understood {
             continue;
         }
         last_condition = c_condition.clone();
-        let opens = c.parallel && starts_with_parallel(&merged);
+        let opens = c.parallel
+            && (starts_with_parallel(&merged) || ends_with_parallel(&segs[*g.segs.last().expect("a group has segments")]));
         let closes = c.parallel && !opens;
         let this = Meta {
             sep: g.sep,
@@ -476,6 +477,16 @@ fn starts_with_parallel(tokens: &[Token]) -> bool {
     lexicon::PARALLEL
         .iter()
         .any(|p| super::scan::phrase_at(tokens, 0, p).is_some())
+}
+
+/// "load A and, at the same time, load B": a marker after "and", alone
+/// in the last clause of a group, opens the group for what follows.
+fn ends_with_parallel(last: &Segment) -> bool {
+    let owned: Vec<Token> = last.tokens.iter().filter(|t| t.class != Class::Punct).cloned().collect();
+    matches!(last.sep, Sep::And | Sep::Comma)
+        && ["at the same time", "meanwhile", "simultaneously"]
+            .iter()
+            .any(|p| super::scan::phrase_at(&owned, 0, p) == Some(owned.len()))
 }
 
 /// Gathers segments into clauses; records schedules and whole-workflow

@@ -139,14 +139,17 @@ const HARM: &[(&[&str], &[&str])] = &[
           "entire cluster", "all user data", "everything", "the disk", "hard drive", "生产数据库",
           "所有数据库", "备份", "整个集群", "所有用户数据", "硬盘", "other teams", "other team's",
           "other tenants", "every tenant", "all tenants", "other departments", "other users'",
-          "audit log", "其他团队", "其他部门", "别的部门", "别人的", "其他租户", "审计日志"],
+          "audit log", "其他团队", "其他部门", "别的部门", "别人的", "其他租户", "审计日志",
+          "所有人的", "everyone's", "shared storage", "共享存储"],
     ),
     // Copying data out to where the platform cannot see it.
     (
-        &["copy ", "export ", "upload ", "send ", "dump ", "sync ", "拷贝", "复制", "导出", "上传", "同步"],
+        &["copy ", "export ", "upload ", "send ", "dump ", "sync ", "拷贝", "拷到", "复制", "导出", "上传",
+          "同步"],
         &["personal dropbox", "my dropbox", "my personal", "personal drive", "personal email",
           "my gmail", "个人网盘", "私人", "个人邮箱", "我自己的", "other tenants", "other teams'",
-          "another tenant", "其他租户", "其他团队的"],
+          "another tenant", "其他租户", "其他团队的", "别的租户", "secretly", "don't notice",
+          "without them knowing", "偷偷", "别让"],
     ),
     (
         &["sell ", "selling ", "卖给", "出售", "贩卖"],

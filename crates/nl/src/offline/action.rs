@@ -152,13 +152,20 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
         .filter(|(t, u)| !**u && t.class != Class::Punct)
         .map(|(t, _)| t)
         .collect();
-    let off_topic = free.iter().any(|t| OFF_TOPIC.iter().any(|w| t.is(w)))
-        || (0..tokens.len()).any(|i| {
-            OFF_TOPIC.iter().any(|w| {
-                w.chars().next().is_some_and(super::scan::is_cjk)
-                    && phrase_at(tokens, i, w).is_some()
-            })
-        });
+    // ("weather data", "天气数据": data about it is on topic.)
+    const DATA: &[&str] = &["data", "dataset", "features", "feature", "api", "records", "数据", "特征"];
+    let data_after = |i: usize| tokens.get(i).is_some_and(|t| DATA.iter().any(|w| phrase_at(tokens, i, w).is_some() || t.is(w)));
+    let off_topic = tokens.iter().enumerate().any(|(i, t)| {
+        !used.get(i).copied().unwrap_or(false)
+            && t.class != Class::Punct
+            && OFF_TOPIC.iter().any(|w| t.is(w))
+            && !data_after(i + 1)
+    }) || (0..tokens.len()).any(|i| {
+        OFF_TOPIC.iter().any(|w| {
+            w.chars().next().is_some_and(super::scan::is_cjk)
+                && phrase_at(tokens, i, w).is_some_and(|n| !data_after(i + n))
+        })
+    });
     let first_cjk = free.iter().position(|t| t.class == Class::Cjk);
     let first_word = free.iter().position(|t| t.class == Class::Word);
     if let Some(c) = first_cjk

@@ -101,6 +101,9 @@ pub fn build(
     if !b.unknown.is_empty() {
         return Err(b.unknown);
     }
+    for step in b.steps.iter_mut().chain(b.on_exit.iter_mut()) {
+        super::templates::keep_literal(step, &mut b.warnings);
+    }
     let mut doc = Map::new();
     doc.insert("apiVersion".into(), json!(couler_ir::API_VERSION));
     doc.insert("name".into(), json!(name));

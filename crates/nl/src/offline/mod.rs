@@ -22,6 +22,7 @@ mod preread;
 pub(crate) mod scan;
 mod schedule;
 mod shape;
+mod templates;
 
 use crate::decompose::{Decomposition, Span, TaskKind};
 use crate::library::Library;

@@ -97,7 +97,7 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
             "eval", "evals", "the eval set", "metrics", "compute the metrics", "measure the",
             "error analysis", "evaluate", "assess", "validate", "test", "cross-validate",
             "benchmark", "score", "measure", "compute metrics", "calculate metrics", "backtest",
-            "check the accuracy", "see how good", "how good it is", "how well it", "评估", "测试",
+            "check the accuracy", "集成测试", "单元测试", "see how good", "how good it is", "how well it", "评估", "测试",
             "验证", "评测", "评价", "回测",
         ],
     ),

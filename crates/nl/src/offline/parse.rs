@@ -483,10 +483,16 @@ fn starts_with_parallel(tokens: &[Token]) -> bool {
 /// in the last clause of a group, opens the group for what follows.
 fn ends_with_parallel(last: &Segment) -> bool {
     let owned: Vec<Token> = last.tokens.iter().filter(|t| t.class != Class::Punct).cloned().collect();
-    matches!(last.sep, Sep::And | Sep::Comma)
-        && ["at the same time", "meanwhile", "simultaneously"]
+    let forward = |markers: &[&str]| {
+        markers
             .iter()
             .any(|p| super::scan::phrase_at(&owned, 0, p) == Some(owned.len()))
+    };
+    (matches!(last.sep, Sep::And | Sep::Comma)
+        && forward(&["at the same time", "meanwhile", "simultaneously"]))
+        // ("train A and, in parallel, B"; "train A and B, in parallel"
+        // closes its group.)
+        || (last.sep == Sep::And && forward(&["in parallel", "concurrently", "side by side"]))
 }
 
 /// Gathers segments into clauses; records schedules and whole-workflow

@@ -2,9 +2,10 @@
 //! of the dev cases it was tuned on (`tests/nl/dev.yaml` and
 //! `tests/nl/dev2.yaml` together) inventing no step, and every workflow it
 //! produces must validate and compile for every engine (or be refused by
-//! name). `dev3.yaml` and `dev4.yaml` were written later by two writers who
-//! had not seen the planner; it is not at the target on them yet, so their
-//! test, like the holdout's, holds the line at what it reaches.
+//! name). `dev3.yaml`, `dev4.yaml` and `dev5.yaml` were written later by
+//! three writers who had not seen the planner; it is not at the target on
+//! them yet, so their test, like the holdout's, holds the line at what it
+//! reaches.
 //! Issue 38's targets for `tests/nl/holdout.yaml` are 90% and no invented
 //! step; the planner does not reach them yet (README, "Natural language"),
 //! so its test holds the line at what it reaches, and prints the numbers.
@@ -41,7 +42,7 @@ fn compile(workflow: &couler_ir::Workflow) -> Vec<(String, Verdict)> {
 /// the planner had been tuned to it (issue 38).
 const DEV: &[&str] = &["dev.yaml", "dev2.yaml"];
 /// The dev sets written after those, not yet worked through (issue 38).
-const NEW_DEV: &[&str] = &["dev3.yaml", "dev4.yaml"];
+const NEW_DEV: &[&str] = &["dev3.yaml", "dev4.yaml", "dev5.yaml"];
 
 fn dev_cases() -> Vec<Case> {
     DEV.iter()
@@ -91,25 +92,26 @@ fn offline_planner_passes_the_dev_set() {
     passes(DEV, 0.95, 0);
 }
 
-/// Where the planner stands on the two later dev sets (measured
-/// 2026-12-06: 169 of 304 = 55.6%, 26 invented steps; 42.7% with 30 before
-/// the first changes measured on them).
+/// Where the planner stands on the three later dev sets (measured
+/// 2026-12-06: 277 of 429 = 64.6%, 42 invented steps; before the first
+/// change measured on them dev3 and dev4 scored 55.6% and 41.8%, dev5
+/// 48.0% after this session's first changes).
 #[test]
 fn offline_planner_keeps_its_rate_on_the_later_dev_sets() {
-    passes(NEW_DEV, 0.55, 26);
+    passes(NEW_DEV, 0.64, 42);
 }
 
-/// Where the planner stands on the holdout (measured 2026-12-06: 70.4%,
+/// Where the planner stands on the holdout (measured 2026-12-06: 72.3%,
 /// five invented steps): it may not fall below this while issue 38's
 /// target (next test) is worked towards.
 #[test]
 fn offline_planner_keeps_its_holdout_rate() {
-    passes(&["holdout.yaml"], 0.70, 5);
+    passes(&["holdout.yaml"], 0.72, 5);
 }
 
 /// Issue 38's target for the holdout: at least 90%, no invented step.
 #[test]
-#[ignore = "issue 38's holdout target is not met yet (70.4%, 5 invented steps)"]
+#[ignore = "issue 38's holdout target is not met yet (72.3%, 5 invented steps)"]
 fn offline_planner_passes_the_holdout_set() {
     passes(&["holdout.yaml"], 0.9, 0);
 }

@@ -78,7 +78,10 @@ fn passes(files: &[&str], min_rate: f64, max_invented: usize) {
 /// Issue 38's target for the dev sets: at least 95%, no invented step.
 #[test]
 fn offline_planner_passes_the_dev_set() {
-    let cases: Vec<Case> = DEV.iter().flat_map(|f| cases(f).unwrap_or_default()).collect();
+    let cases: Vec<Case> = DEV
+        .iter()
+        .flat_map(|f| cases(f).unwrap_or_default())
+        .collect();
     assert!(cases.len() >= 200, "only {} cases", cases.len());
     let chinese = cases
         .iter()

@@ -4,11 +4,11 @@
 //! was not understood can be reported.
 
 use super::action;
-use super::lexicon::{self, integer_at, number_at};
+use super::lexicon::{self, integer_at};
 use super::scan::{Class, Token, find_any, phrase_at};
 use super::schedule;
-use super::shape::{behind_preposition, branches, model_count, preamble, read_outcome, refine};
-use crate::decompose::{Comparison, ConditionSpec, FanOut, ResourceSpec, Span, TaskKind};
+use super::shape::{behind_preposition, branches, model_count, preamble, refine};
+use crate::decompose::{ConditionSpec, FanOut, ResourceSpec, Span, TaskKind};
 
 #[derive(Debug, Clone, Default)]
 pub struct Clause {
@@ -160,7 +160,7 @@ pub fn read(tokens: &[Token]) -> Clause {
         }
         c.schedule = Some((cron, span));
     }
-    condition(&mut r, &mut c, start);
+    super::condition::condition(&mut r, &mut c, start);
     retry(&mut r, &mut c);
     if c.retry.is_some() {
         // "retry it twice if it fails" is no exit handler.
@@ -381,12 +381,27 @@ pub fn read(tokens: &[Token]) -> Clause {
 
 /// A sending verb first and a channel anywhere in the clause.
 fn sends_over_channel(free: &[Token]) -> bool {
-    const SEND: &[&str] = &["send", "post", "share", "forward", "deliver", "mail", "发", "发送"];
-    const CHANNELS: &[&str] = &[
-        "email", "e-mail", "mail", "slack", "teams", "webhook", "sms", "邮件", "钉钉", "飞书",
-        "企业微信", "短信",
+    const SEND: &[&str] = &[
+        "send", "post", "share", "forward", "deliver", "mail", "发", "发送",
     ];
-    let Some(first) = free.iter().position(|t| !t.text.is_empty() && !lexicon::is_filler(t)) else {
+    const CHANNELS: &[&str] = &[
+        "email",
+        "e-mail",
+        "mail",
+        "slack",
+        "teams",
+        "webhook",
+        "sms",
+        "邮件",
+        "钉钉",
+        "飞书",
+        "企业微信",
+        "短信",
+    ];
+    let Some(first) = free
+        .iter()
+        .position(|t| !t.text.is_empty() && !lexicon::is_filler(t))
+    else {
         return false;
     };
     SEND.iter().any(|w| phrase_at(free, first, w).is_some())
@@ -455,212 +470,6 @@ fn blank(t: &Token) -> Token {
 fn is_cjk_filler(t: &Token) -> bool {
     t.class == Class::Cjk
         && (FILLER_CJK.contains(t.text.as_str()) || "数据模型".contains(t.text.as_str()))
-}
-
-fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
-    let t = r.t;
-    let found = (start..t.len()).find_map(|i| {
-        if r.used[i] {
-            return None;
-        }
-        let marker = lexicon::IF
-            .iter()
-            .find_map(|p| phrase_at(t, i, p).map(|n| (n, false, *p)))
-            .or_else(|| {
-                lexicon::UNLESS
-                    .iter()
-                    .find_map(|p| phrase_at(t, i, p).map(|n| (n, true, *p)))
-            })?;
-        // "当" opens a condition only at the start of a clause.
-        (marker.2 != "当" || i == start).then_some((i, marker.0, marker.1, marker.2))
-    });
-    let Some((at, n, negated, marker)) = found else {
-        // "AUC 大于 0.75 就注册", "大于 5 打印“中”" (a branch after an
-        // "if"): a clause that opens with a comparison. (Not "at least 3
-        // GPUs", so only the Chinese comparisons open one.)
-        let metric_first = lexicon::METRICS
-            .iter()
-            .map(|(_, spellings)| *spellings)
-            .chain(lexicon::COMPARISONS.iter().map(|(_, words)| *words))
-            .flatten()
-            .filter(|p| metric_word(p))
-            .any(|p| phrase_at(t, start, p).is_some());
-        if metric_first
-            && let Some((cond, end)) = read_condition(t, start)
-            && end <= start + 6
-        {
-            r.mark(start, end - start);
-            c.condition_first = true;
-            c.condition = Some(cond);
-        }
-        return;
-    };
-    let body = at + n;
-    // "on success", "if it succeeds": the step before passed.
-    if [
-        "on success",
-        "if successful",
-        "if it succeeds",
-        "if they pass",
-        "if all tests pass",
-    ]
-    .contains(&marker)
-    {
-        r.mark(at, n);
-        c.condition_first = at == start;
-        c.condition = Some(ConditionSpec {
-            metric: "quality".into(),
-            operator: Comparison::Eq,
-            value: if negated { "fail" } else { "pass" }.into(),
-        });
-        return;
-    }
-    // "if needed", "if possible": no condition.
-    if let Some(k) = [
-        "needed",
-        "necessary",
-        "possible",
-        "required",
-        "applicable",
-        "available",
-    ]
-    .iter()
-    .find_map(|p| phrase_at(t, body, p))
-    {
-        r.mark(at, n + k);
-        return;
-    }
-    let strict = marker == "when" || marker == "当";
-    match read_condition(t, body).or_else(|| read_outcome(t, body, strict)) {
-        Some((mut cond, end)) => {
-            if negated {
-                cond = cond.negate();
-            }
-            r.mark(at, end - at);
-            c.condition_first = at == start;
-            c.condition = Some(cond);
-        }
-        // "when" is also just "at the time"; only a real "if" must parse.
-        // A condition it cannot read still makes the step conditional: on a
-        // flag named from its words, with a warning.
-        None if marker != "when" && marker != "当" => {
-            let mut end = body;
-            while end < t.len()
-                && end < body + 6
-                && lexicon::kind(&t[end..end + 1]).is_none()
-                && !t[end].is(",")
-                && !t[end].is("，")
-            {
-                end += 1;
-            }
-            let end = end.max(at + n);
-            let words: Vec<String> = t[body..end]
-                .iter()
-                .filter(|x| x.class == Class::Word && !lexicon::is_filler(x))
-                .take(3)
-                .map(|x| x.text.replace('-', "_"))
-                .collect();
-            c.bad_condition = Some(t[at].span.join(t[end - 1].span));
-            c.condition_first = at == start;
-            c.condition = Some(ConditionSpec {
-                metric: if words.is_empty() {
-                    "condition".into()
-                } else {
-                    words.join("_")
-                },
-                operator: if negated {
-                    Comparison::Ne
-                } else {
-                    Comparison::Eq
-                },
-                value: "true".into(),
-            });
-            r.mark(at, end - at);
-        }
-        None => {}
-    }
-}
-
-/// A metric's spelling, or a Chinese comparison ("大于").
-fn metric_word(p: &str) -> bool {
-    lexicon::METRICS.iter().any(|(_, s)| s.contains(&p))
-        || p.chars().next().is_some_and(super::scan::is_cjk)
-}
-
-/// `metric comparison value` or `check passes`, from token `i`; returns the
-/// condition and the index after it.
-fn read_condition(t: &[Token], i: usize) -> Option<(ConditionSpec, usize)> {
-    let window = (i + 12).min(t.len());
-    let mut metric = None;
-    let mut op = None;
-    let mut j = i;
-    while j < window {
-        if let Some(n) = lexicon::PASS.iter().find_map(|p| phrase_at(t, j, p)) {
-            return Some((
-                ConditionSpec {
-                    metric: metric.unwrap_or("quality").to_owned(),
-                    operator: Comparison::Eq,
-                    value: "pass".into(),
-                },
-                j + n,
-            ));
-        }
-        if let Some(n) = lexicon::FAIL.iter().find_map(|p| phrase_at(t, j, p)) {
-            return Some((
-                ConditionSpec {
-                    metric: metric.unwrap_or("quality").to_owned(),
-                    operator: Comparison::Eq,
-                    value: "fail".into(),
-                },
-                j + n,
-            ));
-        }
-        if metric.is_none()
-            && let Some((name, n)) = lexicon::METRICS.iter().find_map(|(name, spellings)| {
-                spellings
-                    .iter()
-                    .find_map(|s| phrase_at(t, j, s))
-                    .map(|n| (*name, n))
-            })
-        {
-            metric = Some(name);
-            j += n;
-            continue;
-        }
-        if op.is_none()
-            && let Some((cmp, n)) = lexicon::COMPARISONS.iter().find_map(|(cmp, words)| {
-                words
-                    .iter()
-                    .find_map(|w| phrase_at(t, j, w))
-                    .map(|n| (*cmp, n))
-            })
-        {
-            op = Some(cmp);
-            j += n;
-            continue;
-        }
-        if let Some(op) = op
-            && let Some((v, percent, n)) = number_at(t, j, false)
-        {
-            let value = if percent { v / 100.0 } else { v };
-            let end = j + n + usize::from(t.get(j + n).is_some_and(|x| x.is("percent")));
-            return Some((
-                ConditionSpec {
-                    metric: metric.unwrap_or("score").to_owned(),
-                    operator: op,
-                    value: trim_number(value),
-                },
-                end,
-            ));
-        }
-        j += 1;
-    }
-    None
-}
-
-fn trim_number(v: f64) -> String {
-    let s = format!("{v}");
-    s.strip_suffix(".0").map(str::to_owned).unwrap_or(s)
 }
 
 fn retry(r: &mut Reader, c: &mut Clause) {

@@ -61,7 +61,8 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
     // ("财务对账流程：每天早上8点，1. …": a schedule between the colon and
     // the first step is no step.)
     let after_first = groups[0].segs.last().map_or(0, |&s| s + 1);
-    let colon = segs[next.segs[0]].after_colon || segs.get(after_first).is_some_and(|s| s.after_colon);
+    let colon =
+        segs[next.segs[0]].after_colon || segs.get(after_first).is_some_and(|s| s.after_colon);
     let sentence = next.sep == Sep::Sentence;
     if c.condition.is_some() || c.otherwise || c.always {
         return (groups, None);

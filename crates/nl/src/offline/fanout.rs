@@ -72,8 +72,8 @@ pub fn read(r: &mut Reader) -> Option<FanOut> {
 
 fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
     if let Some(m) = matrix(r)
-        .or_else(|| date_range(r))
-        .or_else(|| month_range(r))
+        .or_else(|| super::dates::date_range(r))
+        .or_else(|| super::dates::month_range(r))
         .or_else(|| chinese_each(r))
         .or_else(|| each_of_count(r))
         .or_else(|| chinese_count(r))
@@ -457,7 +457,11 @@ fn chinese_each(r: &mut Reader) -> Option<FanOut> {
 fn cjk_list_before(t: &[Token], end: usize) -> Option<(usize, Vec<String>)> {
     let opener = (0..end)
         .rev()
-        .find(|&k| ["对", "把", "给", "在", "，", ",", "：", ":"].iter().any(|w| t[k].is(w)))
+        .find(|&k| {
+            ["对", "把", "给", "在", "，", ",", "：", ":"]
+                .iter()
+                .any(|w| t[k].is(w))
+        })
         .map_or(0, |k| k + 1);
     let chunks: Vec<&[Token]> = t[opener..end].split(|x| x.is("、")).collect();
     if chunks.len() < 2 {
@@ -469,7 +473,9 @@ fn cjk_list_before(t: &[Token], end: usize) -> Option<(usize, Vec<String>)> {
         let cut = (0..chunk.len())
             .find(|&k| {
                 integer_at(chunk, k, true).is_some_and(|(_, n)| {
-                    CLASSIFIERS.iter().any(|c| chunk.get(k + n).is_some_and(|x| x.is(c)))
+                    CLASSIFIERS
+                        .iter()
+                        .any(|c| chunk.get(k + n).is_some_and(|x| x.is(c)))
                 })
             })
             .unwrap_or(chunk.len());
@@ -482,7 +488,7 @@ fn cjk_list_before(t: &[Token], end: usize) -> Option<(usize, Vec<String>)> {
         let value = value.split(' ').fold(String::new(), |mut acc, w| {
             let cjk = w.chars().next().is_some_and(super::scan::is_cjk);
             let last_cjk = acc.chars().last().is_some_and(super::scan::is_cjk);
-            if !acc.is_empty() && !(cjk && last_cjk) {
+            if !(acc.is_empty() || (cjk && last_cjk)) {
                 acc.push(' ');
             }
             acc.push_str(w);
@@ -494,120 +500,6 @@ fn cjk_list_before(t: &[Token], end: usize) -> Option<(usize, Vec<String>)> {
         values.push(value);
     }
     Some((opener, values))
-}
-
-/// The runs of tokens written without spaces between them, with the
-/// indexes they span ("2024-01-31" is one).
-fn words(t: &[Token]) -> Vec<(String, Vec<usize>)> {
-    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
-    for (i, x) in t.iter().enumerate() {
-        match out.last_mut() {
-            Some((text, idx)) if t[*idx.last().expect("a word has tokens")].span.end == x.span.start => {
-                text.push_str(&x.text);
-                idx.push(i);
-            }
-            _ => out.push((x.text.clone(), vec![i])),
-        }
-    }
-    out
-}
-
-/// "2024-01-31" as days since 1970-01-01.
-fn day_number(date: &str) -> Option<i64> {
-    let mut parts = date.split('-');
-    let (y, m, d): (i64, i64, i64) = (
-        parts.next()?.parse().ok()?,
-        parts.next()?.parse().ok()?,
-        parts.next()?.parse().ok()?,
-    );
-    if parts.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) || date.len() != 10 {
-        return None;
-    }
-    // Howard Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
-}
-
-/// Days since 1970-01-01 as "2024-01-31".
-fn date_of(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// "for every date from 2024-01-01 to 2024-01-31": one run per day.
-fn date_range(r: &mut Reader) -> Option<FanOut> {
-    let w = words(r.t);
-    let (a, b, from, to) = (0..w.len().saturating_sub(2)).find_map(|k| {
-        let start = day_number(&w[k].0)?;
-        if !["to", "through", "thru", "until", "~", "到", "至"].contains(&w[k + 1].0.as_str()) {
-            return None;
-        }
-        let end = day_number(&w[k + 2].0)?;
-        Some((start, end, w[k].1[0], *w[k + 2].1.last()?))
-    })?;
-    if b < a || b - a > 3660 {
-        return None;
-    }
-    let from = lead_in(r, from);
-    r.mark(from, to + 1 - from);
-    Some(FanOut {
-        parameter: "date".to_owned(),
-        values: FanOutValues::List((a..=b).map(date_of).collect()),
-    })
-}
-
-/// Where the words that introduce a range start: "for every date from …".
-fn lead_in(r: &Reader, mut from: usize) -> usize {
-    while from > 0
-        && r.is(
-            from - 1,
-            &["from", "从", "for", "each", "every", "date", "dates", "day", "days", "month", "months", "of", "the"],
-        )
-    {
-        from -= 1;
-    }
-    from
-}
-
-const MONTHS: &[&str] = &[
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-];
-
-/// "for each month from January to June 2023": one run per month.
-fn month_range(r: &mut Reader) -> Option<FanOut> {
-    let t = r.t;
-    let month = |i: usize| t.get(i).and_then(|x| MONTHS.iter().position(|m| x.is(m)));
-    let (i, a, b) = (0..t.len()).find_map(|i| {
-        let a = month(i)?;
-        if !r.is(i + 1, &["to", "through", "thru", "until"]) {
-            return None;
-        }
-        Some((i, a, month(i + 2)?))
-    })?;
-    if b <= a || !find_any(t, &["each month", "every month", "per month", "for each", "for every"]).is_some() {
-        return None;
-    }
-    let from = lead_in(r, i);
-    // ("… to June 2023": the year belongs to the range.)
-    let end = i + 3 + usize::from(t.get(i + 3).is_some_and(|x| x.class == Class::Number));
-    r.mark(from, end - from);
-    Some(FanOut {
-        parameter: "month".to_owned(),
-        values: FanOutValues::List(MONTHS[a..=b].iter().map(|m| (*m).to_owned()).collect()),
-    })
 }
 
 /// "for each of the 20 podcast episodes", "each of our 4 markets (us, uk,
@@ -652,7 +544,13 @@ fn each_of_count(r: &mut Reader) -> Option<FanOut> {
         let close = (end..t.len()).find(|&k| r.is(k, &[")", "）"]))?;
         let listed: Vec<String> = t[end + 1..close]
             .split(|x| x.is(",") || x.is("，") || x.is("、") || x.is("and"))
-            .map(|chunk| chunk.iter().map(|x| x.text.as_str()).collect::<Vec<_>>().join(" "))
+            .map(|chunk| {
+                chunk
+                    .iter()
+                    .map(|x| x.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
             .filter(|v| !v.is_empty())
             .collect();
         if listed.len() == v as usize {
@@ -675,9 +573,24 @@ fn singular(t: &Token) -> Token {
 
 /// Chinese classifiers: what follows a count of things ("5个城市",
 /// "10张核心表", "三类实体").
-const CLASSIFIERS: &[&str] = &["个", "张", "类", "份", "条", "家", "种", "组", "台", "位", "只", "款", "套"];
+const CLASSIFIERS: &[&str] = &[
+    "个", "张", "类", "份", "条", "家", "种", "组", "台", "位", "只", "款", "套",
+];
 /// Words that say each thing counted gets its own run.
-const CJK_EACH: &[&str] = &["分别", "每个", "每一个", "每一", "各自", "逐个", "逐一", "各", "每张", "每条", "每份", "每类"];
+const CJK_EACH: &[&str] = &[
+    "分别",
+    "每个",
+    "每一个",
+    "每一",
+    "各自",
+    "逐个",
+    "逐一",
+    "各",
+    "每张",
+    "每条",
+    "每份",
+    "每类",
+];
 
 /// "对 20 个城市每个城市各跑一次", "对100个测试问题分别生成答案", "给 200 个
 /// SKU 各自做预测": a count of things, then a word saying each gets a run.
@@ -695,7 +608,9 @@ fn chinese_count(r: &mut Reader) -> Option<FanOut> {
             continue;
         }
         // ("用4张卡", "内存32G": resources, not things to run for.)
-        let resource = ["卡", "gpu", "gpus", "张gpu"].iter().any(|w| r.is(i + n + 1, &[w]));
+        let resource = ["卡", "gpu", "gpus", "张gpu"]
+            .iter()
+            .any(|w| r.is(i + n + 1, &[w]));
         if resource {
             continue;
         }

@@ -42,18 +42,43 @@ pub const UNLESS: &[&str] = &["unless", "除非"];
 /// "do NOT deploy", "skip evaluation", "不要发通知": what the user asks not
 /// to have, at the start of a clause.
 pub const NEGATION: &[&str] = &[
-    "do not", "don't", "dont", "never", "no need to", "there is no need to", "skip",
-    "we do not need to", "we don't need to", "不要", "不用", "别", "无需", "不需要",
-    "跳过", "不必",
+    "do not",
+    "don't",
+    "dont",
+    "never",
+    "no need to",
+    "there is no need to",
+    "skip",
+    "we do not need to",
+    "we don't need to",
+    "不要",
+    "不用",
+    "别",
+    "无需",
+    "不需要",
+    "跳过",
+    "不必",
 ];
 /// "otherwise do nothing", "没有差异就什么都不做", "不然就算了": a branch
 /// that asks for nothing.
 pub const NOTHING: &[&str] = &[
-    "do nothing", "does nothing", "nothing happens", "nothing else", "什么都不做", "什么也不做",
-    "啥也不做", "啥都不做", "不做任何", "就算了", "算了", "不用管",
+    "do nothing",
+    "does nothing",
+    "nothing happens",
+    "nothing else",
+    "什么都不做",
+    "什么也不做",
+    "啥也不做",
+    "啥都不做",
+    "不做任何",
+    "就算了",
+    "算了",
+    "不用管",
 ];
 /// Words before a negation that do not change it: "just skip …", "也不用 …".
-pub const BEFORE_NEGATION: &[&str] = &["just", "and", "but", "please", "also", "so", "先", "也", "就", "但", "并且", "而且", "还"];
+pub const BEFORE_NEGATION: &[&str] = &[
+    "just", "and", "but", "please", "also", "so", "先", "也", "就", "但", "并且", "而且", "还",
+];
 pub const OTHERWISE: &[&str] = &["otherwise", "else", "if not", "否则", "不然", "要不然"];
 /// "notify us whatever happens": an exit handler.
 pub const ALWAYS: &[&str] = &[
@@ -478,7 +503,17 @@ fn measures_metric(tokens: &[Token], i: usize) -> Option<usize> {
         METRICS
             .iter()
             .flat_map(|(_, spellings)| spellings.iter())
-            .chain(&["wer", "cer", "bleu", "rouge", "dice", "iou", "perplexity", "字错率", "困惑度"])
+            .chain(&[
+                "wer",
+                "cer",
+                "bleu",
+                "rouge",
+                "dice",
+                "iou",
+                "perplexity",
+                "字错率",
+                "困惑度",
+            ])
             .any(|p| phrase_at(near, k, p).is_some())
     });
     named.then_some(n)
@@ -525,4 +560,22 @@ pub fn referenced_kind(tokens: &[Token]) -> Option<TaskKind> {
 
 pub fn is_filler(t: &Token) -> bool {
     t.class == Class::Punct || FILLER.iter().any(|f| t.is(f))
+}
+
+/// The runs of tokens written without spaces between them, with the
+/// indexes they span ("2024-01-31" is one).
+pub fn joined_words(t: &[Token]) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, x) in t.iter().enumerate() {
+        match out.last_mut() {
+            Some((text, idx))
+                if t[*idx.last().expect("a word has tokens")].span.end == x.span.start =>
+            {
+                text.push_str(&x.text);
+                idx.push(i);
+            }
+            _ => out.push((x.text.clone(), vec![i])),
+        }
+    }
+    out
 }

@@ -9,10 +9,13 @@
 pub(crate) mod action;
 mod build;
 mod clause;
+mod condition;
 mod context;
 mod dag;
+mod dates;
 mod fanout;
 mod fill;
+mod group;
 pub(crate) mod kinds;
 pub(crate) mod lexicon;
 mod markers;

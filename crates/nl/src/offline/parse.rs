@@ -7,12 +7,10 @@ use super::Unrecognized;
 use super::clause::{self, Clause};
 use super::context;
 use super::lexicon;
-use super::order::{Group, in_order};
+use super::order::in_order;
 use super::preread::{implicit_ifs, is_question, split_run_ons};
 use super::scan::{Class, Segment, Sep, Token, find_any, segments, tokenize};
-use crate::decompose::{
-    ConditionSpec, Decomposition, ScheduleSpec, Span, Stage, Subtask, TaskKind,
-};
+use crate::decompose::{ConditionSpec, Decomposition, Span, Stage, Subtask, TaskKind};
 
 /// What reading a description gave: the decomposition, what makes it
 /// refuse, and what it read past (words that ask for no step).
@@ -42,7 +40,7 @@ pub fn understand(text: &str) -> Understood {
     let mut d = Decomposition::default();
     let mut preamble: Option<Clause> = None;
     let groups = in_order(
-        group(text, &segs, &mut d, &mut ignored, &mut preamble),
+        super::group::group(text, &segs, &mut d, &mut ignored, &mut preamble),
         &segs,
     );
     let (groups, heading) = context::heading(groups, &segs);
@@ -146,7 +144,7 @@ pub fn understand(text: &str) -> Understood {
             continue;
         }
         if !stages.is_empty()
-            && let Some(a) = listed_step(&c, g.sep, &merged)
+            && let Some(a) = super::group::listed_step(&c, g.sep, &merged)
         {
             c.kind = Some(TaskKind::Shell);
             c.generic = true;
@@ -168,7 +166,9 @@ pub fn understand(text: &str) -> Understood {
             && lexicon::kind_phrase(&merged).is_some_and(|(k, at, _)| {
                 k == kind
                     && at > 0
-                    && ["the", "this", "that", "its"].iter().any(|w| merged[at - 1].is(w))
+                    && ["the", "this", "that", "its"]
+                        .iter()
+                        .any(|w| merged[at - 1].is(w))
             })
             && stages
                 .iter()
@@ -359,7 +359,8 @@ pub fn understand(text: &str) -> Understood {
         }
         last_condition = c_condition.clone();
         let opens = c.parallel
-            && (starts_with_parallel(&merged) || ends_with_parallel(&segs[*g.segs.last().expect("a group has segments")]));
+            && (starts_with_parallel(&merged)
+                || ends_with_parallel(&segs[*g.segs.last().expect("a group has segments")]));
         let closes = c.parallel && !opens;
         let this = Meta {
             sep: g.sep,
@@ -482,7 +483,12 @@ fn starts_with_parallel(tokens: &[Token]) -> bool {
 /// "load A and, at the same time, load B": a marker after "and", alone
 /// in the last clause of a group, opens the group for what follows.
 fn ends_with_parallel(last: &Segment) -> bool {
-    let owned: Vec<Token> = last.tokens.iter().filter(|t| t.class != Class::Punct).cloned().collect();
+    let owned: Vec<Token> = last
+        .tokens
+        .iter()
+        .filter(|t| t.class != Class::Punct)
+        .cloned()
+        .collect();
     let forward = |markers: &[&str]| {
         markers
             .iter()
@@ -493,265 +499,6 @@ fn ends_with_parallel(last: &Segment) -> bool {
         // ("train A and, in parallel, B"; "train A and B, in parallel"
         // closes its group.)
         || (last.sep == Sep::And && forward(&["in parallel", "concurrently", "side by side"]))
-}
-
-/// Gathers segments into clauses; records schedules and whole-workflow
-/// retries; reports segments that say nothing understood.
-fn group(
-    text: &str,
-    segs: &[Segment],
-    d: &mut Decomposition,
-    ignored: &mut Vec<Unrecognized>,
-    preamble: &mut Option<Clause>,
-) -> Vec<Group> {
-    let mut groups: Vec<Group> = Vec::new();
-    let mut prefix: Vec<usize> = Vec::new();
-    let mut list_open = false;
-    let mut goal = false;
-    for (i, seg) in segs.iter().enumerate() {
-        let c = clause::read(&seg.tokens);
-        if let Some((cron, span)) = &c.schedule
-            && d.schedule.is_none()
-        {
-            d.schedule = Some(ScheduleSpec {
-                cron: cron.clone(),
-                text: span.of(text).to_owned(),
-            });
-        }
-        let next_after_colon = segs.get(i + 1).is_some_and(|n| n.after_colon);
-        // "Goal: predict house prices. Steps: …": the goal is context.
-        if seg.sep == Sep::Sentence || seg.sep == Sep::Start {
-            goal = false;
-        }
-        if goal {
-            if !c.models.is_empty() || !c.resources.is_empty() {
-                *preamble = Some(c);
-            }
-            continue;
-        }
-        if c.kind.is_none()
-            && next_after_colon
-            && find_any(
-                &seg.tokens,
-                &["goal", "objective", "aim", "purpose", "目标", "目的"],
-            )
-            .is_some()
-        {
-            goal = true;
-            continue;
-        }
-        let continues = seg.sep <= Sep::Comma && seg.sep != Sep::Start;
-        // A value of the list ("eu", "asia"), not a step after it ("d.csv
-        // count the lines").
-        // ("alpine 3.6": the numbers are part of the value.)
-        let value_only = seg
-            .tokens
-            .iter()
-            .filter(|t| !matches!(t.class, Class::Punct | Class::Number) && !lexicon::is_filler(t))
-            .count()
-            <= 1;
-        // What a colon introduces is a step, no value of the list before it.
-        let list_item = list_open
-            && continues
-            && !seg.after_colon
-            && (c.kind.is_none() || (c.generic && value_only));
-        if c.kind.is_some() && !list_item && object_after_and(seg, &c, value_only, &groups, segs) {
-            if let Some(g) = groups.last_mut() {
-                g.segs.push(i);
-            }
-            continue;
-        }
-        if c.kind.is_some() && !list_item {
-            let mut members = std::mem::take(&mut prefix);
-            members.push(i);
-            groups.push(Group {
-                sep: segs[members[0]].sep,
-                segs: members,
-                inherits: false,
-            });
-            list_open = c.opens_list;
-            continue;
-        }
-
-        // "QLoRA on mistral-7b for our FAQ bot: …", "推荐系统：…": a heading
-        // without a step is context for the steps after it.
-        // ("for each of the numbers 1, 2 and 3: double it": the fan-out is
-        // the step's.)
-        let shapes = c.fan_out.is_some() || c.condition.is_some() || c.retry.is_some();
-        if c.kind.is_none() && next_after_colon && groups.is_empty() && prefix.is_empty() && !shapes
-        {
-            if !c.models.is_empty() || !c.resources.is_empty() {
-                *preamble = Some(c);
-            }
-            continue;
-        }
-        // "并行执行两个任务：…", "regardless of the outcome, print …": what
-        // the marker says is about the steps after it.
-        let next_in_sentence = segs.get(i + 1).is_some_and(|n| n.sep < Sep::Sentence);
-        // "Next, at the same time, run X and say Y": a marker that opens
-        // its sentence's clause is about what follows it.
-        let opens = c.parallel
-            && c.leftover.is_empty()
-            && next_in_sentence
-            && (seg.sep >= Sep::Sequence || seg.sep == Sep::Start);
-        if c.kind.is_none()
-            && ((c.parallel && next_after_colon) || (c.always && next_in_sentence) || opens)
-        {
-            prefix.push(i);
-            continue;
-        }
-        // "同时打印 hello2a 和 hello2b": a bare object the step before acts on.
-        let only_parallel = c.is_modifier()
-            && c.models.is_empty()
-            && c.resources.is_empty()
-            && c.condition.is_none()
-            && c.fan_out.is_none()
-            && c.retry.is_none()
-            && !c.always;
-        let bare = c.kind.is_none()
-            && (!c.is_modifier() || only_parallel)
-            && !c.leftover.is_empty()
-            && seg.sep == Sep::And
-            && prefix.is_empty()
-            && groups.last().is_some_and(|g| {
-                let b = clause::read(&g.tokens(segs));
-                (b.parallel || c.parallel)
-                    && b.models.is_empty()
-                    && !b.kind.is_some_and(|k| k.trains())
-            });
-        if bare {
-            groups.push(Group {
-                sep: seg.sep,
-                segs: vec![i],
-                inherits: true,
-            });
-            continue;
-        }
-        if c.kind.is_none() && (c.condition_first || (c.otherwise && c.leftover.is_empty())) {
-            prefix.push(i);
-            continue;
-        }
-        if c.kind.is_none() && c.opens_list {
-            match groups.last_mut() {
-                Some(g) if prefix.is_empty() && continues => g.segs.push(i),
-                _ => prefix.push(i),
-            }
-            list_open = true;
-            continue;
-        }
-        if !list_item {
-            list_open = false;
-        }
-        if c.retry.is_some() && (c.retry_all || seg.sep >= Sep::Sequence || groups.is_empty()) {
-            d.retry = c.retry;
-            continue;
-        }
-        let words = !c.leftover.is_empty();
-        if c.refers_to.is_some() && c.kind.is_none() {
-            groups.push(Group {
-                sep: seg.sep,
-                segs: vec![i],
-                inherits: false,
-            });
-            continue;
-        }
-        // "用4块GPU和32GB内存训练": a modifier "and" a step: it belongs to the step.
-        let before_step = segs.get(i + 1).is_some_and(|next| {
-            next.sep == Sep::And && c.models.is_empty() && clause::read(&next.tokens).kind.is_some()
-        });
-        if c.is_modifier() && before_step {
-            prefix.push(i);
-            continue;
-        }
-        if c.is_modifier() || list_item || (words && continues && continuation(seg)) {
-            match groups.last_mut() {
-                Some(g) if prefix.is_empty() => g.segs.push(i),
-                _ => prefix.push(i),
-            }
-            continue;
-        }
-        if c.schedule.is_some() && !words {
-            continue;
-        }
-        if !groups.is_empty() && listed_step(&c, seg.sep, &seg.tokens).is_some() {
-            groups.push(Group {
-                sep: seg.sep,
-                segs: vec![i],
-                inherits: false,
-            });
-            continue;
-        }
-        if words {
-            let span = c
-                .leftover
-                .iter()
-                .copied()
-                .reduce(Span::join)
-                .unwrap_or(seg.span());
-            ignored.push(Unrecognized::new(text, span, "no step matches these words"));
-        }
-    }
-    for i in prefix {
-        let c = clause::read(&segs[i].tokens);
-        if c.condition.is_some() || c.otherwise {
-            ignored.push(Unrecognized::new(
-                text,
-                segs[i].span(),
-                "a condition with no step after it",
-            ));
-        } else if let Some(g) = groups.last_mut() {
-            g.segs.push(i);
-        } else if c.is_modifier() {
-            ignored.push(Unrecognized::new(
-                text,
-                segs[i].span(),
-                "this modifies a step, but no step was asked for",
-            ));
-        }
-    }
-    groups
-}
-
-/// "load the images and masks", "加载 CT 切片和标注": one word after "and"
-/// that no step knows is more of what the step before acts on, when it is
-/// a plural noun or what is loaded.
-fn object_after_and(
-    seg: &Segment,
-    c: &Clause,
-    value_only: bool,
-    groups: &[Group],
-    segs: &[Segment],
-) -> bool {
-    let Some(last) = groups.last() else {
-        return false;
-    };
-    // ("加载 CT 切片和标注": a lone Chinese word after what is loaded, even
-    // one that could be a verb.)
-    let cjk_word = seg.tokens.len() <= 4 && seg.tokens.iter().all(|t| t.class == Class::Cjk);
-    if !((c.generic || cjk_word) && seg.sep == Sep::And) || seg.tokens.iter().any(Token::is_label) {
-        return false;
-    }
-    let b = clause::read(&last.tokens(segs));
-    if b.generic || b.kind.is_none() {
-        return false;
-    }
-    // "训练 CNN 和 ViT 两个分类模型": one more model to train.
-    if !c.models.is_empty() && b.kind.is_some_and(TaskKind::trains) {
-        return true;
-    }
-    if cjk_word {
-        return b.kind == Some(TaskKind::Load);
-    }
-    if !value_only {
-        return false;
-    }
-    let plural = seg.tokens.iter().any(|t| {
-        t.class == Class::Word
-            && t.text.len() > 3
-            && t.text.ends_with('s')
-            && !super::action::is_verb(&t.text)
-    });
-    plural || b.kind == Some(TaskKind::Load)
 }
 
 /// "train catboost …; if the recall is low, retrain it": a later training
@@ -766,18 +513,6 @@ fn inherit_models(stages: &mut [Stage]) {
             Some(m) => last = Some(m.clone()),
             None => t.model.clone_from(&last),
         }
-    }
-}
-
-/// A segment that continues a noun phrase: "…, a GRU", "… and its labels".
-fn continuation(seg: &Segment) -> bool {
-    let Some(first) = seg.tokens.first() else {
-        return false;
-    };
-    match first.class {
-        Class::Number | Class::Url | Class::Code => true,
-        Class::Cjk => seg.sep == Sep::And,
-        _ => lexicon::CONTINUATION.iter().any(|w| first.is(w)),
     }
 }
 
@@ -807,22 +542,4 @@ pub(crate) fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<
     } else {
         vec![base(None)]
     }
-}
-
-/// "…, compact small files, and expire old snapshots": in a list of steps,
-/// a clause no other reader took that starts with a verb and its object
-/// is a generic step, whatever the verb.
-fn listed_step(c: &Clause, sep: Sep, tokens: &[Token]) -> Option<super::action::Action> {
-    let in_list = matches!(sep, Sep::Comma | Sep::Sequence | Sep::And);
-    (c.kind.is_none()
-        && c.refers_to.is_none()
-        && !c.is_modifier()
-        && !c.opens_list
-        && c.schedule.is_none()
-        && !c.otherwise
-        && !c.negated
-        && !c.leftover.is_empty()
-        && in_list)
-        .then(|| super::action::listed(tokens, sep == Sep::And))
-        .flatten()
 }

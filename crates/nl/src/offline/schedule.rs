@@ -236,9 +236,7 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
             continue;
         }
         // "04:00", "6pm" with no "at", near schedule words.
-        if !timed
-            && let Some((h, m, n)) = clock_at(tokens, i)
-        {
+        if !timed && let Some((h, m, n)) = clock_at(tokens, i) {
             take(i, n, &mut used);
             hour = Some(h.to_string());
             minute = m.to_string();
@@ -285,16 +283,7 @@ fn clock_at(tokens: &[Token], i: usize) -> Option<(u32, u32, usize)> {
 /// "Nightly 0 3 * * *". Fields are the runs of tokens written without
 /// spaces between them; at least one must hold a `*`.
 fn literal_cron(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
-    let mut words: Vec<(String, Vec<usize>)> = Vec::new();
-    for (i, t) in tokens.iter().enumerate() {
-        match words.last_mut() {
-            Some((text, idx)) if tokens[*idx.last().expect("a word has tokens")].span.end == t.span.start => {
-                text.push_str(&t.text);
-                idx.push(i);
-            }
-            _ => words.push((t.text.clone(), vec![i])),
-        }
-    }
+    let words = super::lexicon::joined_words(tokens);
     let field = |w: &str| {
         !w.is_empty()
             && w.split(',').all(|part| {
@@ -420,13 +409,31 @@ mod tests {
         assert_eq!(cron("weekly").as_deref(), Some("0 0 * * 0"));
         assert_eq!(cron("monthly").as_deref(), Some("0 0 1 * *"));
         assert_eq!(cron("train a model"), None);
-        assert_eq!(cron("Nightly 0 3 * * * : count").as_deref(), Some("0 3 * * *"));
-        assert_eq!(cron("retries=2; schedule 0 5 * * *").as_deref(), Some("0 5 * * *"));
-        assert_eq!(cron("Monthly (1st of the month, 04:00)").as_deref(), Some("0 4 1 * *"));
-        assert_eq!(cron("Weekly RAG refresh (Sundays 02:00)").as_deref(), Some("0 2 * * 0"));
-        assert_eq!(cron("a weekly job (Fridays 6pm)").as_deref(), Some("0 18 * * 5"));
+        assert_eq!(
+            cron("Nightly 0 3 * * * : count").as_deref(),
+            Some("0 3 * * *")
+        );
+        assert_eq!(
+            cron("retries=2; schedule 0 5 * * *").as_deref(),
+            Some("0 5 * * *")
+        );
+        assert_eq!(
+            cron("Monthly (1st of the month, 04:00)").as_deref(),
+            Some("0 4 1 * *")
+        );
+        assert_eq!(
+            cron("Weekly RAG refresh (Sundays 02:00)").as_deref(),
+            Some("0 2 * * 0")
+        );
+        assert_eq!(
+            cron("a weekly job (Fridays 6pm)").as_deref(),
+            Some("0 18 * * 5")
+        );
         assert_eq!(cron("a Monday 9:00 email").as_deref(), Some("0 9 * * 1"));
-        assert_eq!(cron("Every Sunday at 23:00 we pull").as_deref(), Some("0 23 * * 0"));
+        assert_eq!(
+            cron("Every Sunday at 23:00 we pull").as_deref(),
+            Some("0 23 * * 0")
+        );
         assert_eq!(cron("split 80:20 into train and test"), None);
     }
 

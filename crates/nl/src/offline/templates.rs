@@ -66,8 +66,15 @@ mod tests {
         let mut warnings = Vec::new();
         let mut v = serde_json::json!({"env": [{"value": "/data/{{ ds }}/x-{{inputs.artifacts.data.path}}"}]});
         keep_literal(&mut v, &mut warnings);
-        assert_eq!(v["env"][0]["value"], "/data/<ds>/x-{{inputs.artifacts.data.path}}");
+        assert_eq!(
+            v["env"][0]["value"],
+            "/data/<ds>/x-{{inputs.artifacts.data.path}}"
+        );
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].message.contains("{{ds}}"), "{}", warnings[0].message);
+        assert!(
+            warnings[0].message.contains("{{ds}}"),
+            "{}",
+            warnings[0].message
+        );
     }
 }

@@ -37,14 +37,18 @@ fn what_is_not_wanted_makes_no_step() {
 
 #[test]
 fn a_step_after_then_stays_in_its_branch() {
-    let all = tasks("compute the drift score; if it is above 0.2 retrain the model and then redeploy it; otherwise do nothing");
+    let all = tasks(
+        "compute the drift score; if it is above 0.2 retrain the model and then redeploy it; otherwise do nothing",
+    );
     let conditional = all.iter().filter(|t| t.condition.is_some()).count();
     assert_eq!(conditional, 2, "{all:?}");
 }
 
 #[test]
 fn dates_and_months_fan_out() {
-    let all = tasks("for every date from 2024-02-27 to 2024-03-02, run `sessionize.py`, then validate the row counts");
+    let all = tasks(
+        "for every date from 2024-02-27 to 2024-03-02, run `sessionize.py`, then validate the row counts",
+    );
     let dates = all
         .iter()
         .find_map(|t| match &t.fan_out.as_ref()?.values {
@@ -54,11 +58,22 @@ fn dates_and_months_fan_out() {
         .expect("a fan-out over the dates");
     assert_eq!(
         dates,
-        ["2024-02-27", "2024-02-28", "2024-02-29", "2024-03-01", "2024-03-02"]
+        [
+            "2024-02-27",
+            "2024-02-28",
+            "2024-02-29",
+            "2024-03-01",
+            "2024-03-02"
+        ]
     );
-    let all = tasks("for each month from January to June 2023, extract text from the invoices, then reconcile the totals");
+    let all = tasks(
+        "for each month from January to June 2023, extract text from the invoices, then reconcile the totals",
+    );
     assert_eq!(all.len(), 2, "{all:?}");
-    let width = all.iter().find_map(|t| t.fan_out.as_ref()).map(|f| f.width());
+    let width = all
+        .iter()
+        .find_map(|t| t.fan_out.as_ref())
+        .map(|f| f.width());
     assert_eq!(width, Some(6));
 }
 
@@ -70,8 +85,14 @@ fn counted_things_fan_out_in_both_languages() {
             .find_map(|t| t.fan_out.as_ref())
             .map(|f| f.width())
     };
-    assert_eq!(width("for each of the 20 podcast episodes: transcribe it, then publish the transcripts"), Some(20));
-    assert_eq!(width("对北京、上海、广州、深圳、杭州5个城市分别训练 XGBoost 模型，然后出报告"), Some(5));
+    assert_eq!(
+        width("for each of the 20 podcast episodes: transcribe it, then publish the transcripts"),
+        Some(20)
+    );
+    assert_eq!(
+        width("对北京、上海、广州、深圳、杭州5个城市分别训练 XGBoost 模型，然后出报告"),
+        Some(5)
+    );
     assert_eq!(width("对100个测试问题分别生成答案，然后出报告"), Some(100));
 }
 
@@ -79,11 +100,24 @@ fn counted_things_fan_out_in_both_languages() {
 fn task_ids_and_unknown_verbs_in_a_list_are_steps() {
     assert_eq!(
         names("[extract_customers, extract_orders] >> build_fact_sales >> refresh_dashboard"),
-        ["extract-customers", "extract-orders", "build-fact-sales", "refresh-dashboard"]
+        [
+            "extract-customers",
+            "extract-orders",
+            "build-fact-sales",
+            "refresh-dashboard"
+        ]
     );
-    let n = names("read the changelog from kafka, apply the changes to the table, compact small files, and expire the old snapshots");
+    let n = names(
+        "read the changelog from kafka, apply the changes to the table, compact small files, and expire the old snapshots",
+    );
     assert_eq!(n.len(), 4, "{n:?}");
-    assert!(n[2].starts_with("compact") && n[3].starts_with("expire"), "{n:?}");
+    assert!(
+        n[2].starts_with("compact") && n[3].starts_with("expire"),
+        "{n:?}"
+    );
     // A parameter is no task: "num_round from 50 to 100".
-    assert_eq!(names("hyperparameter search for XGBoost with Katib, num_round from 50 to 100").len(), 1);
+    assert_eq!(
+        names("hyperparameter search for XGBoost with Katib, num_round from 50 to 100").len(),
+        1
+    );
 }

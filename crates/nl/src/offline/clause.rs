@@ -5,6 +5,7 @@
 
 use super::action;
 use super::lexicon::{self, integer_at};
+use super::reader::Reader;
 use super::scan::{Class, Token, find_any, phrase_at};
 use super::schedule;
 use super::shape::{behind_preposition, branches, model_count, preamble, refine};
@@ -68,22 +69,6 @@ impl Clause {
             || self.command.is_some()
             || self.always
             || self.distributed
-    }
-}
-
-pub(super) struct Reader<'a> {
-    pub t: &'a [Token],
-    pub used: Vec<bool>,
-}
-
-impl Reader<'_> {
-    pub fn mark(&mut self, i: usize, n: usize) {
-        for u in &mut self.used[i..(i + n).min(self.t.len())] {
-            *u = true;
-        }
-    }
-    pub fn is(&self, i: usize, words: &[&str]) -> bool {
-        self.t.get(i).is_some_and(|t| words.iter().any(|w| t.is(w)))
     }
 }
 
@@ -160,7 +145,11 @@ pub fn read(tokens: &[Token]) -> Clause {
         }
         c.schedule = Some((cron, span));
     }
-    super::condition::condition(&mut r, &mut c, start);
+    if let Some(read) = super::condition::read(&mut r, start) {
+        c.condition = Some(read.condition);
+        c.condition_first = read.first;
+        c.bad_condition = read.unreadable;
+    }
     retry(&mut r, &mut c);
     if c.retry.is_some() {
         // "retry it twice if it fails" is no exit handler.

@@ -2,13 +2,24 @@
 //! 0.8", "only if it passed", and what a branch reads when no metric is
 //! named.
 
-use super::clause::{Clause, Reader};
 use super::lexicon::{self, number_at};
+use super::reader::Reader;
 use super::scan::{Class, Token, phrase_at};
 use super::shape::read_outcome;
-use crate::decompose::{Comparison, ConditionSpec};
+use crate::decompose::{Comparison, ConditionSpec, Span};
 
-pub(super) fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
+/// A clause's condition: what it compares, whether the clause opens with it
+/// ("if …, deploy"), and where it is when it could not be read (the step
+/// then runs on a flag named from its words).
+pub(super) struct Read {
+    pub condition: ConditionSpec,
+    pub first: bool,
+    pub unreadable: Option<Span>,
+}
+
+/// The condition the clause from `start` states, with the words it used
+/// marked.
+pub(super) fn read(r: &mut Reader, start: usize) -> Option<Read> {
     let t = r.t;
     let found = (start..t.len()).find_map(|i| {
         if r.used[i] {
@@ -41,10 +52,13 @@ pub(super) fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
             && end <= start + 6
         {
             r.mark(start, end - start);
-            c.condition_first = true;
-            c.condition = Some(cond);
+            return Some(Read {
+                condition: cond,
+                first: true,
+                unreadable: None,
+            });
         }
-        return;
+        return None;
     };
     let body = at + n;
     // "on success", "if it succeeds": the step before passed.
@@ -58,13 +72,15 @@ pub(super) fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
     .contains(&marker)
     {
         r.mark(at, n);
-        c.condition_first = at == start;
-        c.condition = Some(ConditionSpec {
-            metric: "quality".into(),
-            operator: Comparison::Eq,
-            value: if negated { "fail" } else { "pass" }.into(),
+        return Some(Read {
+            condition: ConditionSpec {
+                metric: "quality".into(),
+                operator: Comparison::Eq,
+                value: if negated { "fail" } else { "pass" }.into(),
+            },
+            first: at == start,
+            unreadable: None,
         });
-        return;
     }
     // "if needed", "if possible": no condition.
     if let Some(k) = [
@@ -79,7 +95,7 @@ pub(super) fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
     .find_map(|p| phrase_at(t, body, p))
     {
         r.mark(at, n + k);
-        return;
+        return None;
     }
     let strict = marker == "when" || marker == "当";
     match read_condition(t, body).or_else(|| read_outcome(t, body, strict)) {
@@ -88,8 +104,11 @@ pub(super) fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
                 cond = cond.negate();
             }
             r.mark(at, end - at);
-            c.condition_first = at == start;
-            c.condition = Some(cond);
+            Some(Read {
+                condition: cond,
+                first: at == start,
+                unreadable: None,
+            })
         }
         // "when" is also just "at the time"; only a real "if" must parse.
         // A condition it cannot read still makes the step conditional: on a
@@ -111,24 +130,26 @@ pub(super) fn condition(r: &mut Reader, c: &mut Clause, start: usize) {
                 .take(3)
                 .map(|x| x.text.replace('-', "_"))
                 .collect();
-            c.bad_condition = Some(t[at].span.join(t[end - 1].span));
-            c.condition_first = at == start;
-            c.condition = Some(ConditionSpec {
-                metric: if words.is_empty() {
-                    "condition".into()
-                } else {
-                    words.join("_")
-                },
-                operator: if negated {
-                    Comparison::Ne
-                } else {
-                    Comparison::Eq
-                },
-                value: "true".into(),
-            });
             r.mark(at, end - at);
+            Some(Read {
+                unreadable: Some(t[at].span.join(t[end - 1].span)),
+                first: at == start,
+                condition: ConditionSpec {
+                    metric: if words.is_empty() {
+                        "condition".into()
+                    } else {
+                        words.join("_")
+                    },
+                    operator: if negated {
+                        Comparison::Ne
+                    } else {
+                        Comparison::Eq
+                    },
+                    value: "true".into(),
+                },
+            })
         }
-        None => {}
+        None => None,
     }
 }
 

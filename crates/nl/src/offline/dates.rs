@@ -2,8 +2,8 @@
 //! ("for every date from 2024-01-01 to 2024-01-31") or per month ("for each
 //! month from January to June").
 
-use super::clause::Reader;
 use super::lexicon::joined_words;
+use super::reader::Reader;
 use super::scan::{Class, find_any};
 use crate::decompose::{FanOut, FanOutValues};
 

@@ -3,8 +3,8 @@
 //! to 20"), a count ("five folds", "each of the 10 test shards") or every
 //! combination of several lists ("os (linux, darwin) and arch (amd64)").
 
-use super::clause::Reader;
 use super::lexicon::{self, integer_at};
+use super::reader::Reader;
 use super::scan::{Class, Token, find_any, phrase_at};
 use crate::decompose::{FanOut, FanOutValues};
 

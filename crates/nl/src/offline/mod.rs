@@ -22,6 +22,7 @@ mod markers;
 mod order;
 mod parse;
 mod preread;
+mod reader;
 pub(crate) mod scan;
 mod schedule;
 mod shape;

@@ -16,6 +16,9 @@ pub struct StoreConfig {
     /// Create the database when the server lacks it.
     pub create_database: bool,
     pub acquire_timeout: Duration,
+    /// How long a starting service waits for a database that cannot be
+    /// reached yet (starting up, restarting, out of connections).
+    pub startup_wait: Duration,
 }
 
 impl StoreConfig {
@@ -25,6 +28,7 @@ impl StoreConfig {
             max_connections: 32,
             create_database: true,
             acquire_timeout: Duration::from_secs(5),
+            startup_wait: Duration::from_secs(60),
         }
     }
 }
@@ -73,9 +77,44 @@ pub enum StoreError {
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
+/// Whether connecting may work if tried again: the server is not reachable,
+/// starting up, or has no connection to spare.
+fn transient(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => true,
+        sqlx::Error::Database(db) => {
+            matches!(
+                db.code().as_deref(),
+                Some("53300" | "57P03" | "08006" | "08001")
+            )
+        }
+        _ => false,
+    }
+}
+
 impl Store {
     /// Connects, creating the database if needed, and applies migrations.
+    /// A database that cannot be reached yet is waited for (up to
+    /// `startup_wait`, saying so at each try), as a service starting beside
+    /// it expects.
     pub async fn connect(config: &StoreConfig) -> Result<Store, StoreError> {
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(200);
+        loop {
+            match Store::connect_once(config).await {
+                Err(StoreError::Connect(e) | StoreError::CreateDatabase { source: e, .. })
+                    if transient(&e) && started.elapsed() + pause < config.startup_wait =>
+                {
+                    tracing::warn!(error = %e, retry_in_ms = pause.as_millis() as u64, "the database cannot be reached yet");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn connect_once(config: &StoreConfig) -> Result<Store, StoreError> {
         let options = PgConnectOptions::from_str(&config.url)
             .map_err(StoreError::Url)?
             .log_statements(tracing::log::LevelFilter::Trace);
@@ -131,4 +170,39 @@ async fn create_database(options: &PgConnectOptions) -> Result<(), StoreError> {
     }
     let _ = conn.close().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_unreachable_database_is_retried_until_the_wait_is_over() {
+        let mut config = StoreConfig::new("postgres://postgres@127.0.0.1:1/couler");
+        config.startup_wait = Duration::from_millis(900);
+        let started = std::time::Instant::now();
+        let err = Store::connect(&config)
+            .await
+            .err()
+            .expect("nothing listens on port 1");
+        assert!(
+            matches!(
+                err,
+                StoreError::CreateDatabase { .. } | StoreError::Connect(_)
+            ),
+            "{err}"
+        );
+        // Tried at 0, 0.2 and 0.6 s, then the next pause would pass the wait.
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(600) && took < Duration::from_secs(5),
+            "{took:?}"
+        );
+    }
+
+    #[test]
+    fn only_connection_failures_are_worth_another_try() {
+        assert!(transient(&sqlx::Error::PoolTimedOut));
+        assert!(!transient(&sqlx::Error::RowNotFound));
+    }
 }

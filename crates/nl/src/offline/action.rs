@@ -241,16 +241,21 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     if !verb_like || !(known || has_object || off_topic || phrase) {
         return None;
     }
-    let mut words = content_words(rest, 4);
-    // "a pipeline that pulls …, forecasts the demand": the verb's base form.
-    if let Some(verb) = words.first_mut() {
-        *verb = third_person_base(verb);
-    }
     Some(Action {
-        name: slug(&words),
+        name: verb_first_name(rest),
         labelled: false,
         off_topic,
     })
+}
+
+/// A step's name from the clause's verb on, the verb in its base form ("a
+/// pipeline that pulls …, forecasts the demand" → "forecast-demand").
+fn verb_first_name(rest: &[&Token]) -> String {
+    let mut words = content_words(rest, 4);
+    if let Some(verb) = words.first_mut() {
+        *verb = third_person_base(verb);
+    }
+    slug(&words)
 }
 
 /// A clause in a list of steps ("…, compact small files, and expire old
@@ -284,12 +289,8 @@ pub fn listed(tokens: &[Token], after_and: bool) -> Option<Action> {
     if !verb || !object || (after_and && !sure) || rest.iter().any(|t| t.class == Class::Cjk) {
         return None;
     }
-    let mut words = content_words(rest, 4);
-    if let Some(verb) = words.first_mut() {
-        *verb = third_person_base(verb);
-    }
     Some(Action {
-        name: slug(&words),
+        name: verb_first_name(rest),
         labelled: false,
         off_topic: false,
     })

@@ -608,9 +608,7 @@ fn chinese_count(r: &mut Reader) -> Option<FanOut> {
             continue;
         }
         // ("用4张卡", "内存32G": resources, not things to run for.)
-        let resource = ["卡", "gpu", "gpus", "张gpu"]
-            .iter()
-            .any(|w| r.is(i + n + 1, &[w]));
+        let resource = ["卡", "gpu", "gpus"].iter().any(|w| r.is(i + n + 1, &[w]));
         if resource {
             continue;
         }

@@ -256,27 +256,43 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
 /// A clock time written as one: "04:00", "23:00", "6pm", "9am" (not "at
 /// 9", which `time_at` reads): hour, minute, tokens used.
 fn clock_at(tokens: &[Token], i: usize) -> Option<(u32, u32, usize)> {
-    let (h, n) = integer_at(tokens, i, false)?;
-    if tokens.get(i + n).is_some_and(|t| t.is(":"))
-        && let Some((m, k)) = integer_at(tokens, i + n + 1, false)
+    clock(tokens, i, false, false).and_then(|(h, m, n, marked)| marked.then_some((h, m, n)))
+}
+
+/// An hour at `i`, with ":MM" and "am"/"pm" when written ("9", "9:30",
+/// "6 pm"; `words`: "nine" too): hour, minute, tokens used, and whether
+/// ":" or "am"/"pm" said it is a time. `evening`: a bare 6–11 is p.m.
+fn clock(
+    tokens: &[Token],
+    i: usize,
+    words: bool,
+    evening: bool,
+) -> Option<(u32, u32, usize, bool)> {
+    let (h, mut used) = integer_at(tokens, i, words)?;
+    let mut minute = 0;
+    let mut marked = false;
+    if tokens.get(i + used).is_some_and(|t| t.is(":"))
+        && let Some((m, k)) = integer_at(tokens, i + used + 1, false)
     {
-        let mut hour = h;
-        let mut used = n + 1 + k;
-        match tokens.get(i + used).map(|t| t.text.as_str()) {
-            Some("pm" | "p.m") if h < 12 => {
-                hour += 12;
-                used += 1;
-            }
-            Some("am" | "a.m") => used += 1,
-            _ => {}
+        minute = m;
+        used += 1 + k;
+        marked = true;
+    }
+    let mut hour = h;
+    match tokens.get(i + used).map(|t| t.text.as_str()) {
+        Some("pm" | "p.m") if h < 12 => {
+            hour += 12;
+            used += 1;
+            marked = true;
         }
-        return (hour < 24 && m < 60).then_some((hour, m, used));
+        Some("am" | "a.m") if h < 12 => {
+            used += 1;
+            marked = true;
+        }
+        _ if evening && (6..12).contains(&h) => hour += 12,
+        _ => {}
     }
-    match tokens.get(i + n).map(|t| t.text.as_str()) {
-        Some("pm" | "p.m") if (1..12).contains(&h) => Some((h + 12, 0, n + 1)),
-        Some("am" | "a.m") if h < 12 => Some((h, 0, n + 1)),
-        _ => None,
-    }
+    (hour < 24 && minute < 60).then_some((hour, minute, used, marked))
 }
 
 /// A five-field cron expression written out: "schedule 0 5 * * *",
@@ -325,26 +341,7 @@ fn time_at(tokens: &[Token], i: usize, evening: bool) -> Option<(u32, u32, usize
         if tokens.get(i + 1).is_some_and(|t| t.is("midnight")) {
             return Some((0, 0, 2));
         }
-        let (h, n) = integer_at(tokens, i + 1, true)?;
-        let mut used = 1 + n;
-        let mut minute = 0;
-        if tokens.get(i + used).is_some_and(|t| t.is(":"))
-            && let Some((m, k)) = integer_at(tokens, i + used + 1, false)
-        {
-            minute = m;
-            used += 1 + k;
-        }
-        let mut hour = h;
-        match tokens.get(i + used).map(|t| t.text.as_str()) {
-            Some("pm" | "p.m") if h < 12 => {
-                hour += 12;
-                used += 1;
-            }
-            Some("am" | "a.m") => used += 1,
-            _ if evening && (6..12).contains(&h) => hour += 12,
-            _ => {}
-        }
-        return (hour < 24 && minute < 60).then_some((hour, minute, used));
+        return clock(tokens, i + 1, true, evening).map(|(h, m, n, _)| (h, m, n + 1));
     }
     // Chinese: optional part of day, a number, 点 / 时, optional N分.
     let mut used = 0;

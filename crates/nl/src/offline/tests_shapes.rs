@@ -15,6 +15,14 @@ fn tasks(text: &str) -> Vec<Subtask> {
         .collect()
 }
 
+/// The width of the first fan-out among `tasks`.
+fn width(tasks: &[Subtask]) -> Option<usize> {
+    tasks
+        .iter()
+        .find_map(|t| t.fan_out.as_ref())
+        .map(|f| f.width())
+}
+
 fn names(text: &str) -> Vec<String> {
     tasks(text).iter().map(action::step_name).collect()
 }
@@ -70,30 +78,21 @@ fn dates_and_months_fan_out() {
         "for each month from January to June 2023, extract text from the invoices, then reconcile the totals",
     );
     assert_eq!(all.len(), 2, "{all:?}");
-    let width = all
-        .iter()
-        .find_map(|t| t.fan_out.as_ref())
-        .map(|f| f.width());
-    assert_eq!(width, Some(6));
+    assert_eq!(width(&all), Some(6));
 }
 
 #[test]
 fn counted_things_fan_out_in_both_languages() {
-    let width = |text: &str| {
-        tasks(text)
-            .iter()
-            .find_map(|t| t.fan_out.as_ref())
-            .map(|f| f.width())
-    };
+    let fanned = |text: &str| width(&tasks(text));
     assert_eq!(
-        width("for each of the 20 podcast episodes: transcribe it, then publish the transcripts"),
+        fanned("for each of the 20 podcast episodes: transcribe it, then publish the transcripts"),
         Some(20)
     );
     assert_eq!(
-        width("对北京、上海、广州、深圳、杭州5个城市分别训练 XGBoost 模型，然后出报告"),
+        fanned("对北京、上海、广州、深圳、杭州5个城市分别训练 XGBoost 模型，然后出报告"),
         Some(5)
     );
-    assert_eq!(width("对100个测试问题分别生成答案，然后出报告"), Some(100));
+    assert_eq!(fanned("对100个测试问题分别生成答案，然后出报告"), Some(100));
 }
 
 #[test]

@@ -578,7 +578,20 @@ fn check_plan(p: &Produced<'_>, e: &Expect, failures: &mut Vec<Failure>) {
         );
     }
     if !e.absent.is_empty() {
-        let text = serde_json::to_string(w).unwrap_or_default().to_lowercase();
+        // What the steps do, not the user's words they quote.
+        let steps: Vec<_> = w
+            .steps
+            .iter()
+            .chain(&w.on_exit)
+            .cloned()
+            .map(|mut s| {
+                s.description = None;
+                s
+            })
+            .collect();
+        let text = serde_json::to_string(&steps)
+            .unwrap_or_default()
+            .to_lowercase();
         for s in &e.absent {
             expect(
                 Category::Absent,

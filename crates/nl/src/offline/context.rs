@@ -5,6 +5,7 @@
 
 use super::clause::{self, Clause};
 use super::kinds::IMAGE_WORDS;
+use super::lexicon;
 use super::order::Group;
 use super::parse::expand;
 use super::scan::{Segment, Sep, Token, find_any};
@@ -48,10 +49,13 @@ const GOAL: &[&str] = &[
     "工作流",
 ];
 
+/// Nouns that name a whole piece of work when a kind word is one.
+const TITLE: &[&str] = &["benchmark", "study", "experiment", "ablation", "comparison"];
+
 /// Takes the heading off the front of `groups`: the first clause, when a
 /// colon or a full stop ends it and two or more clauses follow, and it
 /// states a goal or asks for a step of a kind the others ask for again.
-pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<Heading>) {
+pub fn heading(text: &str, groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<Heading>) {
     if groups.len() < 2 {
         return (groups, None);
     }
@@ -83,13 +87,26 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
     // model, which a later step trains, is what the workflow is for.
     let forecast =
         c.kind == Some(TaskKind::Predict) && !c.models.is_empty() && same(TaskKind::Train);
+    // "用 YOLOv8 训练安全帽检测，…，先 sync 到本地，然后训练": what comes
+    // before the first step says what the steps are for.
+    let before_first = groups[1..]
+        .iter()
+        .take(3)
+        .any(|g| opens_with_first(text, &segs[g.segs[0]]));
+    let repeats = c.kind.is_some_and(|k| !c.generic && k.trains() && same(k));
+    if before_first && (repeats || c.generic) && groups.len() >= 3 {
+        return take(groups, segs, c);
+    }
     if !forecast && (!(colon || sentence) || groups.len() < 3) {
         return (groups, None);
     }
-    let goal = find_any(&first, GOAL).is_some();
-    // A training goal whose training is listed again ("Fine-tune a 7B
-    // model: tokenize, train, evaluate").
-    let repeats = c.kind.is_some_and(|k| !c.generic && k.trains() && same(k));
+    // "Forecasting benchmark on ETTh1. Train …": a title naming what the
+    // steps make up.
+    let title = lexicon::kind(&first)
+        .is_some_and(|(_, at)| TITLE.iter().any(|w| first[at].is(w)) && !first[at].is_label());
+    let goal = title || find_any(&first, GOAL).is_some();
+    // (`repeats`: a training goal whose training is listed again,
+    // "Fine-tune a 7B model: tokenize, train, evaluate".)
     // "ship v2 of the ranking model: - canary …, - watch …": what a colon
     // introduces is the steps; the words before it name what they are for.
     // "Weather forecasting with an LSTM. Load …, train …": a sentence that
@@ -98,10 +115,32 @@ pub fn heading(mut groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<
     if !(goal || repeats || colon || topic || forecast) {
         return (groups, None);
     }
+    take(groups, segs, c)
+}
+
+fn take(mut groups: Vec<Group>, segs: &[Segment], c: Clause) -> (Vec<Group>, Option<Heading>) {
     let span = groups[0].span(segs);
     groups.remove(0);
     groups[0].sep = Sep::Start;
     (groups, Some(Heading { clause: c, span }))
+}
+
+/// "First pull the tickets", "先 sync 到本地", "首先…": the segment says it
+/// is the first step.
+fn opens_with_first(text: &str, seg: &Segment) -> bool {
+    if seg
+        .tokens
+        .first()
+        .is_some_and(|t| t.is("先") || t.is("首先"))
+    {
+        return true;
+    }
+    let before = text[..seg.span().start]
+        .trim_end_matches(|c: char| c.is_whitespace() || c == ',' || c == '，')
+        .to_lowercase();
+    ["first", "firstly", "首先", "first of all"]
+        .iter()
+        .any(|w| before.ends_with(w))
 }
 
 /// Gives the heading's model, resources, target and retries to the steps

@@ -405,6 +405,11 @@ fn chinese_each(r: &mut Reader) -> Option<FanOut> {
     {
         start = from;
         values = listed;
+    } else if values.len() < 2
+        && let Some((from, to, listed)) = cjk_list_after(t, each)
+    {
+        r.mark(from, to - from);
+        values = listed;
     }
     // "learning rate 0.1、0.01、0.001": the numbers vary, the words name them.
     if values.iter().any(|v| v.parse::<f64>().is_ok()) {
@@ -463,7 +468,28 @@ fn cjk_list_before(t: &[Token], end: usize) -> Option<(usize, Vec<String>)> {
                 .any(|w| t[k].is(w))
         })
         .map_or(0, |k| k + 1);
-    let chunks: Vec<&[Token]> = t[opener..end].split(|x| x.is("、")).collect();
+    cjk_values(t, opener, end).map(|values| (opener, values))
+}
+
+/// The 、-separated values after "分别" and its verb ("分别部署到北京、上海、
+/// 新加坡三个机房"): where they start and end, and each value.
+fn cjk_list_after(t: &[Token], each: usize) -> Option<(usize, usize, Vec<String>)> {
+    let end = (each..t.len())
+        .find(|&k| ["，", ",", "。", "；", ";"].iter().any(|w| t[k].is(w)))
+        .unwrap_or(t.len());
+    let first = (each..end).find(|&k| t[k].is("、"))?;
+    let opener = (each..first).rev().find(|&k| {
+        ["到", "在", "给", "对", "用", "于", "为"]
+            .iter()
+            .any(|w| t[k].is(w))
+    })? + 1;
+    cjk_values(t, opener, end).map(|values| (opener, end, values))
+}
+
+/// The values between 、 in `t[start..end]`, without the count after the
+/// last one.
+fn cjk_values(t: &[Token], start: usize, end: usize) -> Option<Vec<String>> {
+    let chunks: Vec<&[Token]> = t[start..end].split(|x| x.is("、")).collect();
     if chunks.len() < 2 {
         return None;
     }
@@ -499,7 +525,7 @@ fn cjk_list_before(t: &[Token], end: usize) -> Option<(usize, Vec<String>)> {
         }
         values.push(value);
     }
-    Some((opener, values))
+    Some(values)
 }
 
 /// "for each of the 20 podcast episodes", "each of our 4 markets (us, uk,

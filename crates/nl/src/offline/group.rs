@@ -25,13 +25,21 @@ pub(super) fn group(
     let mut goal = false;
     for (i, seg) in segs.iter().enumerate() {
         let c = clause::read(&seg.tokens);
-        if let Some((cron, span)) = &c.schedule
-            && d.schedule.is_none()
-        {
-            d.schedule = Some(ScheduleSpec {
-                cron: cron.clone(),
-                text: span.of(text).to_owned(),
-            });
+        if let Some((cron, span)) = &c.schedule {
+            match &mut d.schedule {
+                None => {
+                    d.schedule = Some(ScheduleSpec {
+                        cron: cron.clone(),
+                        text: span.of(text).to_owned(),
+                    });
+                }
+                Some(s) => {
+                    if let Some(better) = super::schedule::refine(&s.cron, cron) {
+                        s.cron = better;
+                        s.text = format!("{} … {}", s.text, span.of(text));
+                    }
+                }
+            }
         }
         let next_after_colon = segs.get(i + 1).is_some_and(|n| n.after_colon);
         // "Goal: predict house prices. Steps: …": the goal is context.
@@ -70,7 +78,9 @@ pub(super) fn group(
             && continues
             && !seg.after_colon
             && (c.kind.is_none() || (c.generic && value_only));
-        if c.kind.is_some() && !list_item && object_after_and(seg, &c, value_only, &groups, segs) {
+        let more = object_after_and(seg, &c, value_only, &groups, segs)
+            || sent_with(seg, &c, &groups, segs);
+        if c.kind.is_some() && !list_item && more {
             if let Some(g) = groups.last_mut() {
                 g.segs.push(i);
             }
@@ -130,9 +140,20 @@ pub(super) fn group(
             && prefix.is_empty()
             && groups.last().is_some_and(|g| {
                 let b = clause::read(&g.tokens(segs));
-                (b.parallel || c.parallel)
+                // "train DeepFM and a Wide&Deep baseline at the same time":
+                // one more model, trained beside the one named.
+                let another_model = c.parallel
+                    && b.kind.is_some_and(|k| k.trains())
+                    && find_any(&seg.tokens, MODEL_NOUNS).is_some()
+                    && !seg
+                        .tokens
+                        .iter()
+                        .find(|t| t.class == Class::Word && !lexicon::is_filler(t))
+                        .is_some_and(|t| super::action::is_verb(&t.text));
+                ((b.parallel || c.parallel)
                     && b.models.is_empty()
-                    && !b.kind.is_some_and(|k| k.trains())
+                    && !b.kind.is_some_and(|k| k.trains()))
+                    || another_model
             });
         if bare {
             groups.push(Group {
@@ -174,6 +195,18 @@ pub(super) fn group(
         let before_step = segs.get(i + 1).is_some_and(|next| {
             next.sep == Sep::And && c.models.is_empty() && clause::read(&next.tokens).kind.is_some()
         });
+        // "Load the data. For each of the 5 folds, train …": a fan-out that
+        // opens its sentence belongs to the step after it.
+        let opens = seg.sep >= Sep::Sequence || seg.sep == Sep::Start || seg.after_colon;
+        let step_follows = segs.get(i + 1).is_some_and(|next| {
+            next.sep < Sep::Sequence
+                && !next.after_colon
+                && clause::read(&next.tokens).kind.is_some()
+        });
+        if c.kind.is_none() && c.fan_out.is_some() && opens && step_follows {
+            prefix.push(i);
+            continue;
+        }
         if c.is_modifier() && before_step {
             prefix.push(i);
             continue;
@@ -227,6 +260,18 @@ pub(super) fn group(
     groups
 }
 
+/// Words that name a model when no model family is named.
+const MODEL_NOUNS: &[&str] = &[
+    "baseline",
+    "model",
+    "classifier",
+    "regressor",
+    "network",
+    "variant",
+    "模型",
+    "基线",
+];
+
 /// "load the images and masks", "加载 CT 切片和标注": one word after "and"
 /// that no step knows is more of what the step before acts on, when it is
 /// a plural noun or what is loaded.
@@ -260,6 +305,12 @@ fn object_after_and(
     if !value_only {
         return false;
     }
+    // "evaluate with Recall@20 and NDCG@20": one more metric.
+    if b.kind == Some(TaskKind::Evaluate)
+        && (0..seg.tokens.len()).any(|k| lexicon::names_metric(&seg.tokens, k))
+    {
+        return true;
+    }
     let plural = seg.tokens.iter().any(|t| {
         t.class == Class::Word
             && t.text.len() > 3
@@ -267,6 +318,25 @@ fn object_after_and(
             && !super::action::is_verb(&t.text)
     });
     plural || b.kind == Some(TaskKind::Load)
+}
+
+/// "post its name and status to our slack webhook": what follows "and",
+/// with no verb of its own, is more of what the step before sends, and
+/// says where to.
+fn sent_with(seg: &Segment, c: &Clause, groups: &[Group], segs: &[Segment]) -> bool {
+    let starts_with_noun = seg
+        .tokens
+        .iter()
+        .find(|t| t.class == Class::Word && !lexicon::is_filler(t))
+        .is_some_and(|t| {
+            !super::action::is_verb(&t.text) && lexicon::kind(std::slice::from_ref(t)).is_none()
+        });
+    seg.sep == Sep::And
+        && c.kind == Some(TaskKind::Notify)
+        && starts_with_noun
+        && groups
+            .last()
+            .is_some_and(|g| clause::read(&g.tokens(segs)).generic)
 }
 
 /// A segment that continues a noun phrase: "…, a GRU", "… and its labels".

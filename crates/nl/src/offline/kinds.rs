@@ -360,6 +360,7 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("选", "choose"), ("检索", "retrieve"), ("分支", "branch"),
     ("镜像", "image"), ("清空", "clear"), ("识别", "recognize"), ("监测", "monitor"), ("刷新", "refresh"),
     ("重建", "rebuild"), ("下线", "retire"), ("求和", "sum"), ("相加", "add"), ("加", "add"),
+    ("新加坡", "singapore"), ("加拿大", "canada"), ("加州", "california"), ("更加", "more"), ("参加", "attend"),
     ("乘", "multiply"), ("日期", "date"), ("消息", "message"), ("说", "say"),
     ("基准测试", "benchmark"), ("性能测试", "benchmark"), ("审批", "approve"), ("读", "read"),
     ("抓取", "crawl"), ("去噪", "denoise"), ("重采样", "resample"), ("插值", "interpolate"),

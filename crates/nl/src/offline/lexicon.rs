@@ -89,6 +89,13 @@ pub const ALWAYS: &[&str] = &[
     "regardless of success",
     "no matter the outcome",
     "whatever the outcome",
+    "whatever the result",
+    "whatever the status",
+    "whatever its status",
+    "either way",
+    "pass or fail",
+    "succeeds or fails",
+    "whether or not it succeeds",
     "always",
     "on exit",
     "exit handler",
@@ -433,6 +440,18 @@ pub fn models(tokens: &[Token]) -> Vec<String> {
     out
 }
 
+/// A model's name starts at `i`.
+fn names_model(tokens: &[Token], i: usize) -> bool {
+    MODELS
+        .iter()
+        .flat_map(|(_, spellings)| spellings.iter())
+        .any(|s| {
+            s.split(' ')
+                .enumerate()
+                .all(|(k, w)| tokens.get(i + k).is_some_and(|t| t.text == w))
+        })
+}
+
 /// The earliest kind phrase in `tokens` (the longest one there), skipping
 /// mentions that only refer to a kind ("4 GPUs for training"); returns
 /// the kind and its position.
@@ -446,11 +465,15 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
         if is_reference(tokens, i) {
             continue;
         }
+        // "a vanilla Transformer" names a model, no transforming ("cluster
+        // with k-means" clusters).
+        let model = names_model(tokens, i);
         let mut best: Option<(TaskKind, usize)> = None;
         for (kind, phrases) in KINDS {
             for p in *phrases {
                 if let Some(n) = phrase_at(tokens, i, p)
                     && best.is_none_or(|(_, m)| n > m)
+                    && (!model || p.starts_with(tokens[i].text.as_str()))
                 {
                     best = Some((*kind, n));
                 }
@@ -472,6 +495,7 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
                     || t.is("环")
                     || t.is("/")
                     || (kind == TaskKind::Load && (t.is("tests") || t.is("test")))
+                    || (kind.trains() && (t.is("rate") || t.is("rates")))
                     || t.is("set")
                     || t.is("sets")
             }) || (i > 0 && tokens[i - 1].is("/"))
@@ -499,24 +523,39 @@ fn measures_metric(tokens: &[Token], i: usize) -> Option<usize> {
         .iter()
         .find_map(|w| phrase_at(tokens, i, w))?;
     let near = &tokens[i + n..tokens.len().min(i + n + 6)];
-    let named = (0..near.len()).any(|k| {
-        METRICS
-            .iter()
-            .flat_map(|(_, spellings)| spellings.iter())
-            .chain(&[
-                "wer",
-                "cer",
-                "bleu",
-                "rouge",
-                "dice",
-                "iou",
-                "perplexity",
-                "字错率",
-                "困惑度",
-            ])
-            .any(|p| phrase_at(near, k, p).is_some())
-    });
-    named.then_some(n)
+    (0..near.len()).any(|k| names_metric(near, k)).then_some(n)
+}
+
+/// A metric's name starts at `k`: "rmse", "NDCG@20", "准确率".
+pub fn names_metric(tokens: &[Token], k: usize) -> bool {
+    METRICS
+        .iter()
+        .flat_map(|(_, spellings)| spellings.iter())
+        .chain(&[
+            "wer",
+            "cer",
+            "bleu",
+            "rouge",
+            "dice",
+            "iou",
+            "perplexity",
+            "map",
+            "miou",
+            "ndcg",
+            "mrr",
+            "ks",
+            "r2",
+            "psnr",
+            "ssim",
+            "fid",
+            "mape",
+            "silhouette",
+            "logloss",
+            "字错率",
+            "困惑度",
+            "轮廓系数",
+        ])
+        .any(|p| phrase_at(tokens, k, p).is_some())
 }
 
 /// "pick the run with the lowest rmse", "choose k by the highest

@@ -108,6 +108,9 @@ pub(super) fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
         }
         return None;
     }
+    if let Some(n) = named_again_done(tokens, i) {
+        return Some(n);
+    }
     if !(t.is("等") || t.is("在") || t.is("待") || t.is("当")) {
         return None;
     }
@@ -140,4 +143,64 @@ pub(super) fn done_marker(tokens: &[Token], i: usize) -> Option<usize> {
         k += 1;
     }
     None
+}
+
+/// "拉取成功后写入", "审批通过后部署", "训练完后评估": a step asked for
+/// before, named again as done, says when the next one starts.
+fn named_again_done(tokens: &[Token], i: usize) -> Option<usize> {
+    use super::lexicon::kind_phrase;
+    if tokens[i].class != Class::Cjk {
+        return None;
+    }
+    // The kind of step, or the Chinese verb of one the library has no
+    // template for ("审批").
+    let step_at = |j: usize, end: usize| -> Option<(String, usize)> {
+        match kind_phrase(&tokens[j..end]) {
+            Some((k, 0, n)) => Some((k.to_string(), n)),
+            _ => super::kinds::cjk_word_at(&tokens[..end], j)
+                .filter(|(_, en)| !super::kinds::is_cjk_noun(en))
+                .map(|(n, en)| (en.to_owned(), n)),
+        }
+    };
+    let (kind, n) = step_at(i, tokens.len())?;
+    let m = ["成功", "通过", "完成", "结束", "完", "好"]
+        .iter()
+        .find_map(|d| phrase_at(tokens, i + n, d))?;
+    let after = ["之后", "以后", "后"]
+        .iter()
+        .find_map(|p| phrase_at(tokens, i + n + m, p))?;
+    // (The step a clause asks for is its first kind: "部署到预发环境做冒烟
+    // 测试" deploys, and a later "测试通过后" asks for the test.)
+    let mut before = false;
+    let mut start = 0;
+    while start < i && !before {
+        let end = (start..i)
+            .find(|&k| tokens[k].class == Class::Punct)
+            .unwrap_or(i);
+        let first = kind_phrase(&tokens[start..end])
+            .map(|(k, _, _)| k.to_string())
+            .or_else(|| (start..end).find_map(|k| step_at(k, end).map(|(kind, _)| kind)));
+        before = first.is_some_and(|k| k == kind);
+        start = end + 1;
+    }
+    before.then_some(n + m + after)
+}
+
+/// "alice、bob、carol": the 、 at `i` (`n` tokens) is inside a list of
+/// names, one phrase; so are Chinese names after "each" ("分别部署到北京、
+/// 上海、新加坡三个机房").
+pub(super) fn between_names(tokens: &[Token], i: usize, n: usize) -> bool {
+    let name = |t: &Token| matches!(t.class, Class::Word | Class::Number);
+    tokens[i].is("、")
+        && i > 0
+        && ((name(&tokens[i - 1]) && tokens.get(i + n).is_some_and(name)) || each_before(tokens, i))
+}
+
+/// "分别部署到北京、上海…": "each" comes before `i` in its clause.
+fn each_before(tokens: &[Token], i: usize) -> bool {
+    let start = tokens[..i]
+        .iter()
+        .rposition(|t| t.class == Class::Punct && !t.is("、"))
+        .map_or(0, |p| p + 1);
+    (start..i).any(|k| phrase_at(tokens, k, "分别").is_some())
 }

@@ -43,7 +43,7 @@ pub fn understand(text: &str) -> Understood {
         super::group::group(text, &segs, &mut d, &mut ignored, &mut preamble),
         &segs,
     );
-    let (groups, heading) = context::heading(groups, &segs);
+    let (groups, heading) = context::heading(text, groups, &segs);
     let mut stages: Vec<Stage> = Vec::new();
     let mut meta: Vec<Meta> = Vec::new();
     let mut last_condition: Option<ConditionSpec> = None;

@@ -637,15 +637,7 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 && tokens[i - 1].class == Class::Number
                 && tokens.get(i + n).is_some_and(|t| t.class == Class::Number)
         };
-        // "alice、bob、carol": a list of names is one phrase.
-        let between_names = |n: usize| {
-            tokens[i].is("、")
-                && i > 0
-                && matches!(tokens[i - 1].class, Class::Word | Class::Number)
-                && tokens
-                    .get(i + n)
-                    .is_some_and(|t| matches!(t.class, Class::Word | Class::Number))
-        };
+        let between_names = |n: usize| super::markers::between_names(tokens, i, n);
         let found = match found {
             Some((Sep::Comma | Sep::And, n))
                 if (between_numbers(n) || between_names(n)) && !tokens[i].is(":") =>

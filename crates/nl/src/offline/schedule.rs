@@ -224,10 +224,13 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
             i += len;
             continue;
         }
-        // A time may come before the schedule words: "at 2am every day".
-        if (matched || tokens[i].is("at"))
+        // A time may come before the schedule words: "at 2am every day";
+        // "凌晨 1 点半" alone is a daily time.
+        let daily = PARTS_OF_DAY.iter().any(|(p, _)| at(p).is_some());
+        if (matched || daily || tokens[i].is("at"))
             && let Some((h, m, n)) = time_at(tokens, i, evening)
         {
+            matched |= daily;
             take(i, n, &mut used);
             hour = Some(h.to_string());
             minute = m.to_string();
@@ -332,6 +335,37 @@ fn literal_cron(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
 
 /// "at 9", "at 9am", "at 9:30", "at 6 pm", "at noon", "早上8点", "晚上10点",
 /// "9点30分": hour, minute, tokens used.
+/// Chinese parts of the day before a time, and whether they are p.m.
+const PARTS_OF_DAY: &[(&str, bool)] = &[
+    ("早上", false),
+    ("上午", false),
+    ("凌晨", false),
+    ("下午", true),
+    ("晚上", true),
+    ("中午", true),
+];
+
+/// A schedule read later in a description says more about the one read
+/// before ("weekly … Every Sunday 3am", "每天增量训练。凌晨 4 点先拉取"):
+/// `later`, when every field of `earlier` is the same or was a default.
+pub fn refine(earlier: &str, later: &str) -> Option<String> {
+    let e: Vec<&str> = earlier.split(' ').collect();
+    let l: Vec<&str> = later.split(' ').collect();
+    if e.len() != 5 || l.len() != 5 || e == l {
+        return None;
+    }
+    let defaults = ["0", "0", "*", "*", "0"];
+    let ok = (0..5).all(|k| {
+        e[k] == l[k]
+            || (e[k] == defaults[k] && (k != 4 || l[4] != "*"))
+            || (k == 4 && e[4] == "*")
+            || (k == 1 && e[1] == "*" && l[1] == "*")
+    });
+    // (An hourly run stays hourly: "每小时…第 5 分钟" sets its minute.)
+    let keeps_period = (e[1] == "*") == (l[1] == "*");
+    (ok && keeps_period).then(|| later.to_owned())
+}
+
 fn time_at(tokens: &[Token], i: usize, evening: bool) -> Option<(u32, u32, usize)> {
     let t = tokens.get(i)?;
     if t.is("at") {
@@ -346,14 +380,7 @@ fn time_at(tokens: &[Token], i: usize, evening: bool) -> Option<(u32, u32, usize
     // Chinese: optional part of day, a number, 点 / 时, optional N分.
     let mut used = 0;
     let mut pm = evening;
-    for (p, is_pm) in [
-        ("早上", false),
-        ("上午", false),
-        ("凌晨", false),
-        ("下午", true),
-        ("晚上", true),
-        ("中午", true),
-    ] {
+    for &(p, is_pm) in PARTS_OF_DAY {
         if let Some(n) = phrase_at(tokens, i, p) {
             used = n;
             pm = is_pm;
@@ -444,5 +471,29 @@ mod tests {
         assert_eq!(cron("每15分钟").as_deref(), Some("*/15 * * * *"));
         assert_eq!(cron("每隔15分钟检测一下").as_deref(), Some("*/15 * * * *"));
         assert_eq!(cron("每小时的第 5 分钟跑").as_deref(), Some("5 * * * *"));
+        assert_eq!(
+            cron("凌晨 1 点半 backup 一下").as_deref(),
+            Some("30 1 * * *")
+        );
+    }
+
+    #[test]
+    fn a_later_schedule_says_more() {
+        assert_eq!(
+            refine("0 0 * * *", "0 4 * * *").as_deref(),
+            Some("0 4 * * *")
+        );
+        assert_eq!(
+            refine("0 0 * * 0", "0 3 * * 0").as_deref(),
+            Some("0 3 * * 0")
+        );
+        assert_eq!(
+            refine("0 * * * *", "5 * * * *").as_deref(),
+            Some("5 * * * *")
+        );
+        // A different day, a different period, or the same: no change.
+        assert_eq!(refine("0 9 * * 1", "0 3 * * 0"), None);
+        assert_eq!(refine("0 * * * *", "0 4 * * *"), None);
+        assert_eq!(refine("0 4 * * *", "0 4 * * *"), None);
     }
 }

@@ -120,3 +120,108 @@ fn task_ids_and_unknown_verbs_in_a_list_are_steps() {
         1
     );
 }
+
+#[test]
+fn a_fan_out_opening_its_sentence_is_the_next_steps() {
+    let all =
+        tasks("Load the data. For each of the 5 folds, train a LightGBM model. Then evaluate.");
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert!(all[0].fan_out.is_none(), "{all:?}");
+    assert_eq!(all[1].kind, TaskKind::Train);
+    assert_eq!(width(&all[1..2]), Some(5));
+}
+
+#[test]
+fn titles_and_what_comes_before_first_are_context() {
+    // A title naming what the steps make up.
+    let kinds: Vec<TaskKind> = tasks(
+        "Forecasting benchmark on ETTh1. Train an LSTM on it. After that, evaluate it, and write a report.",
+    )
+    .iter()
+    .map(|t| t.kind)
+    .collect();
+    assert_eq!(kinds[0], TaskKind::Train, "{kinds:?}");
+    assert_eq!(kinds.len(), 3, "{kinds:?}");
+    // What comes before "first"/"先" and is asked for again.
+    let all = tasks(
+        "用 YOLOv8 训练安全帽检测，数据在 s3 上，先 sync 到本地，然后训练 200 个 epoch，训练完验证一下 mAP",
+    );
+    let trains = all.iter().filter(|t| t.kind.trains()).count();
+    assert_eq!(trains, 1, "{all:?}");
+    let all = tasks(
+        "so i have a folder of movie reviews. first tokenize them, then train a classifier and then evaluate it",
+    );
+    assert_eq!(all.len(), 3, "{all:?}");
+}
+
+#[test]
+fn a_model_named_like_a_verb_is_a_model() {
+    let all = tasks("train an LSTM and a Transformer in parallel, then evaluate them");
+    assert!(
+        all.iter().all(|t| t.kind != TaskKind::Preprocess),
+        "{all:?}"
+    );
+    assert_eq!(all.iter().filter(|t| t.kind.trains()).count(), 2, "{all:?}");
+}
+
+#[test]
+fn one_more_model_trained_beside_the_first() {
+    let all = tasks(
+        "train DeepFM and a Wide&Deep baseline at the same time, then evaluate both with AUC and NDCG@10",
+    );
+    assert_eq!(all.iter().filter(|t| t.kind.trains()).count(), 2, "{all:?}");
+    // The second metric is no step.
+    assert_eq!(all.len(), 3, "{all:?}");
+}
+
+#[test]
+fn what_is_sent_and_where_to_is_one_step() {
+    let w = OfflinePlanner::default()
+        .plan(
+            "print hello, and when the workflow finishes, whatever the result, post its name and status to our slack webhook",
+            &PlanOptions::default(),
+        )
+        .unwrap()
+        .workflow;
+    assert_eq!((w.steps.len(), w.on_exit.len()), (1, 1), "{w:?}");
+}
+
+#[test]
+fn a_step_named_again_as_done_is_no_new_step() {
+    for (text, n) in [
+        (
+            "调用第三方接口拉取汇率数据，失败最多重试 6 次；拉取成功后写入 MySQL。",
+            2,
+        ),
+        (
+            "先训练模型，再评估，然后等人工审批，审批通过后部署到生产环境。",
+            4,
+        ),
+        // Only one asked for before: "测试" was part of the deployment.
+        (
+            "先注册模型，再部署到预发环境做冒烟测试，测试通过后部署到生产",
+            4,
+        ),
+    ] {
+        assert_eq!(tasks(text).len(), n, "{text}");
+    }
+}
+
+#[test]
+fn chinese_values_after_each_fan_out() {
+    let all = tasks("把新版本模型分别部署到北京、上海、新加坡三个机房，部署完跑一下冒烟测试");
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(width(&all[..1]), Some(3));
+}
+
+#[test]
+fn a_later_clock_time_sets_the_schedules_hour() {
+    let plan = OfflinePlanner::default()
+        .plan(
+            "推荐模型每天增量训练。凌晨 4 点先拉取前一天的日志，再训练 DeepFM",
+            &PlanOptions::default(),
+        )
+        .unwrap();
+    let cron = plan.decomposition.schedule.map(|s| s.cron);
+    assert_eq!(cron.as_deref(), Some("0 4 * * *"));
+}

@@ -275,7 +275,10 @@ fn term_counts(text: &str) -> HashMap<String, u32> {
             add(cjk[0].to_string());
         }
         for pair in cjk.windows(2) {
-            add(pair.iter().collect());
+            let pair: String = pair.iter().collect();
+            if !CJK_STOPWORDS.contains(&pair.as_str()) {
+                add(pair);
+            }
         }
         cjk.clear();
     };
@@ -299,6 +302,10 @@ fn term_counts(text: &str) -> HashMap<String, u32> {
     }
     counts
 }
+
+/// Chinese words every kind of model or data shares: "训练模型" says
+/// nothing about which trainer fits (one template's "大模型" would win).
+const CJK_STOPWORDS: &[&str] = &["模型", "数据", "一下", "然后", "一个"];
 
 const STOPWORDS: &[&str] = &[
     "a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "is", "it", "of", "on", "or",
@@ -341,6 +348,18 @@ mod tests {
                 "no template for {kind}"
             );
         }
+    }
+
+    #[test]
+    fn a_model_in_chinese_is_no_language_model() {
+        assert_eq!(
+            best(TaskKind::Train, "训练模型", None, None),
+            best(TaskKind::Train, "train a model", None, None)
+        );
+        assert_eq!(
+            best(TaskKind::Train, "微调大模型", None, None),
+            "train-llm-lora"
+        );
     }
 
     #[test]

@@ -279,9 +279,11 @@ pub fn listed(tokens: &[Token], after_and: bool) -> Option<Action> {
         && !PREPOSITIONS.iter().any(|w| first.is(w))
         && !SPEECH.iter().any(|w| first.is(w))
         && !TRIVIAL.iter().any(|w| first.is(w));
+    // ("…; sessionize; …": a known verb alone is a step too.)
     let object = rest
         .get(1)
-        .is_some_and(|t| matches!(t.class, Class::Word | Class::Number | Class::Code));
+        .is_some_and(|t| matches!(t.class, Class::Word | Class::Number | Class::Code))
+        || (rest.len() == 1 && is_verb(&first.text));
     let sure = VERBS.contains(&lemma(&first.text).as_str())
         || rest
             .get(1)
@@ -423,7 +425,11 @@ fn label(rest: &[&Token], alone: bool) -> Option<String> {
 
 /// A word that is a verb the planner knows, in any form.
 pub fn is_verb(word: &str) -> bool {
-    VERBS.contains(&lemma(word).as_str())
+    // "sessionize", "tokenise", "denormalize", "stratify": made verbs.
+    let made = word.len() > 6
+        && word.chars().all(|c| c.is_ascii_lowercase())
+        && ["ize", "ise", "ify"].iter().any(|s| word.ends_with(s));
+    made || VERBS.contains(&lemma(word).as_str())
 }
 
 /// The base form of a verb: "prints" → "print", "flipping" → "flip",

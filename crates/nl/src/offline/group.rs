@@ -355,7 +355,10 @@ fn continuation(seg: &Segment) -> bool {
 /// a clause no other reader took that starts with a verb and its object
 /// is a generic step, whatever the verb.
 pub(super) fn listed_step(c: &Clause, sep: Sep, tokens: &[Token]) -> Option<super::action::Action> {
-    let in_list = matches!(sep, Sep::Comma | Sep::Sequence | Sep::And);
+    // ("ingest clickstream; sessionize; …": one verb between semicolons.)
+    let alone = tokens.iter().filter(|t| t.class != Class::Punct).count() == 1;
+    let in_list =
+        matches!(sep, Sep::Comma | Sep::Sequence | Sep::And) || (sep == Sep::Sentence && alone);
     (c.kind.is_none()
         && c.refers_to.is_none()
         && !c.is_modifier()

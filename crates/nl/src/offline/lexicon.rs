@@ -407,7 +407,22 @@ pub fn integer_at(tokens: &[Token], i: usize, words: bool) -> Option<(u32, usize
 pub fn models(tokens: &[Token]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
+    // "a Faster R-CNN (ResNet-50 FPN backbone)": what brackets after a
+    // model name are its parts, no model of their own.
+    let mut depth = 0usize;
+    let mut part = false;
     while i < tokens.len() {
+        if tokens[i].is("(") || tokens[i].is("（") {
+            depth += 1;
+            part |= depth == 1 && !out.is_empty() && i > 0 && !tokens[i - 1].is(",");
+        } else if (tokens[i].is(")") || tokens[i].is("）")) && depth > 0 {
+            depth -= 1;
+            part &= depth > 0;
+        }
+        if part {
+            i += 1;
+            continue;
+        }
         let hit = MODELS
             .iter()
             .find_map(|(name, spellings)| {

@@ -103,6 +103,12 @@ pub(super) fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
                         .any(|w| t[i - 1].is(w)))
             })
             .collect();
+        // "distributed training": kind words in a row are one phrase.
+        let starts: Vec<usize> = starts
+            .iter()
+            .copied()
+            .filter(|&i| i == 0 || !starts.contains(&(i - 1)))
+            .collect();
         let worded = t.iter().any(|x| {
             // (and relative clauses: "keep whichever scores best")
             [

@@ -225,3 +225,31 @@ fn a_later_clock_time_sets_the_schedules_hour() {
     let cron = plan.decomposition.schedule.map(|s| s.cron);
     assert_eq!(cron.as_deref(), Some("0 4 * * *"));
 }
+
+#[test]
+fn a_made_verb_alone_in_a_list_is_a_step() {
+    for text in [
+        "ingest clickstream; sessionize; compute daily active users",
+        "download -> sessionize -> upload",
+    ] {
+        let names = names(text);
+        assert_eq!(names.len(), 3, "{text}: {names:?}");
+        assert_eq!(names[1], "sessionize", "{text}");
+        let all = tasks(text);
+        assert!(all.iter().all(|t| t.condition.is_none()), "{text}: {all:?}");
+    }
+}
+
+#[test]
+fn a_models_parts_and_adjectives_are_no_second_step() {
+    // Kind words in a row are one phrase.
+    let all = tasks(
+        "pretrain our 1.3B language model with DeepSpeed distributed training across 4 nodes, then evaluate it",
+    );
+    assert_eq!(all.len(), 2, "{all:?}");
+    // A backbone in brackets is part of the detector.
+    let all = tasks(
+        "train a Faster R-CNN (ResNet-50 FPN backbone) detector on COCO with 8 GPUs, then evaluate mAP",
+    );
+    assert_eq!(all.iter().filter(|t| t.kind.trains()).count(), 1, "{all:?}");
+}

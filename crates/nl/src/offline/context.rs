@@ -5,11 +5,11 @@
 
 use super::clause::{self, Clause};
 use super::kinds::IMAGE_WORDS;
-use super::lexicon;
+use super::lexicon::{self, integer_at};
 use super::order::Group;
 use super::parse::expand;
-use super::scan::{Segment, Sep, Token, find_any};
-use crate::decompose::{Span, Stage, Subtask, TaskKind};
+use super::scan::{Segment, Sep, Token, find_any, tokenize};
+use crate::decompose::{FanOut, FanOutValues, Span, Stage, Subtask, TaskKind};
 
 /// A heading and where it is.
 pub struct Heading {
@@ -227,6 +227,30 @@ pub fn image_models(tokens: &[Token], stages: &mut [Stage]) {
     for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
         if t.kind == TaskKind::Train && t.model.is_none() {
             t.model = Some("cnn".into());
+        }
+    }
+}
+
+/// "做 10 折交叉验证：每一折训练一个 LightGBM", "5-fold CV: for each fold,
+/// train …": a step run for each fold, counted in another clause.
+pub fn each_fold(tokens: &[Token], stages: &mut [Stage]) {
+    const EACH: &[&str] = &["每一折", "每折", "each fold", "every fold", "per fold"];
+    let count = (0..tokens.len()).find_map(|i| {
+        let (v, n) = integer_at(tokens, i, true).filter(|(v, _)| *v >= 2)?;
+        let k = i + n + usize::from(tokens.get(i + n).is_some_and(|t| t.is("-")));
+        let fold = tokens
+            .get(k)
+            .is_some_and(|t| t.is("折") || t.is("fold") || t.is("folds"));
+        fold.then_some(v)
+    });
+    let Some(v) = count else { return };
+    for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
+        let words = tokenize(&t.text);
+        if t.fan_out.is_none() && find_any(&words, EACH).is_some() {
+            t.fan_out = Some(FanOut {
+                parameter: "fold".into(),
+                values: FanOutValues::Count(v),
+            });
         }
     }
 }

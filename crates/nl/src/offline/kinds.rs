@@ -218,7 +218,7 @@ pub const MODELS: &[(&str, &[&str])] = &[
     (
         "vit",
         &[
-            "vit", "vision transformer", "vision transformers", "swin", "deit",
+            "vit", "vision transformer", "vision transformers", "视觉 transformer", "swin", "deit",
         ],
     ),
     (
@@ -375,7 +375,7 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("切块", "chunk"), ("分块", "chunk"), ("画个", "plot"), ("画一", "plot"), ("画出", "plot"),
     ("抽", "extract"), ("构造", "build"), ("对账", "reconcile"), ("算", "compute"),
     ("降噪", "denoise"), ("显著性检验", "significance-test"), ("检验", "test"),
-    ("测试环境", "test-environment"), ("开发环境", "dev-environment"),
+    ("测试环境", "test-environment"), ("写明", "stating"), ("训练好", "trained"), ("开发环境", "dev-environment"),
 ];
 
 /// The Chinese word of [`CJK_WORDS`] at `tokens[i]`: how many tokens it
@@ -396,6 +396,8 @@ pub fn is_cjk_noun(english: &str) -> bool {
             | "algorithm"
             | "development"
             | "test-environment"
+            | "stating"
+            | "trained"
             | "dev-environment"
             | "model"
             | "logs"

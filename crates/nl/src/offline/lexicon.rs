@@ -511,6 +511,8 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
                     || t.is("/")
                     || (kind == TaskKind::Load && (t.is("tests") || t.is("test")))
                     || (kind.trains() && (t.is("rate") || t.is("rates")))
+                    // "已经训练好的 LSTM": a model trained before.
+                    || (kind.trains() && t.is("好") && tokens.get(i + n + 1).is_some_and(|x| x.is("的")))
                     || t.is("set")
                     || t.is("sets")
             }) || (i > 0 && tokens[i - 1].is("/"))

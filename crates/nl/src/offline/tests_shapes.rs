@@ -253,3 +253,24 @@ fn a_models_parts_and_adjectives_are_no_second_step() {
     );
     assert_eq!(all.iter().filter(|t| t.kind.trains()).count(), 1, "{all:?}");
 }
+
+#[test]
+fn folds_counted_in_another_clause_fan_out() {
+    let all = tasks(
+        "对用户流失数据做 10 折交叉验证：每一折训练一个 LightGBM，最后把各折的 AUC 汇总写成报告。",
+    );
+    let train = all
+        .iter()
+        .find(|t| t.kind.trains())
+        .expect("a training step");
+    assert_eq!(width(std::slice::from_ref(train)), Some(10), "{all:?}");
+}
+
+#[test]
+fn a_model_trained_before_is_used_not_trained() {
+    let all = tasks(
+        "每天早上 7 点先拉取昨天的订单数据，然后用已经训练好的 LSTM 模型预测未来 7 天的销量，最后把预测结果写回 MySQL。",
+    );
+    assert!(all.iter().all(|t| !t.kind.trains()), "{all:?}");
+    assert!(all.iter().any(|t| t.kind == TaskKind::Predict), "{all:?}");
+}

@@ -5,7 +5,7 @@
 
 use super::kinds::{KINDS, cjk_word_at, is_cjk_noun};
 use super::lexicon;
-use super::scan::{Class, Token, phrase_at, tokenize};
+use super::scan::{Class, Token, find_any, phrase_at, tokenize};
 use crate::decompose::{Subtask, TaskKind};
 
 /// A step the library has no template for, as a clause asks for it.
@@ -270,6 +270,15 @@ pub fn listed(tokens: &[Token], after_and: bool) -> Option<Action> {
     let mut i = 0;
     while i < free.len() && LEAD.iter().any(|w| free[i].is(w)) {
         i += 1;
+    }
+    // ("as the exit task, print …": what runs at the end.)
+    let plain: Vec<Token> = free.iter().map(|t| (*t).clone()).collect();
+    if let Some((at, n)) = find_any(&plain, lexicon::ALWAYS)
+        && free[i..at]
+            .iter()
+            .all(|t| ["as", "the", "an", "a"].iter().any(|w| t.is(w)))
+    {
+        i = at + n;
     }
     let rest = &free[i..];
     let first = rest.first()?;

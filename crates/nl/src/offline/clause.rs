@@ -59,6 +59,11 @@ pub struct Clause {
 impl Clause {
     /// Says something, but asks for no subtask.
     pub fn is_modifier(&self) -> bool {
+        self.modifies_step() || self.always
+    }
+
+    /// Says something about a step, other than that it runs at the end.
+    pub fn modifies_step(&self) -> bool {
         !self.models.is_empty()
             || self.parallel
             || self.fan_out.is_some()
@@ -67,7 +72,6 @@ impl Clause {
             || !self.resources.is_empty()
             || self.target.is_some()
             || self.command.is_some()
-            || self.always
             || self.distributed
     }
 }

@@ -222,9 +222,11 @@ pub(super) fn group(
             continue;
         }
         if !groups.is_empty() && listed_step(&c, seg.sep, &seg.tokens).is_some() {
+            let mut members = std::mem::take(&mut prefix);
+            members.push(i);
             groups.push(Group {
-                sep: seg.sep,
-                segs: vec![i],
+                sep: segs[members[0]].sep,
+                segs: members,
                 inherits: false,
             });
             continue;
@@ -357,11 +359,12 @@ fn continuation(seg: &Segment) -> bool {
 pub(super) fn listed_step(c: &Clause, sep: Sep, tokens: &[Token]) -> Option<super::action::Action> {
     // ("ingest clickstream; sessionize; …": one verb between semicolons.)
     let alone = tokens.iter().filter(|t| t.class != Class::Punct).count() == 1;
-    let in_list =
-        matches!(sep, Sep::Comma | Sep::Sequence | Sep::And) || (sep == Sep::Sentence && alone);
+    // ("…; as the exit task, print …": a step at the end is still a step.)
+    let in_list = matches!(sep, Sep::Comma | Sep::Sequence | Sep::And)
+        || (sep == Sep::Sentence && (alone || c.always));
     (c.kind.is_none()
         && c.refers_to.is_none()
-        && !c.is_modifier()
+        && !c.modifies_step()
         && !c.opens_list
         && c.schedule.is_none()
         && !c.otherwise

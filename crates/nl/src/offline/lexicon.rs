@@ -99,6 +99,8 @@ pub const ALWAYS: &[&str] = &[
     "always",
     "on exit",
     "exit handler",
+    "exit task",
+    "exit step",
     "no matter what",
     "whether it succeeds or fails",
     "whether it succeeded or failed",

@@ -274,3 +274,33 @@ fn a_model_trained_before_is_used_not_trained() {
     assert!(all.iter().all(|t| !t.kind.trains()), "{all:?}");
     assert!(all.iter().any(|t| t.kind == TaskKind::Predict), "{all:?}");
 }
+
+#[test]
+fn a_step_named_as_the_exit_task_runs_at_the_end() {
+    let w = OfflinePlanner::default()
+        .plan(
+            "print hello, then fail on purpose; as the exit task, print the pipeline's final status",
+            &PlanOptions::default(),
+        )
+        .unwrap()
+        .workflow;
+    assert_eq!((w.steps.len(), w.on_exit.len()), (2, 1), "{w:?}");
+}
+
+#[test]
+fn chinese_words_typed_with_the_wrong_characters() {
+    // Pinyin input picks a word that sounds the same: 处里/处理, 评古/评估, 部属/部署.
+    let kinds: Vec<TaskKind> = tasks("先预处里数据，再训练LightGBM，然后评古一下，最后部属到线上")
+        .iter()
+        .map(|t| t.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            TaskKind::Preprocess,
+            TaskKind::Train,
+            TaskKind::Evaluate,
+            TaskKind::Deploy
+        ]
+    );
+}

@@ -171,3 +171,25 @@ fn a_step_beyond_what_was_asked_counts_as_invented() {
     assert_eq!(report.invented(), 1);
     assert!(report.by_category().contains_key(&eval::Category::Invented));
 }
+
+/// "no deploy in the workflow" reads what the steps do, not the user's
+/// words the workflow quotes in its descriptions.
+#[test]
+fn an_absent_step_is_looked_for_in_the_steps_not_the_quoted_request() {
+    let yaml = r#"
+- name: no-deploy
+  lang: en
+  description: "train a model with xgboost and evaluate it. dont deploy it"
+  expect:
+    steps: {min: 2, max: 2}
+    absent: [deploy]
+- name: deployed
+  lang: en
+  description: "train a model with xgboost and deploy it"
+  expect:
+    absent: [deploy]
+"#;
+    let cases = eval::load_cases(yaml).expect("the cases parse");
+    let report = eval::run(&OfflinePlanner::default(), &cases, Checks { compile: None });
+    assert_eq!(report.pass_rate(), 0.5, "{}", report.summary());
+}

@@ -145,11 +145,7 @@ pub(super) fn group(
                 let another_model = c.parallel
                     && b.kind.is_some_and(|k| k.trains())
                     && find_any(&seg.tokens, MODEL_NOUNS).is_some()
-                    && !seg
-                        .tokens
-                        .iter()
-                        .find(|t| t.class == Class::Word && !lexicon::is_filler(t))
-                        .is_some_and(|t| super::action::is_verb(&t.text));
+                    && !first_word(seg).is_some_and(|t| super::action::is_verb(&t.text));
                 ((b.parallel || c.parallel)
                     && b.models.is_empty()
                     && !b.kind.is_some_and(|k| k.trains()))
@@ -326,19 +322,22 @@ fn object_after_and(
 /// with no verb of its own, is more of what the step before sends, and
 /// says where to.
 fn sent_with(seg: &Segment, c: &Clause, groups: &[Group], segs: &[Segment]) -> bool {
-    let starts_with_noun = seg
-        .tokens
-        .iter()
-        .find(|t| t.class == Class::Word && !lexicon::is_filler(t))
-        .is_some_and(|t| {
-            !super::action::is_verb(&t.text) && lexicon::kind(std::slice::from_ref(t)).is_none()
-        });
+    let starts_with_noun = first_word(seg).is_some_and(|t| {
+        !super::action::is_verb(&t.text) && lexicon::kind(std::slice::from_ref(t)).is_none()
+    });
     seg.sep == Sep::And
         && c.kind == Some(TaskKind::Notify)
         && starts_with_noun
         && groups
             .last()
             .is_some_and(|g| clause::read(&g.tokens(segs)).generic)
+}
+
+/// The segment's first English word that is no filler.
+fn first_word(seg: &Segment) -> Option<&Token> {
+    seg.tokens
+        .iter()
+        .find(|t| t.class == Class::Word && !lexicon::is_filler(t))
 }
 
 /// A segment that continues a noun phrase: "…, a GRU", "… and its labels".

@@ -356,10 +356,7 @@ pub fn refine(earlier: &str, later: &str) -> Option<String> {
     }
     let defaults = ["0", "0", "*", "*", "0"];
     let ok = (0..5).all(|k| {
-        e[k] == l[k]
-            || (e[k] == defaults[k] && (k != 4 || l[4] != "*"))
-            || (k == 4 && e[4] == "*")
-            || (k == 1 && e[1] == "*" && l[1] == "*")
+        e[k] == l[k] || (e[k] == defaults[k] && (k != 4 || l[4] != "*")) || (k == 4 && e[4] == "*")
     });
     // (An hourly run stays hourly: "每小时…第 5 分钟" sets its minute.)
     let keeps_period = (e[1] == "*") == (l[1] == "*");

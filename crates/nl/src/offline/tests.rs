@@ -6,7 +6,7 @@ fn planner() -> OfflinePlanner {
     OfflinePlanner::default()
 }
 
-fn plan(text: &str) -> Plan {
+pub(super) fn plan(text: &str) -> Plan {
     planner()
         .plan(text, &PlanOptions::default())
         .unwrap_or_else(|e| panic!("{text}: {e}"))

@@ -1,14 +1,13 @@
 //! Shapes read whatever the words: what is not wanted, ranges of dates,
 //! task ids, steps in a branch after "then", lists of unknown actions.
 
+use super::tests::plan;
 use super::*;
 use crate::decompose::{FanOutValues, Subtask};
 
 fn tasks(text: &str) -> Vec<Subtask> {
-    let plan = OfflinePlanner::default()
-        .plan(text, &PlanOptions::default())
-        .unwrap_or_else(|e| panic!("{text}: {e}"));
-    plan.decomposition
+    plan(text)
+        .decomposition
         .stages
         .into_iter()
         .flat_map(|s| s.tasks)
@@ -176,13 +175,7 @@ fn one_more_model_trained_beside_the_first() {
 
 #[test]
 fn what_is_sent_and_where_to_is_one_step() {
-    let w = OfflinePlanner::default()
-        .plan(
-            "print hello, and when the workflow finishes, whatever the result, post its name and status to our slack webhook",
-            &PlanOptions::default(),
-        )
-        .unwrap()
-        .workflow;
+    let w = plan("print hello, and when the workflow finishes, whatever the result, post its name and status to our slack webhook").workflow;
     assert_eq!((w.steps.len(), w.on_exit.len()), (1, 1), "{w:?}");
 }
 
@@ -216,13 +209,10 @@ fn chinese_values_after_each_fan_out() {
 
 #[test]
 fn a_later_clock_time_sets_the_schedules_hour() {
-    let plan = OfflinePlanner::default()
-        .plan(
-            "推荐模型每天增量训练。凌晨 4 点先拉取前一天的日志，再训练 DeepFM",
-            &PlanOptions::default(),
-        )
-        .unwrap();
-    let cron = plan.decomposition.schedule.map(|s| s.cron);
+    let cron = plan("推荐模型每天增量训练。凌晨 4 点先拉取前一天的日志，再训练 DeepFM")
+        .decomposition
+        .schedule
+        .map(|s| s.cron);
     assert_eq!(cron.as_deref(), Some("0 4 * * *"));
 }
 
@@ -277,13 +267,10 @@ fn a_model_trained_before_is_used_not_trained() {
 
 #[test]
 fn a_step_named_as_the_exit_task_runs_at_the_end() {
-    let w = OfflinePlanner::default()
-        .plan(
-            "print hello, then fail on purpose; as the exit task, print the pipeline's final status",
-            &PlanOptions::default(),
-        )
-        .unwrap()
-        .workflow;
+    let w = plan(
+        "print hello, then fail on purpose; as the exit task, print the pipeline's final status",
+    )
+    .workflow;
     assert_eq!((w.steps.len(), w.on_exit.len()), (2, 1), "{w:?}");
 }
 

@@ -49,6 +49,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+mod mountns;
 mod netns;
 mod reach;
 mod spawn;
@@ -149,6 +150,9 @@ pub(super) struct Sandbox {
     host_network: std::sync::OnceLock<Result<HostNetwork, String>>,
     /// Network namespaces made ahead for `none` (running as root).
     fresh_networks: Option<netns::FreshNetworks>,
+    /// The mount namespace tries start bubblewrap in (running as root):
+    /// the machine's without the mounts no sandbox shows (`mountns`).
+    mounts_ns: Option<OwnedFd>,
     /// A resolver configuration to show as `/etc/resolv.conf` with host
     /// networking, where the host's names a resolver on its own loopback.
     resolv_conf: Option<PathBuf>,
@@ -254,6 +258,10 @@ impl Sandbox {
                 .ok(),
             false => None,
         };
+        let mounts_ns = match root {
+            true => small_mount_namespace(&bwrap, data_dir, &config.mounts),
+            false => None,
+        };
         let host_network = std::sync::OnceLock::new();
         if config.network == Network::Host {
             let _ = host_network.set(Ok(HostNetwork::set_up()?));
@@ -268,6 +276,7 @@ impl Sandbox {
             network: config.network,
             host_network,
             fresh_networks,
+            mounts_ns,
             data_dir: data_dir.to_owned(),
         };
         let mut probe = Command::new(&sandbox.bwrap);
@@ -479,6 +488,9 @@ impl Sandbox {
         if let Some(cgroup) = confinement.cgroup {
             start.join_cgroups(&cgroup.procs_files())?;
         }
+        if let Some(ns) = &self.mounts_ns {
+            start.enter_mounts(ns.try_clone().map_err(handed)?);
+        }
         match confinement.network {
             NetJoin::New => {}
             NetJoin::Fresh(netns) => start.enter_network(netns),
@@ -496,6 +508,39 @@ impl Sandbox {
             start.run_as(uid, gid);
         }
         Ok(start)
+    }
+}
+
+/// The small mount namespace of `mountns` for a sandbox showing the system
+/// directories, `data_dir` and `mounts`, with bubblewrap at `bwrap`; none
+/// (bubblewrap starts from the machine's) when it cannot be made.
+fn small_mount_namespace(bwrap: &Path, data_dir: &Path, mounts: &[HostMount]) -> Option<OwnedFd> {
+    let shown = SYSTEM
+        .iter()
+        .map(Path::new)
+        .chain([bwrap, data_dir, Path::new(UPSTREAM_RESOLV_CONF)])
+        .chain(mounts.iter().map(|m| m.path.as_path()));
+    // Each as written and as the kernel names it (through links).
+    let trees = shown
+        .flat_map(|p| [Some(p.to_owned()), fs::canonicalize(p).ok()])
+        .flatten()
+        .collect();
+    let keep = mountns::Keep {
+        trees,
+        alone: vec!["/proc".into(), "/dev".into()],
+    };
+    match mountns::small(keep) {
+        Ok((ns, left)) => {
+            tracing::debug!(
+                mounts = left,
+                "sandboxes start from a mount namespace of their own"
+            );
+            Some(ns)
+        }
+        Err(e) => {
+            tracing::info!(error = %e, "sandboxes start from the machine's mount namespace");
+            None
+        }
     }
 }
 

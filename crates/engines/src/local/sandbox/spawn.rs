@@ -38,6 +38,7 @@ pub(in crate::local) struct Start {
     strings: Vec<CString>,
     /// `cgroup.procs` files to write `0` to, and their paths for messages.
     cgroup_procs: Vec<CString>,
+    mountns: Option<OwnedFd>,
     netns: Option<OwnedFd>,
     owner: Option<(u32, u32)>,
     /// Each descriptor and the number it gets in bubblewrap.
@@ -66,6 +67,7 @@ impl Start {
             env: Vec::new(),
             strings: Vec::new(),
             cgroup_procs: Vec::new(),
+            mountns: None,
             netns: None,
             owner: None,
             fds: Vec::new(),
@@ -98,6 +100,12 @@ impl Start {
         Ok(())
     }
 
+    /// Enters this mount namespace (after joining the cgroups, whose files
+    /// it may not show).
+    pub(in crate::local) fn enter_mounts(&mut self, mountns: OwnedFd) {
+        self.mountns = Some(mountns);
+    }
+
     /// Enters this network namespace.
     pub(in crate::local) fn enter_network(&mut self, netns: OwnedFd) {
         self.netns = Some(netns);
@@ -125,6 +133,7 @@ fn c_string(s: &OsStr) -> Result<CString, String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
     Cgroup(u32),
+    Mounts,
     Network,
     Groups,
     Gid,
@@ -142,6 +151,7 @@ impl Stage {
             Stage::Uid => 4,
             Stage::Descriptor => 5,
             Stage::Exec => 6,
+            Stage::Mounts => 7,
             Stage::Cgroup(i) => 16 + i,
         }
     }
@@ -155,6 +165,7 @@ impl Stage {
             4 => Stage::Uid,
             5 => Stage::Descriptor,
             6 => Stage::Exec,
+            7 => Stage::Mounts,
             n => Stage::Cgroup(n - 16),
         })
     }
@@ -168,6 +179,7 @@ impl Stage {
                 let file = file.map(|f| f.to_string_lossy()).unwrap_or_default();
                 format!("cannot join the step's cgroup {file}: {error}")
             }
+            Stage::Mounts => format!("cannot enter the sandboxes' mount namespace: {error}"),
             Stage::Network => format!("cannot enter the step's network namespace: {error}"),
             Stage::Groups => format!("cannot drop supplementary groups: {error}"),
             Stage::Gid => format!("cannot switch to gid {gid}: {error}"),
@@ -280,6 +292,13 @@ unsafe fn set_up_and_exec(start: &Start) -> Result<(), (Stage, i32)> {
                 return Err((Stage::Cgroup(i as u32), errno()));
             }
             libc::close(fd);
+        }
+        if let Some(mountns) = &start.mountns {
+            rustix::thread::move_into_link_name_space(
+                mountns.as_fd(),
+                Some(rustix::thread::LinkNameSpaceType::Mount),
+            )
+            .map_err(|e| (Stage::Mounts, e.raw_os_error()))?;
         }
         if let Some(netns) = &start.netns {
             rustix::thread::move_into_link_name_space(

@@ -8,7 +8,7 @@ use super::kinds::IMAGE_WORDS;
 use super::lexicon::{self, integer_at};
 use super::order::Group;
 use super::parse::expand;
-use super::scan::{Segment, Sep, Token, find_any, tokenize};
+use super::scan::{Class, Segment, Sep, Token, find_any, tokenize};
 use crate::decompose::{FanOut, FanOutValues, Span, Stage, Subtask, TaskKind};
 
 /// A heading and where it is.
@@ -232,25 +232,64 @@ pub fn image_models(tokens: &[Token], stages: &mut [Stage]) {
 }
 
 /// "做 10 折交叉验证：每一折训练一个 LightGBM", "5-fold CV: for each fold,
-/// train …": a step run for each fold, counted in another clause.
-pub fn each_fold(tokens: &[Token], stages: &mut [Stage]) {
-    const EACH: &[&str] = &["每一折", "每折", "each fold", "every fold", "per fold"];
-    let count = (0..tokens.len()).find_map(|i| {
-        let (v, n) = integer_at(tokens, i, true).filter(|(v, _)| *v >= 2)?;
-        let k = i + n + usize::from(tokens.get(i + n).is_some_and(|t| t.is("-")));
-        let fold = tokens
-            .get(k)
-            .is_some_and(|t| t.is("折") || t.is("fold") || t.is("folds"));
-        fold.then_some(v)
-    });
-    let Some(v) = count else { return };
+/// train …", "Random search over 20 sampled MLP configs: train each
+/// config": a step run for each of the things counted in another clause.
+pub fn each_counted(tokens: &[Token], stages: &mut [Stage]) {
     for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
-        let words = tokenize(&t.text);
-        if t.fan_out.is_none() && find_any(&words, EACH).is_some() {
+        if t.fan_out.is_some() {
+            continue;
+        }
+        let Some(noun) = each_noun(&tokenize(&t.text)) else {
+            continue;
+        };
+        if let Some(v) = counted(tokens, noun) {
             t.fan_out = Some(FanOut {
-                parameter: "fold".into(),
+                parameter: noun.into(),
                 values: FanOutValues::Count(v),
             });
         }
     }
+}
+
+/// What a step is run for each of, when it is something a run is fanned
+/// out over ("each config", "every seed", "per fold", "每一折"); not
+/// "every day" (a schedule) or "each epoch" (a loop inside the step).
+fn each_noun(words: &[Token]) -> Option<&'static str> {
+    const OVER: &[&str] = &[
+        "fold",
+        "config",
+        "configuration",
+        "trial",
+        "seed",
+        "shard",
+        "partition",
+        "chunk",
+        "combination",
+        "candidate",
+        "variant",
+        "setting",
+    ];
+    if find_any(words, &["每一折", "每折"]).is_some() {
+        return Some("fold");
+    }
+    words.windows(2).find_map(|w| {
+        let each = ["each", "every", "per"].iter().any(|e| w[0].is(e));
+        let noun = OVER.iter().find(|n| w[1].is(n))?;
+        each.then_some(*noun)
+    })
+}
+
+/// The count of `noun` in "N noun(s)", with at most two words between
+/// ("20 sampled MLP configs", "10-fold", "10 折").
+fn counted(tokens: &[Token], noun: &str) -> Option<u32> {
+    (0..tokens.len()).find_map(|i| {
+        let (v, n) = integer_at(tokens, i, true).filter(|(v, _)| *v >= 2)?;
+        let k = i + n + usize::from(tokens.get(i + n).is_some_and(|t| t.is("-")));
+        let names = |t: &Token| {
+            t.text.strip_suffix('s').unwrap_or(&t.text) == noun || (noun == "fold" && t.is("折"))
+        };
+        let after = tokens.get(k..)?.iter().take(3);
+        let mut words = after.take_while(|t| t.class == Class::Word || t.class == Class::Cjk);
+        words.any(names).then_some(v)
+    })
 }

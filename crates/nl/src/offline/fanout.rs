@@ -253,7 +253,9 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
                 parameter: parameter_before(t, i),
                 values: FanOutValues::List(run.iter().map(|&j| t[j].text.clone()).collect()),
             });
-            r.mark(i.saturating_sub(2), end - i.saturating_sub(2));
+            // From the name on ("C in {": "C" is no step of its own).
+            let from = (before - 1).min(i.saturating_sub(2));
+            r.mark(from, end - from);
             return;
         }
         i += run.len().max(1);

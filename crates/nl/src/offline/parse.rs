@@ -441,7 +441,7 @@ pub fn understand(text: &str) -> Understood {
         context::preamble(p, &mut stages);
     }
     context::image_models(&tokens, &mut stages);
-    context::each_fold(&tokens, &mut stages);
+    context::each_counted(&tokens, &mut stages);
     // Only "at the end" steps: they are the workflow.
     if stages.is_empty() && !d.on_exit.is_empty() {
         stages = std::mem::take(&mut d.on_exit)

@@ -291,3 +291,31 @@ fn chinese_words_typed_with_the_wrong_characters() {
         ]
     );
 }
+
+#[test]
+fn configs_counted_in_another_clause_fan_out_but_epochs_do_not() {
+    let all = tasks(
+        "Random search over 20 sampled MLP configs on Fashion-MNIST: train each config for 10 epochs, keep the one with the lowest validation loss, then evaluate only that model on the test set.",
+    );
+    let train = all
+        .iter()
+        .find(|t| t.kind.trains())
+        .expect("a training step");
+    assert_eq!(width(std::slice::from_ref(train)), Some(20), "{all:?}");
+    // A loop inside the step is no fan-out.
+    let all = tasks("Train a ResNet-18 for 10 epochs and save a checkpoint every epoch.");
+    assert!(all.iter().all(|t| t.fan_out.is_none()), "{all:?}");
+}
+
+#[test]
+fn a_parameter_named_by_a_capital_letter_is_no_step() {
+    let all = tasks(
+        "Grid search for an RBF SVM: C in {0.1, 1, 10} x gamma in {0.001, 0.01}, i.e. 6 configs. Train every config, then pick the best one.",
+    );
+    assert_eq!(all.len(), 2, "{all:?}");
+    let train = all
+        .iter()
+        .find(|t| t.kind.trains())
+        .expect("a training step");
+    assert_eq!(width(std::slice::from_ref(train)), Some(6), "{all:?}");
+}

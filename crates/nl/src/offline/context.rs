@@ -234,12 +234,28 @@ pub fn image_models(tokens: &[Token], stages: &mut [Stage]) {
 /// "做 10 折交叉验证：每一折训练一个 LightGBM", "5-fold CV: for each fold,
 /// train …", "Random search over 20 sampled MLP configs: train each
 /// config": a step run for each of the things counted in another clause.
+///
+/// A training that counts its own trials ("run 16 random-search trials of
+/// XGBoost (max_depth between 2 and 10)", "… (all 6 combinations)") runs
+/// that many, whatever values it lists.
 pub fn each_counted(tokens: &[Token], stages: &mut [Stage]) {
     for t in stages.iter_mut().flat_map(|s| s.tasks.iter_mut()) {
+        let words = tokenize(&t.text);
+        let trials = ["trial", "combination", "config", "configuration"]
+            .iter()
+            .find_map(|noun| counted(&words, noun).map(|v| (*noun, v)));
+        if let Some((noun, v)) = trials.filter(|_| t.kind.trains())
+            && t.fan_out.as_ref().is_none_or(|f| f.width() < v as usize)
+        {
+            t.fan_out = Some(FanOut {
+                parameter: noun.into(),
+                values: FanOutValues::Count(v),
+            });
+        }
         if t.fan_out.is_some() {
             continue;
         }
-        let Some(noun) = each_noun(&tokenize(&t.text)) else {
+        let Some(noun) = each_noun(&words) else {
             continue;
         };
         if let Some(v) = counted(tokens, noun) {
@@ -288,7 +304,8 @@ fn counted(tokens: &[Token], noun: &str) -> Option<u32> {
         let names = |t: &Token| {
             t.text.strip_suffix('s').unwrap_or(&t.text) == noun || (noun == "fold" && t.is("折"))
         };
-        let after = tokens.get(k..)?.iter().take(3);
+        // ("16 random-search trials".)
+        let after = tokens.get(k..)?.iter().filter(|t| !t.is("-")).take(3);
         let mut words = after.take_while(|t| t.class == Class::Word || t.class == Class::Cjk);
         words.any(names).then_some(v)
     })

@@ -319,3 +319,15 @@ fn a_parameter_named_by_a_capital_letter_is_no_step() {
         .expect("a training step");
     assert_eq!(width(std::slice::from_ref(train)), Some(6), "{all:?}");
 }
+
+#[test]
+fn a_training_that_counts_its_trials_runs_that_many() {
+    let all = tasks(
+        "run 16 random-search trials of XGBoost (max_depth between 2 and 10), then pick the trial with the best accuracy and register it",
+    );
+    let train = all
+        .iter()
+        .find(|t| t.kind.trains())
+        .expect("a training step");
+    assert_eq!(width(std::slice::from_ref(train)), Some(16), "{all:?}");
+}

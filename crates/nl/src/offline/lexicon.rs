@@ -485,6 +485,17 @@ pub fn kind_phrase(tokens: &[Token]) -> Option<(TaskKind, usize, usize)> {
         // "a vanilla Transformer" names a model, no transforming ("cluster
         // with k-means" clusters).
         let model = names_model(tokens, i);
+        // "send me the metrics by email": what is sent says nothing of
+        // the step; where it goes does.
+        if ["send", "post", "share", "forward"]
+            .iter()
+            .any(|w| tokens[i].is(w))
+            && let Some(notify) = KINDS.iter().find(|(k, _)| *k == TaskKind::Notify)
+            && (i + 1..tokens.len().min(i + 9))
+                .any(|k| notify.1.iter().any(|p| phrase_at(tokens, k, p).is_some()))
+        {
+            return Some((TaskKind::Notify, i, 1));
+        }
         let mut best: Option<(TaskKind, usize)> = None;
         for (kind, phrases) in KINDS {
             for p in *phrases {

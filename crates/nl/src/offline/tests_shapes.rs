@@ -331,3 +331,16 @@ fn a_training_that_counts_its_trials_runs_that_many() {
         .expect("a training step");
     assert_eq!(width(std::slice::from_ref(train)), Some(16), "{all:?}");
 }
+
+#[test]
+fn what_is_sent_by_email_is_a_notification_whatever_it_names() {
+    let all = tasks("evaluate the model on last week's data, then send me the metrics by email");
+    assert_eq!(
+        all.iter().map(|t| t.kind).collect::<Vec<_>>(),
+        [TaskKind::Evaluate, TaskKind::Notify],
+        "{all:?}"
+    );
+    // Sent elsewhere, it is no notification.
+    let all = tasks("train the model, then send the metrics to the warehouse");
+    assert!(all.iter().all(|t| t.kind != TaskKind::Notify), "{all:?}");
+}

@@ -285,8 +285,10 @@ fn each_noun(words: &[Token]) -> Option<&'static str> {
         "variant",
         "setting",
     ];
-    if find_any(words, &["每一折", "每折"]).is_some() {
-        return Some("fold");
+    for (each, noun) in [(["每一折", "每折"], "fold"), (["每一份", "每份"], "shard")] {
+        if find_any(words, &each).is_some() {
+            return Some(noun);
+        }
     }
     words.windows(2).find_map(|w| {
         let each = ["each", "every", "per"].iter().any(|e| w[0].is(e));
@@ -296,13 +298,15 @@ fn each_noun(words: &[Token]) -> Option<&'static str> {
 }
 
 /// The count of `noun` in "N noun(s)", with at most two words between
-/// ("20 sampled MLP configs", "10-fold", "10 折").
+/// ("20 sampled MLP configs", "10-fold", "10 折", "32 份").
 fn counted(tokens: &[Token], noun: &str) -> Option<u32> {
     (0..tokens.len()).find_map(|i| {
         let (v, n) = integer_at(tokens, i, true).filter(|(v, _)| *v >= 2)?;
         let k = i + n + usize::from(tokens.get(i + n).is_some_and(|t| t.is("-")));
         let names = |t: &Token| {
-            t.text.strip_suffix('s').unwrap_or(&t.text) == noun || (noun == "fold" && t.is("折"))
+            t.text.strip_suffix('s').unwrap_or(&t.text) == noun
+                || (noun == "fold" && t.is("折"))
+                || (noun == "shard" && t.is("份"))
         };
         // ("16 random-search trials".)
         let after = tokens.get(k..)?.iter().filter(|t| !t.is("-")).take(3);

@@ -254,6 +254,14 @@ fn folds_counted_in_another_clause_fan_out() {
         .find(|t| t.kind.trains())
         .expect("a training step");
     assert_eq!(width(std::slice::from_ref(train)), Some(10), "{all:?}");
+    let all = tasks(
+        "数据量太大了，先把 parquet 文件 shard 成 32 份，每一份并行做特征提取，再 merge 起来，最后训练 XGBoost",
+    );
+    assert!(
+        all.iter()
+            .any(|t| t.fan_out.as_ref().is_some_and(|f| f.width() == 32)),
+        "{all:?}"
+    );
 }
 
 #[test]

@@ -96,13 +96,13 @@ fn offline_planner_passes_the_dev_set() {
 }
 
 /// Where the planner stands on the three later dev sets (measured
-/// 2026-12-07: 313 of 429 = 73.0%, 26 invented steps; earlier that day
+/// 2026-12-07: 314 of 429 = 73.2%, 26 invented steps; earlier that day
 /// 71.6%, 27; 2026-12-06: 64.6%,
 /// 42; before the first change measured on them dev3 and dev4 scored 55.6%
 /// and 41.8%, dev5 48.0% after that session's first changes).
 #[test]
 fn offline_planner_keeps_its_rate_on_the_later_dev_sets() {
-    passes(NEW_DEV, 0.72, 26);
+    passes(NEW_DEV, 0.73, 26);
 }
 
 /// Where the planner stands on the holdout (measured 2026-12-07: 72.3%,
@@ -189,8 +189,19 @@ fn an_absent_step_is_looked_for_in_the_steps_not_the_quoted_request() {
   description: "train a model with xgboost and deploy it"
   expect:
     absent: [deploy]
+- name: no-eval-step
+  lang: en
+  description: "just fine-tune the model and register it, skip evaluation this time"
+  expect:
+    absent: [evaluate]
+- name: eval-step
+  lang: en
+  description: "fine-tune the model, evaluate it and register it"
+  expect:
+    absent: [evaluate]
 "#;
     let cases = eval::load_cases(yaml).expect("the cases parse");
     let report = eval::run(&OfflinePlanner::default(), &cases, Checks { compile: None });
+    // The fine-tuning's script reports its eval loss: no evaluation step.
     assert_eq!(report.pass_rate(), 0.5, "{}", report.summary());
 }

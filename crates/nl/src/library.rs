@@ -377,6 +377,10 @@ mod tests {
             "train-gbdt"
         );
         assert_eq!(
+            best(TaskKind::Train, "train a sentiment classifier", None, None),
+            "train-text-transformer"
+        );
+        assert_eq!(
             best(TaskKind::Load, "load the data", None, Some("s3://b/k.csv")),
             "load-s3"
         );

@@ -100,6 +100,33 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.leftover.clear();
         return c;
     }
+    // "we're just benchmarking", "i am only testing": why, not a step.
+    let words: Vec<&Token> = tokens.iter().filter(|t| t.class != Class::Punct).collect();
+    // ("we're" is read as "we", "re".)
+    let subject = match words.as_slice() {
+        [we, be, ..]
+            if (we.is("we") && (be.is("are") || be.is("re")))
+                || (we.is("i") && (be.is("am") || be.is("m"))) =>
+        {
+            2
+        }
+        _ => 0,
+    };
+    let doing: Vec<&&Token> = words
+        .iter()
+        .skip(subject)
+        .filter(|t| {
+            !["just", "only", "simply", "here", "now"]
+                .iter()
+                .any(|w| t.is(w))
+        })
+        .collect();
+    if subject > 0 && matches!(doing.as_slice(), [ing] if ing.text.ends_with("ing")) {
+        c.negated = true;
+        r.mark(0, tokens.len());
+        c.leftover.clear();
+        return c;
+    }
     // "just skip evaluation", "也不用发通知": asks for no step.
     let mut at = start;
     while let Some(n) = lexicon::BEFORE_NEGATION

@@ -352,3 +352,14 @@ fn what_is_sent_by_email_is_a_notification_whatever_it_names() {
     let all = tasks("train the model, then send the metrics to the warehouse");
     assert!(all.iter().all(|t| t.kind != TaskKind::Notify), "{all:?}");
 }
+
+#[test]
+fn what_the_user_is_doing_is_no_step() {
+    let all = tasks(
+        "preprocess the tweets, train a sentiment classifier, evaluate it. do NOT deploy anything, we're just benchmarking.",
+    );
+    assert_eq!(all.len(), 3, "{all:?}");
+    // Saying what a step does is still one.
+    let all = tasks("load the reviews; we are training a sentiment classifier on them");
+    assert_eq!(all.len(), 2, "{all:?}");
+}

@@ -127,6 +127,10 @@ pub fn read(tokens: &[Token]) -> Clause {
         c.leftover.clear();
         return c;
     }
+    // "(one preprocessing step is fine)": a remark on how, no step.
+    if let Some((open, n)) = remark(tokens) {
+        r.mark(open, n);
+    }
     // "just skip evaluation", "也不用发通知": asks for no step.
     let mut at = start;
     while let Some(n) = lexicon::BEFORE_NEGATION
@@ -664,4 +668,22 @@ fn resources(r: &mut Reader, c: &mut Clause) {
             r.mark(i, n);
         }
     }
+}
+
+/// A remark in brackets that something "is fine" or "is enough", with no
+/// count in it ("(1 GPU is enough)" asks for one GPU): where it starts and
+/// how many tokens it has.
+fn remark(tokens: &[Token]) -> Option<(usize, usize)> {
+    let open = tokens.iter().position(|t| t.is("(") || t.is("（"))?;
+    let close = open
+        + tokens[open..]
+            .iter()
+            .position(|t| t.is(")") || t.is("）"))?;
+    let inner = &tokens[open + 1..close];
+    let fine = matches!(
+        inner,
+        [.., be, fine] if (be.is("is") || be.is("be"))
+            && ["fine", "ok", "okay", "enough"].iter().any(|w| fine.is(w))
+    );
+    (fine && inner.iter().all(|t| t.class == Class::Word)).then_some((open, close + 1 - open))
 }

@@ -285,7 +285,11 @@ fn each_noun(words: &[Token]) -> Option<&'static str> {
         "variant",
         "setting",
     ];
-    for (each, noun) in [(["每一折", "每折"], "fold"), (["每一份", "每份"], "shard")] {
+    for (each, noun) in [
+        (["每一折", "每折"], "fold"),
+        (["每一份", "每份"], "shard"),
+        (["每一组", "每组"], "config"),
+    ] {
         if find_any(words, &each).is_some() {
             return Some(noun);
         }
@@ -298,7 +302,7 @@ fn each_noun(words: &[Token]) -> Option<&'static str> {
 }
 
 /// The count of `noun` in "N noun(s)", with at most two words between
-/// ("20 sampled MLP configs", "10-fold", "10 折", "32 份").
+/// ("20 sampled MLP configs", "10-fold", "10 折", "32 份", "6 组参数").
 fn counted(tokens: &[Token], noun: &str) -> Option<u32> {
     (0..tokens.len()).find_map(|i| {
         let (v, n) = integer_at(tokens, i, true).filter(|(v, _)| *v >= 2)?;
@@ -307,6 +311,7 @@ fn counted(tokens: &[Token], noun: &str) -> Option<u32> {
             t.text.strip_suffix('s').unwrap_or(&t.text) == noun
                 || (noun == "fold" && t.is("折"))
                 || (noun == "shard" && t.is("份"))
+                || (noun == "config" && t.is("组"))
         };
         // ("16 random-search trials".)
         let after = tokens.get(k..)?.iter().filter(|t| !t.is("-")).take(3);

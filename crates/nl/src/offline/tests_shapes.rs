@@ -363,3 +363,29 @@ fn what_the_user_is_doing_is_no_step() {
     let all = tasks("load the reviews; we are training a sentiment classifier on them");
     assert_eq!(all.len(), 2, "{all:?}");
 }
+
+#[test]
+fn a_remark_in_brackets_is_no_step_but_a_count_in_one_is_read() {
+    let all = tasks(
+        "one-hot the categoricals (one preprocessing step is fine), then train a ridge regression",
+    );
+    assert_eq!(all.len(), 2, "{all:?}");
+    let all = tasks("fine-tune Whisper-small on the clips (1 GPU is enough), then evaluate WER");
+    let train = all
+        .iter()
+        .find(|t| t.kind.trains())
+        .expect("a training step");
+    assert_eq!(train.resources.gpus, Some(1), "{all:?}");
+}
+
+#[test]
+fn parameter_sets_counted_in_chinese_fan_out() {
+    let all = tasks(
+        "n_estimators 取 100、300，max_depth 取 5、10、20，共 6 组参数，每组训练一个模型，然后选出最好的一组",
+    );
+    let train = all
+        .iter()
+        .find(|t| t.kind.trains())
+        .expect("a training step");
+    assert_eq!(width(std::slice::from_ref(train)), Some(6), "{all:?}");
+}

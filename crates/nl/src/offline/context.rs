@@ -8,7 +8,7 @@ use super::kinds::IMAGE_WORDS;
 use super::lexicon::{self, integer_at};
 use super::order::Group;
 use super::parse::expand;
-use super::scan::{Class, Segment, Sep, Token, find_any, tokenize};
+use super::scan::{Class, Segment, Sep, Token, find_any, phrase_at, tokenize};
 use crate::decompose::{FanOut, FanOutValues, Span, Stage, Subtask, TaskKind};
 
 /// A heading and where it is.
@@ -243,7 +243,8 @@ pub fn each_counted(tokens: &[Token], stages: &mut [Stage]) {
         let words = tokenize(&t.text);
         let trials = ["trial", "combination", "config", "configuration"]
             .iter()
-            .find_map(|noun| counted(&words, noun).map(|v| (*noun, v)));
+            .find_map(|noun| counted(&words, noun).map(|v| (*noun, v)))
+            .or_else(|| runs_counted(&words).map(|v| ("trial", v)));
         if let Some((noun, v)) = trials.filter(|_| t.kind.trains())
             && t.fan_out.as_ref().is_none_or(|f| f.width() < v as usize)
         {
@@ -298,6 +299,18 @@ fn each_noun(words: &[Token]) -> Option<&'static str> {
         let each = ["each", "every", "per"].iter().any(|e| w[0].is(e));
         let noun = OVER.iter().find(|n| w[1].is(n))?;
         each.then_some(*noun)
+    })
+}
+
+/// "一共 9 次训练": how many times the training runs.
+fn runs_counted(words: &[Token]) -> Option<u32> {
+    (0..words.len()).find_map(|i| {
+        let (v, n) = integer_at(words, i, true).filter(|(v, _)| *v >= 2)?;
+        let times = words.get(i + n).is_some_and(|t| t.is("次"));
+        let runs = ["训练", "实验"]
+            .iter()
+            .any(|w| phrase_at(words, i + n + 1, w).is_some());
+        (times && runs).then_some(v)
     })
 }
 

@@ -326,6 +326,14 @@ fn a_parameter_named_by_a_capital_letter_is_no_step() {
         .find(|t| t.kind.trains())
         .expect("a training step");
     assert_eq!(width(std::slice::from_ref(train)), Some(6), "{all:?}");
+    let all = tasks(
+        "复现论文表 3：dropout 取 0.1、0.3、0.5，每个取值各跑 3 个种子（一共 9 次训练），然后画出均值±标准差的柱状图。",
+    );
+    let train = all
+        .iter()
+        .find(|t| t.kind.trains())
+        .expect("a training step");
+    assert_eq!(width(std::slice::from_ref(train)), Some(9), "{all:?}");
 }
 
 #[test]
@@ -388,4 +396,12 @@ fn parameter_sets_counted_in_chinese_fan_out() {
         .find(|t| t.kind.trains())
         .expect("a training step");
     assert_eq!(width(std::slice::from_ref(train)), Some(6), "{all:?}");
+    let all = tasks(
+        "复现论文表 3：dropout 取 0.1、0.3、0.5，每个取值各跑 3 个种子（一共 9 次训练），然后画出均值±标准差的柱状图。",
+    );
+    let train = all
+        .iter()
+        .find(|t| t.kind.trains())
+        .expect("a training step");
+    assert_eq!(width(std::slice::from_ref(train)), Some(9), "{all:?}");
 }

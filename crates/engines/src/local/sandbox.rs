@@ -267,7 +267,7 @@ impl Sandbox {
             let _ = host_network.set(Ok(HostNetwork::set_up()?));
         }
         let upstream = Path::new(UPSTREAM_RESOLV_CONF);
-        let sandbox = Sandbox {
+        let mut sandbox = Sandbox {
             bwrap,
             system,
             mounts: config.mounts.clone(),
@@ -279,17 +279,46 @@ impl Sandbox {
             mounts_ns,
             data_dir: data_dir.to_owned(),
         };
-        let mut probe = Command::new(&sandbox.bwrap);
-        probe.args(sandbox.args(Path::new("/"), &[], &[], &NetJoin::New));
+        match sandbox.probe() {
+            Err(e) if sandbox.mounts_ns.is_some() => {
+                tracing::warn!(error = %e, "bubblewrap cannot start from the sandboxes' mount namespace; it starts from the machine's");
+                sandbox.mounts_ns = None;
+                sandbox.probe()?;
+            }
+            probed => probed?,
+        }
+        Ok(sandbox)
+    }
+
+    /// Runs one sandboxed `true`, started from where tries start.
+    fn probe(&self) -> Result<(), String> {
+        let mut probe = Command::new(&self.bwrap);
+        probe.args(self.args(Path::new("/"), &[], &[], &NetJoin::New));
         probe.arg("--").arg("true");
+        if let Some(ns) = &self.mounts_ns {
+            let ns = ns.as_raw_fd();
+            // SAFETY: runs in the forked child before it executes
+            // bubblewrap, and only enters the namespace `ns` names (open
+            // in the engine while `probe` runs).
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut probe, move || {
+                    let ns = std::os::fd::BorrowedFd::borrow_raw(ns);
+                    rustix::thread::move_into_link_name_space(
+                        ns,
+                        Some(rustix::thread::LinkNameSpaceType::Mount),
+                    )
+                    .map_err(io::Error::from)
+                });
+            }
+        }
         match probe.output() {
-            Ok(out) if out.status.success() => Ok(sandbox),
+            Ok(out) if out.status.success() => Ok(()),
             Ok(out) => Err(format!(
                 "bubblewrap cannot make a sandbox here ({}): {}",
                 out.status,
                 String::from_utf8_lossy(&out.stderr).trim()
             )),
-            Err(e) => Err(format!("cannot run {}: {e}", sandbox.bwrap.display())),
+            Err(e) => Err(format!("cannot run {}: {e}", self.bwrap.display())),
         }
     }
 

@@ -22,6 +22,18 @@ fn width(tasks: &[Subtask]) -> Option<usize> {
         .map(|f| f.width())
 }
 
+/// The first training step of `all`.
+fn training(all: &[Subtask]) -> &Subtask {
+    all.iter()
+        .find(|t| t.kind.trains())
+        .unwrap_or_else(|| panic!("no training step in {all:?}"))
+}
+
+/// How many times the first training step of `text` runs.
+fn training_width(text: &str) -> Option<usize> {
+    width(std::slice::from_ref(training(&tasks(text))))
+}
+
 fn names(text: &str) -> Vec<String> {
     tasks(text).iter().map(action::step_name).collect()
 }
@@ -246,14 +258,12 @@ fn a_models_parts_and_adjectives_are_no_second_step() {
 
 #[test]
 fn folds_counted_in_another_clause_fan_out() {
-    let all = tasks(
-        "对用户流失数据做 10 折交叉验证：每一折训练一个 LightGBM，最后把各折的 AUC 汇总写成报告。",
+    assert_eq!(
+        training_width(
+            "对用户流失数据做 10 折交叉验证：每一折训练一个 LightGBM，最后把各折的 AUC 汇总写成报告。"
+        ),
+        Some(10)
     );
-    let train = all
-        .iter()
-        .find(|t| t.kind.trains())
-        .expect("a training step");
-    assert_eq!(width(std::slice::from_ref(train)), Some(10), "{all:?}");
     let all = tasks(
         "数据量太大了，先把 parquet 文件 shard 成 32 份，每一份并行做特征提取，再 merge 起来，最后训练 XGBoost",
     );
@@ -302,14 +312,12 @@ fn chinese_words_typed_with_the_wrong_characters() {
 
 #[test]
 fn configs_counted_in_another_clause_fan_out_but_epochs_do_not() {
-    let all = tasks(
-        "Random search over 20 sampled MLP configs on Fashion-MNIST: train each config for 10 epochs, keep the one with the lowest validation loss, then evaluate only that model on the test set.",
+    assert_eq!(
+        training_width(
+            "Random search over 20 sampled MLP configs on Fashion-MNIST: train each config for 10 epochs, keep the one with the lowest validation loss, then evaluate only that model on the test set."
+        ),
+        Some(20)
     );
-    let train = all
-        .iter()
-        .find(|t| t.kind.trains())
-        .expect("a training step");
-    assert_eq!(width(std::slice::from_ref(train)), Some(20), "{all:?}");
     // A loop inside the step is no fan-out.
     let all = tasks("Train a ResNet-18 for 10 epochs and save a checkpoint every epoch.");
     assert!(all.iter().all(|t| t.fan_out.is_none()), "{all:?}");
@@ -321,31 +329,24 @@ fn a_parameter_named_by_a_capital_letter_is_no_step() {
         "Grid search for an RBF SVM: C in {0.1, 1, 10} x gamma in {0.001, 0.01}, i.e. 6 configs. Train every config, then pick the best one.",
     );
     assert_eq!(all.len(), 2, "{all:?}");
-    let train = all
-        .iter()
-        .find(|t| t.kind.trains())
-        .expect("a training step");
+    let train = training(&all);
     assert_eq!(width(std::slice::from_ref(train)), Some(6), "{all:?}");
-    let all = tasks(
-        "复现论文表 3：dropout 取 0.1、0.3、0.5，每个取值各跑 3 个种子（一共 9 次训练），然后画出均值±标准差的柱状图。",
+    assert_eq!(
+        training_width(
+            "复现论文表 3：dropout 取 0.1、0.3、0.5，每个取值各跑 3 个种子（一共 9 次训练），然后画出均值±标准差的柱状图。"
+        ),
+        Some(9)
     );
-    let train = all
-        .iter()
-        .find(|t| t.kind.trains())
-        .expect("a training step");
-    assert_eq!(width(std::slice::from_ref(train)), Some(9), "{all:?}");
 }
 
 #[test]
 fn a_training_that_counts_its_trials_runs_that_many() {
-    let all = tasks(
-        "run 16 random-search trials of XGBoost (max_depth between 2 and 10), then pick the trial with the best accuracy and register it",
+    assert_eq!(
+        training_width(
+            "run 16 random-search trials of XGBoost (max_depth between 2 and 10), then pick the trial with the best accuracy and register it"
+        ),
+        Some(16)
     );
-    let train = all
-        .iter()
-        .find(|t| t.kind.trains())
-        .expect("a training step");
-    assert_eq!(width(std::slice::from_ref(train)), Some(16), "{all:?}");
 }
 
 #[test]
@@ -379,29 +380,22 @@ fn a_remark_in_brackets_is_no_step_but_a_count_in_one_is_read() {
     );
     assert_eq!(all.len(), 2, "{all:?}");
     let all = tasks("fine-tune Whisper-small on the clips (1 GPU is enough), then evaluate WER");
-    let train = all
-        .iter()
-        .find(|t| t.kind.trains())
-        .expect("a training step");
+    let train = training(&all);
     assert_eq!(train.resources.gpus, Some(1), "{all:?}");
 }
 
 #[test]
 fn parameter_sets_counted_in_chinese_fan_out() {
-    let all = tasks(
-        "n_estimators 取 100、300，max_depth 取 5、10、20，共 6 组参数，每组训练一个模型，然后选出最好的一组",
+    assert_eq!(
+        training_width(
+            "n_estimators 取 100、300，max_depth 取 5、10、20，共 6 组参数，每组训练一个模型，然后选出最好的一组"
+        ),
+        Some(6)
     );
-    let train = all
-        .iter()
-        .find(|t| t.kind.trains())
-        .expect("a training step");
-    assert_eq!(width(std::slice::from_ref(train)), Some(6), "{all:?}");
-    let all = tasks(
-        "复现论文表 3：dropout 取 0.1、0.3、0.5，每个取值各跑 3 个种子（一共 9 次训练），然后画出均值±标准差的柱状图。",
+    assert_eq!(
+        training_width(
+            "复现论文表 3：dropout 取 0.1、0.3、0.5，每个取值各跑 3 个种子（一共 9 次训练），然后画出均值±标准差的柱状图。"
+        ),
+        Some(9)
     );
-    let train = all
-        .iter()
-        .find(|t| t.kind.trains())
-        .expect("a training step");
-    assert_eq!(width(std::slice::from_ref(train)), Some(9), "{all:?}");
 }

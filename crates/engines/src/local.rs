@@ -550,6 +550,19 @@ fn isolation(
     Result<Option<Arc<sandbox::Sandbox>>, SandboxError>,
     Option<cgroup::Cgroups>,
 ) {
+    let cgroups = match cgroup::Cgroups::detect() {
+        Ok(cgroups) => {
+            tracing::debug!(
+                kind = cgroups.describe(),
+                "local engine: step limits enforced by the kernel"
+            );
+            Some(cgroups)
+        }
+        Err(why) => {
+            tracing::warn!(reason = %why, "local engine: no cgroups, so step limits are advisory (memory is sampled, pids and CPU are not limited)");
+            None
+        }
+    };
     let sandbox = match config.sandbox.isolation {
         Isolation::Off => {
             tracing::warn!(
@@ -565,26 +578,21 @@ fn isolation(
                             "local engine: not running as root, so every tenant's steps run as this user; namespaces alone keep them apart"
                         );
                     }
-                    Ok(Some(Arc::new(sandbox)))
+                    let sandbox = Arc::new(sandbox);
+                    let settings = &config.sandbox;
+                    let limits = cgroup::Limits {
+                        memory: settings.default_memory,
+                        pids: settings.max_pids,
+                        cpu_millis: None,
+                    };
+                    sandbox.start_ahead(settings.started_ahead, cgroups.clone(), limits);
+                    Ok(Some(sandbox))
                 }
                 Err(why) => {
                     tracing::error!(reason = %why, "local engine: no sandbox, so no step will start");
                     Err(why)
                 }
             }
-        }
-    };
-    let cgroups = match cgroup::Cgroups::detect() {
-        Ok(cgroups) => {
-            tracing::debug!(
-                kind = cgroups.describe(),
-                "local engine: step limits enforced by the kernel"
-            );
-            Some(cgroups)
-        }
-        Err(why) => {
-            tracing::warn!(reason = %why, "local engine: no cgroups, so step limits are advisory (memory is sampled, pids and CPU are not limited)");
-            None
         }
     };
     (sandbox, cgroups)

@@ -4,8 +4,9 @@
 //!     fan-out of `true`: the run's wall time minus the sum of its steps'
 //!     own process times, divided by the steps;
 //! (c) the floor: fork/exec of `true` on this machine, measured in the same run.
-//! Also ten sequential no-op steps end to end. Everything runs twice: with
-//! steps as plain processes and with each step in its sandbox, and the
+//! Also ten sequential no-op steps end to end. Everything runs three
+//! times: with steps as plain processes, with each step in a sandbox it
+//! starts itself, and with sandboxes started ahead (the default); the
 //! sandbox's start-up cost per step is the difference on the chain.
 //!
 //! Run: `cargo bench -p couler-scheduler --bench dispatch`
@@ -164,6 +165,11 @@ async fn main() {
         ..SandboxConfig::default()
     };
     let bare = measure(&store, tenant, &root.join("bare"), off).await;
+    let own = SandboxConfig {
+        started_ahead: 0,
+        ..SandboxConfig::default()
+    };
+    let cold = measure(&store, tenant, &root.join("cold"), own).await;
     let boxed = measure(
         &store,
         tenant,
@@ -179,17 +185,20 @@ async fn main() {
     );
     for (name, f) in [
         ("steps as plain processes", &bare),
-        ("steps sandboxed", &boxed),
+        ("steps sandboxed, each starting its own", &cold),
+        ("steps sandboxed, sandboxes started ahead (default)", &boxed),
     ] {
         println!("-- {name}");
         f.print(floor);
     }
     let verdict = |ok: bool| if ok { "target met" } else { "TARGET MISSED" };
     let added = (boxed.chain_wall - bare.chain_wall) / boxed.chain_steps as f64;
+    let added_cold = (cold.chain_wall - bare.chain_wall) / cold.chain_steps as f64;
     println!(
-        "sandbox start-up, added per step (1,000-step chain, sandboxed - plain): {added:.3} ms = {:.1}x the fork/exec floor  (target <= 3 ms: {})",
+        "sandbox start-up, added per step (1,000-step chain, sandboxed - plain): {added:.3} ms = {:.1}x the fork/exec floor  (target <= 3 ms: {}); each starting its own: {added_cold:.3} ms = {:.1}x",
         added / (floor.as_secs_f64() * 1000.0),
-        verdict(added <= 3.0)
+        verdict(added <= 3.0),
+        added_cold / (floor.as_secs_f64() * 1000.0),
     );
     println!(
         "ten sequential sandboxed steps end to end: {:.1} ms queued→done (plain: {:.1} ms)  (target < 100 ms: {})",

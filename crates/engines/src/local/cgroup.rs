@@ -134,6 +134,31 @@ impl Cgroups {
         }
     }
 
+    /// Removes the cgroups whose names start with `prefix` and that hold no
+    /// process (left by an engine that ended).
+    pub(super) fn remove_idle(&self, prefix: &str) {
+        let parents = match self {
+            Cgroups::V2(parent) => vec![parent],
+            Cgroups::V1 {
+                memory,
+                pids,
+                cpu,
+                cpuacct,
+            } => [memory, pids, cpu].into_iter().chain(cpuacct).collect(),
+        };
+        for parent in parents {
+            for entry in fs::read_dir(parent).into_iter().flatten().flatten() {
+                let dir = entry.path();
+                let named = entry.file_name().to_string_lossy().starts_with(prefix);
+                let idle =
+                    fs::read_to_string(dir.join("cgroup.procs")).is_ok_and(|p| p.trim().is_empty());
+                if named && idle {
+                    let _ = fs::remove_dir(&dir);
+                }
+            }
+        }
+    }
+
     pub(super) fn describe(&self) -> &'static str {
         match self {
             Cgroups::V2(_) => "cgroup v2",
@@ -184,6 +209,13 @@ impl TryCgroup {
                 write(cpu, "cpu.cfs_quota_us", &quota)
             }
         }
+    }
+
+    /// The cgroup's name (the same in every hierarchy).
+    pub(super) fn name(&self) -> String {
+        let name = self.dirs.first().and_then(|d| d.file_name());
+        name.map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     }
 
     /// The files a process writes `0` to to join the try's cgroups.

@@ -62,7 +62,7 @@ const RESULT_LIMIT: u64 = 256 * 1024;
 const STDERR_MARK: &str = "--- stderr ---\n";
 
 pub(super) const STATE_FILE: &str = "state.json";
-const EXIT_FILE: &str = "exit";
+const EXIT_FILE: &str = sandbox::EXIT;
 pub(super) const STDOUT_FILE: &str = "stdout";
 pub(super) const STDERR_FILE: &str = "stderr";
 const SCRIPT_FILE: &str = "script";
@@ -90,6 +90,10 @@ pub(super) struct StateFile {
     pub pid: i32,
     pub pgid: i32,
     pub started_unix_ms: u64,
+    /// The try's cgroup when it is not named after the try's directory
+    /// (a sandbox started ahead brings its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<String>,
     #[serde(flatten)]
     pub meta: TryMeta,
 }
@@ -331,8 +335,28 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     }
 }
 
+/// A try's process, just started.
+struct Started {
+    pid: i32,
+    t0: Instant,
+    stdout: File,
+    stderr: File,
+    /// The try's cgroup: its own, or that of the sandbox started ahead it
+    /// was handed.
+    cgroup: Option<TryCgroup>,
+    /// A link to the try's exit file, removed once the try is reaped.
+    alias: Option<PathBuf>,
+}
+
 fn execute(launch: Launch, started: oneshot::Sender<i32>, group: &Group) -> Outcome {
-    let (pid, t0, mut stdout, mut stderr) = match spawn(&launch) {
+    let Started {
+        pid,
+        t0,
+        mut stdout,
+        mut stderr,
+        cgroup,
+        alias,
+    } = match spawn(&launch) {
         Ok(spawned) => spawned,
         Err(message) => {
             if let Some(cgroup) = &launch.jail.cgroup {
@@ -346,6 +370,10 @@ fn execute(launch: Launch, started: oneshot::Sender<i32>, group: &Group) -> Outc
         pid,
         pgid: pid,
         started_unix_ms: unix_ms(SystemTime::now()),
+        cgroup: cgroup
+            .as_ref()
+            .filter(|_| alias.is_some())
+            .map(TryCgroup::name),
         meta: launch.meta,
     };
     if let Err(e) = fs::write(
@@ -372,8 +400,12 @@ fn execute(launch: Launch, started: oneshot::Sender<i32>, group: &Group) -> Outc
             _ => None,
         },
     };
-    let outcome = read_back(&launch, exit, metrics, &mut stdout, &mut stderr);
-    if let Some(cgroup) = &launch.jail.cgroup {
+    if let Some(alias) = alias {
+        let _ = fs::remove_file(alias);
+    }
+    let cgroup = cgroup.as_ref();
+    let outcome = read_back(&launch, cgroup, exit, metrics, &mut stdout, &mut stderr);
+    if let Some(cgroup) = cgroup {
         cgroup.remove();
     }
     outcome
@@ -382,19 +414,20 @@ fn execute(launch: Launch, started: oneshot::Sender<i32>, group: &Group) -> Outc
 /// Reads logs and (after success) outputs of a finished try.
 fn read_back(
     launch: &Launch,
+    cgroup: Option<&TryCgroup>,
     exit: Exit,
     mut metrics: StepMetrics,
     stdout: &mut File,
     stderr: &mut File,
 ) -> Outcome {
-    let exit = match (&launch.jail.cgroup, exit) {
+    let exit = match (cgroup, exit) {
         (Some(cgroup), exit) if exit != Exit::Code(0) => match kernel_oom(launch, cgroup) {
             Some(oom) => Exit::OutOfMemory(oom),
             None => exit,
         },
         (_, exit) => exit,
     };
-    if let Some(cgroup) = &launch.jail.cgroup {
+    if let Some(cgroup) = cgroup {
         // The step runs below bubblewrap's own processes, which the engine
         // does not reap, so the kernel's count for the cgroup is its peak.
         let peak_kb = cgroup.peak_memory().unwrap_or(0) / 1024;
@@ -440,7 +473,7 @@ fn kernel_oom(launch: &Launch, cgroup: &TryCgroup) -> Option<Oom> {
     Some(oom)
 }
 
-fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
+fn spawn(launch: &Launch) -> Result<Started, String> {
     let dir = &launch.dir;
     let work = work_dir(dir);
     let jail = &launch.jail;
@@ -487,6 +520,27 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
     let owned: Vec<&Path> = owned.iter().map(PathBuf::as_path).collect();
     sandbox::hand_over(jail.owner, &owned)
         .map_err(|e| format!("could not hand the work directory to the step's user: {e}"))?;
+    if let Some(sandbox) = &jail.sandbox {
+        let ask = sandbox::Ask {
+            dir,
+            files: &launch.files,
+            cwd,
+            program: &launch.argv,
+            env: &launch.env,
+            limits: jail.limits,
+        };
+        if let Some(handed) = sandbox.hand_ready(&ask, jail.owner, jail.network) {
+            let handed = handed?;
+            return Ok(Started {
+                pid: handed.pid,
+                t0: Instant::now(),
+                stdout: handed.stdout,
+                stderr: handed.stderr,
+                cgroup: handed.cgroup,
+                alias: Some(handed.alias),
+            });
+        }
+    }
     if let (Some(cgroup), Some(limits)) = (&jail.cgroup, jail.limits) {
         cgroup
             .create(limits)
@@ -529,7 +583,14 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
             .spawn()
             .map_err(|e| format!("could not start the step: {e}"))?;
         // Reaped with wait4 below; std's handle has nothing to release.
-        return Ok((child.id() as i32, t0, stdout, stderr));
+        return Ok(Started {
+            pid: child.id() as i32,
+            t0,
+            stdout,
+            stderr,
+            cgroup: jail.cgroup.clone(),
+            alias: None,
+        });
     };
     let confinement = Confinement {
         owner: jail.owner,
@@ -558,7 +619,14 @@ fn spawn(launch: &Launch) -> Result<(i32, Instant, File, File), String> {
         let _ = (&stderr).write_all(format!("couler: {failure}\n").as_bytes());
         let _ = fs::write(&exit_file, "125\n");
     }
-    Ok((spawned.pid, t0, stdout, stderr))
+    Ok(Started {
+        pid: spawned.pid,
+        t0,
+        stdout,
+        stderr,
+        cgroup: jail.cgroup.clone(),
+        alias: None,
+    })
 }
 
 /// Waits for the leader to exit, kills what is left of its group, then
@@ -687,6 +755,11 @@ mod outputs;
 mod reattach;
 
 pub(super) use reattach::{Earlier, OnDisk, latest_try, stop_orphans};
+
+/// The exit status the try in `dir` recorded, once it has ended.
+pub(super) fn exit_code(dir: &Path) -> Option<i32> {
+    reattach::read_exit_file(dir)
+}
 
 #[cfg(test)]
 mod tests;

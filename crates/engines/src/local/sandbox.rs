@@ -35,27 +35,32 @@
 //! in the try's `exit` file (`--json-status-fd`), and carries that file's
 //! path as its `argv[0]`, by which a re-attaching engine knows it.
 
-use super::cgroup::TryCgroup;
+use super::cgroup::{Cgroups, Limits, TryCgroup};
 use super::declared::{Files, Reserved};
 use super::network::{HostNetwork, Network};
 use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::Arc;
 
+mod handover;
 mod mountns;
 mod netns;
+mod pool;
 mod reach;
 mod spawn;
+mod uids;
+
+pub(super) use handover::{Ask, EXIT, Handed};
 
 pub use reach::{ClosedDir, closed_ancestor, unreachable_message};
 pub(super) use spawn::spawn;
+use uids::Uids;
 
 /// Why steps cannot be sandboxed here.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -94,6 +99,10 @@ pub struct SandboxConfig {
     /// The memory limit of a step that requests none, in bytes (none: no
     /// limit). A step that fills memory then ends only itself.
     pub default_memory: Option<u64>,
+    /// Sandboxes kept started ahead for each tenant (and network) whose
+    /// steps ran in the last 30 s, running as root (`sandbox/pool.rs`); 0:
+    /// every try starts its own.
+    pub started_ahead: usize,
 }
 
 impl Default for SandboxConfig {
@@ -106,6 +115,7 @@ impl Default for SandboxConfig {
             uid_base: 1_500_000,
             max_pids: 1024,
             default_memory: Some(4 << 30),
+            started_ahead: 2,
         }
     }
 }
@@ -157,6 +167,8 @@ pub(super) struct Sandbox {
     /// networking, where the host's names a resolver on its own loopback.
     resolv_conf: Option<PathBuf>,
     data_dir: PathBuf,
+    /// Sandboxes started ahead (running as root; see `start_ahead`).
+    pool: std::sync::OnceLock<pool::Pool>,
 }
 
 /// What one try runs as and in.
@@ -278,6 +290,7 @@ impl Sandbox {
             fresh_networks,
             mounts_ns,
             data_dir: data_dir.to_owned(),
+            pool: std::sync::OnceLock::new(),
         };
         match sandbox.probe() {
             Err(e) if sandbox.mounts_ns.is_some() => {
@@ -293,7 +306,7 @@ impl Sandbox {
     /// Runs one sandboxed `true`, started from where tries start.
     fn probe(&self) -> Result<(), String> {
         let mut probe = Command::new(&self.bwrap);
-        probe.args(self.args(Path::new("/"), &[], &[], &NetJoin::New));
+        probe.args(self.args(Some(Path::new("/")), &[], &[], &NetJoin::New));
         probe.arg("--").arg("true");
         if let Some(ns) = &self.mounts_ns {
             let ns = ns.as_raw_fd();
@@ -320,6 +333,71 @@ impl Sandbox {
             )),
             Err(e) => Err(format!("cannot run {}: {e}", self.bwrap.display())),
         }
+    }
+
+    /// Keeps `ready` sandboxes started ahead per tenant and network (see
+    /// `pool`), each in a cgroup of `cgroups` with `limits` until it is
+    /// handed out; only running as root, where the engine may bind into a
+    /// started sandbox.
+    pub(super) fn start_ahead(
+        self: &Arc<Self>,
+        ready: usize,
+        cgroups: Option<Cgroups>,
+        limits: Limits,
+    ) {
+        if ready == 0 || self.uids.is_none() {
+            return;
+        }
+        if let Err(e) = pool::sweep(&self.data_dir, cgroups.as_ref()) {
+            tracing::info!(error = %e, "no sandboxes started ahead");
+            return;
+        }
+        match pool::Pool::start(Arc::downgrade(self), ready, cgroups, limits) {
+            Ok(started) => {
+                let _ = self.pool.set(started);
+            }
+            Err(e) => tracing::info!(error = %e, "no sandboxes started ahead"),
+        }
+    }
+
+    /// Hands the try `ask` describes a sandbox started ahead for the
+    /// tenant running as `owner` with `network`, when one is ready and the
+    /// try can take one; none: the try starts its own (`start`).
+    pub(super) fn hand_ready(
+        &self,
+        ask: &Ask<'_>,
+        owner: Option<(u32, u32)>,
+        network: Option<Network>,
+    ) -> Option<Result<Handed, String>> {
+        let (pool, owner) = (self.pool.get()?, owner?);
+        if !self.fits_ahead(ask) {
+            return None;
+        }
+        let host = network.unwrap_or(self.network) == Network::Host;
+        let ready = pool.take(pool::Key { owner, host })?;
+        let shown = ask.files.binds.iter().map(|(_, at)| at.as_path());
+        let shown: Vec<&Path> = shown.chain([ask.files.work.as_path()]).collect();
+        let tmpfs = (!self.shows(ask.cwd, &shown)).then_some(ask.cwd);
+        Some(handover::hand(ready, ask, owner, tmpfs))
+    }
+
+    /// Whether a sandbox started ahead fits the try: what it binds lies
+    /// clear of the system directories and the platform's mounts (which a
+    /// started sandbox already shows), and the launcher's shell can set
+    /// its environment.
+    fn fits_ahead(&self, ask: &Ask<'_>) -> bool {
+        let clear = |at: &Path| {
+            at != Path::new("/")
+                && !SYSTEM.iter().any(|s| at.starts_with(s))
+                && !self
+                    .mounts
+                    .iter()
+                    .any(|m| m.path.starts_with(at) || at.starts_with(&m.path))
+        };
+        !ask.program.is_empty()
+            && clear(&ask.files.work)
+            && ask.files.binds.iter().all(|(_, at)| clear(at))
+            && ask.env.iter().all(|(key, _)| handover::shell_name(key))
     }
 
     /// What declared directories must stay clear of.
@@ -375,9 +453,13 @@ impl Sandbox {
     /// else is, then each bound descriptor at its path (declared
     /// directories first, so that the work directory or a mount below one
     /// stays visible) and the links of declared files in `/`.
+    ///
+    /// Without `cwd` (a sandbox started ahead, `pool`) the root stays
+    /// writable and no directory is entered: the engine binds what the try
+    /// needs and makes the root read only when it hands the sandbox over.
     fn args(
         &self,
-        cwd: &Path,
+        cwd: Option<&Path>,
         binds: &[Bind<'_>],
         links: &[(PathBuf, PathBuf)],
         network: &NetJoin,
@@ -405,7 +487,8 @@ impl Sandbox {
         for arg in ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"] {
             args.push(arg.into());
         }
-        if !self.shows(cwd, binds) {
+        let bound: Vec<&Path> = binds.iter().map(|b| b.at).collect();
+        if let Some(cwd) = cwd.filter(|cwd| !self.shows(cwd, &bound)) {
             // A `workingDir` the sandbox has not: an empty one of its own,
             // below what is bound.
             args.extend(["--tmpfs".into(), cwd.into()]);
@@ -421,20 +504,24 @@ impl Sandbox {
         for (target, link) in links {
             args.extend(["--symlink".into(), target.into(), link.into()]);
         }
-        // The sandbox's root (the skeleton holding the mount points) is
-        // not for steps to write in either.
-        args.extend(["--remount-ro".into(), "/".into()]);
-        args.extend(["--chdir".into(), cwd.into()]);
+        if let Some(cwd) = cwd {
+            // The sandbox's root (the skeleton holding the mount points) is
+            // not for steps to write in either.
+            args.extend(["--remount-ro".into(), "/".into()]);
+            args.extend(["--chdir".into(), cwd.into()]);
+        }
         args
     }
 
     /// Whether `path` lies in what the sandbox shows of the host.
-    fn shows(&self, path: &Path, binds: &[Bind<'_>]) -> bool {
+    fn shows(&self, path: &Path, binds: &[&Path]) -> bool {
         let system = SYSTEM.iter().map(Path::new);
+        let mounts = self.mounts.iter().map(|m| m.path.as_path());
         path == Path::new("/")
             || path.starts_with("/tmp")
             || system
-                .chain(binds.iter().map(|b| b.at))
+                .chain(mounts)
+                .chain(binds.iter().copied())
                 .any(|p| path.starts_with(p))
     }
 
@@ -482,22 +569,43 @@ impl Sandbox {
         // argv[0] names the exit file: a re-attaching engine knows its try's
         // bubblewrap by it (bubblewrap's own messages do not use it).
         let mut argv = vec![exit_file.as_os_str().to_owned()];
-        argv.extend(self.args(cwd, &binds, &files.links, &confinement.network));
+        argv.extend(self.args(Some(cwd), &binds, &files.links, &confinement.network));
         argv.extend(["--json-status-fd".into(), status_fd.to_string().into()]);
         argv.push("--".into());
         argv.extend(program.iter().map(OsString::from));
-        let mut start = spawn::Start::new(&self.bwrap, &argv, io.env)?;
+        let status = File::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(exit_file)
+            .map_err(|e| format!("could not create {}: {e}", exit_file.display()))?;
+        let hosts: Vec<&Path> = shown.iter().map(|(host, _, _)| *host).collect();
+        let handed = [(status.as_fd(), status_fd)];
+        self.confined(&argv, io, (&hosts, &binds), &handed, confinement)
+    }
 
-        let handed = |e: io::Error| format!("could not hand the sandbox its descriptors: {e}");
-        let null = File::open("/dev/null").map_err(handed)?;
+    /// What starts bubblewrap with `argv` as `confinement` says, with `io`
+    /// as its descriptors 0 to 2, each host path of `shown` opened at its
+    /// bind's descriptor and `handed` at theirs.
+    fn confined(
+        &self,
+        argv: &[OsString],
+        io: StepIo<'_>,
+        shown: (&[&Path], &[Bind<'_>]),
+        handed: &[(BorrowedFd<'_>, RawFd)],
+        confinement: Confinement<'_>,
+    ) -> Result<spawn::Start, String> {
+        let mut start = spawn::Start::new(&self.bwrap, argv, io.env)?;
+        let handing = |e: io::Error| format!("could not hand the sandbox its descriptors: {e}");
+        let null = File::open("/dev/null").map_err(handing)?;
         for (fd, at) in [
             (null.as_fd(), 0),
             (io.stdout.as_fd(), 1),
             (io.stderr.as_fd(), 2),
         ] {
-            start.hand(fd, at).map_err(handed)?;
+            start.hand(fd, at).map_err(handing)?;
         }
-        for ((host, _, _), bind) in shown.iter().zip(&binds) {
+        for (host, bind) in shown.0.iter().zip(shown.1) {
             // Opened as the engine's user, only to name the path to
             // bubblewrap; O_PATH neither reads nor blocks (a FIFO).
             let dir = File::options()
@@ -505,20 +613,16 @@ impl Sandbox {
                 .custom_flags(libc::O_PATH)
                 .open(host)
                 .map_err(|e| format!("cannot open {}: {e}", host.display()))?;
-            start.hand(&dir, bind.fd).map_err(handed)?;
+            start.hand(&dir, bind.fd).map_err(handing)?;
         }
-        let status = File::options()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(exit_file)
-            .map_err(|e| format!("could not create {}: {e}", exit_file.display()))?;
-        start.hand(&status, status_fd).map_err(handed)?;
+        for (fd, at) in handed {
+            start.hand(fd, *at).map_err(handing)?;
+        }
         if let Some(cgroup) = confinement.cgroup {
             start.join_cgroups(&cgroup.procs_files())?;
         }
         if let Some(ns) = &self.mounts_ns {
-            start.enter_mounts(ns.try_clone().map_err(handed)?);
+            start.enter_mounts(ns.try_clone().map_err(handing)?);
         }
         match confinement.network {
             NetJoin::New => {}
@@ -599,82 +703,4 @@ fn find_program(program: &Path) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())
-}
-
-/// Tenant uids, allocated once and kept on disk under a lock, so that every
-/// engine on the machine gives a tenant the same uid.
-#[derive(Debug)]
-struct Uids {
-    file: PathBuf,
-    pub base: u32,
-    known: Mutex<BTreeMap<String, u32>>,
-}
-
-impl Uids {
-    fn new(file: PathBuf, base: u32) -> Uids {
-        Uids {
-            file,
-            base,
-            known: Mutex::default(),
-        }
-    }
-
-    fn of(&self, tenant: &str) -> io::Result<u32> {
-        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(uid) = known.get(tenant) {
-            return Ok(*uid);
-        }
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.file.with_extension("lock"))?;
-        // SAFETY: flock on a descriptor we own; released when it closes.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let mut table: BTreeMap<String, u32> = match fs::read(&self.file) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(io::Error::other)?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => return Err(e),
-        };
-        let uid = match table.get(tenant) {
-            Some(uid) => *uid,
-            None => {
-                let next = table.values().max().map_or(self.base, |m| m + 1);
-                table.insert(tenant.to_owned(), next);
-                let tmp = self.file.with_extension("tmp");
-                fs::write(
-                    &tmp,
-                    serde_json::to_vec_pretty(&table).map_err(io::Error::other)?,
-                )?;
-                fs::rename(&tmp, &self.file)?;
-                next
-            }
-        };
-        *known = table;
-        Ok(uid)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tenants_keep_distinct_uids_across_engines() {
-        let dir = std::env::temp_dir().join(format!("couler-uids-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("uids.json");
-        let a = Uids::new(file.clone(), 1000);
-        assert_eq!(a.of("tnt_a").unwrap(), 1000);
-        assert_eq!(a.of("tnt_b").unwrap(), 1001);
-        assert_eq!(a.of("tnt_a").unwrap(), 1000);
-        // Another engine on the same data directory agrees and goes on.
-        let b = Uids::new(file, 1000);
-        assert_eq!(b.of("tnt_b").unwrap(), 1001);
-        assert_eq!(b.of("tnt_c").unwrap(), 1002);
-        assert_eq!(a.of("tnt_c").unwrap(), 1002);
-        fs::remove_dir_all(&dir).unwrap();
-    }
 }

@@ -433,8 +433,12 @@ impl Instance {
         self.report_running(meta, &dir, Some("re-attached after a restart".into()))
             .await;
         let ir = self.ir();
+        let cgroup = match (&earlier.state.cgroup, &self.run.engine.cgroups) {
+            (Some(name), Some(cgroups)) => Some(cgroups.for_try(name)),
+            _ => self.cgroup(&dir),
+        };
         let jail = Jail {
-            cgroup: self.cgroup(&dir),
+            cgroup,
             limits: Some(self.limits(&meta)),
             ..Jail::default()
         };

@@ -662,7 +662,7 @@ async fn start_and_crash(h: &Harness, s: &Scratch, spec: &RunSpec) -> Vec<StepSt
 }
 
 /// The last state of each step, as a scheduler would have stored it.
-fn last_states(seen: Vec<StepState>) -> Vec<StepState> {
+pub fn last_states(seen: Vec<StepState>) -> Vec<StepState> {
     let mut last = BTreeMap::new();
     for s in seen {
         last.insert(s.name.clone(), s);

@@ -4,6 +4,7 @@
 //! what is left of a run.
 
 use super::*;
+use std::os::unix::ffi::OsStrExt;
 
 /// A try directory of an earlier start, found on disk.
 pub(in crate::local) struct Earlier {
@@ -78,7 +79,11 @@ fn alive(pid: i32, dir: &Path) -> bool {
         Ok(cmdline) => {
             let exit = dir.join(EXIT_FILE);
             let needle = exit.as_os_str().as_encoded_bytes();
+            // A sandbox started ahead names a link to it (`sandbox::pool`).
+            let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+            let alias = Path::new(std::ffi::OsStr::from_bytes(first));
             cmdline.windows(needle.len()).any(|w| w == needle)
+                || fs::read_link(alias).is_ok_and(|target| target == exit)
         }
         // No /proc (not Linux): trust the pid.
         // SAFETY: signal 0 only checks for existence.
@@ -206,7 +211,15 @@ async fn finish_from_files(launch: Arc<Launch>, started: SystemTime, code: i32) 
         let open = |name| OpenOptions::new().read(true).open(launch.dir.join(name));
         let mut outcome = match (open(STDOUT_FILE), open(STDERR_FILE)) {
             (Ok(mut out), Ok(mut err)) => {
-                read_back(&launch, Exit::Code(code), metrics, &mut out, &mut err)
+                let cgroup = launch.jail.cgroup.as_ref();
+                read_back(
+                    &launch,
+                    cgroup,
+                    Exit::Code(code),
+                    metrics,
+                    &mut out,
+                    &mut err,
+                )
             }
             _ => Outcome {
                 metrics: Some(metrics),

@@ -24,6 +24,7 @@ fn an_unstarted_try_after_an_oom_kill_keeps_the_limit_to_raise() {
         memory_limit: Some(64 << 20),
     };
     let state = StateFile {
+        cgroup: None,
         pid: 1,
         pgid: 1,
         started_unix_ms: 0,

@@ -37,6 +37,9 @@ steps:
           awk '{print $5, $6}' /proc/self/mountinfo | sed "s|$W|WORK|g" | sort
           ls / | tr '\n' ' '
           ps -e -o comm= 2>/dev/null | sort | tr '\n' ' '
+    # More than the platform's default (4 GiB), which a sandbox started
+    # ahead has until it is handed out.
+    resources: {memory: 8Gi, cpu: "2"}
     outputs:
       parameters:
         - {name: out, path: /mnt/out.txt}

@@ -199,6 +199,9 @@ impl TryCgroup {
             Version::V1 => {
                 let (memory, pids, cpu) = (&self.dirs[0], &self.dirs[1], &self.dirs[2]);
                 let bytes = limits.memory.map_or("-1".into(), |m| m.to_string());
+                // The memory and swap limit may not be below the memory
+                // limit: lifted first, so that a limit may also go up.
+                write_if_present(memory, "memory.memsw.limit_in_bytes", "-1")?;
                 write(memory, "memory.limit_in_bytes", &bytes)?;
                 write_if_present(memory, "memory.memsw.limit_in_bytes", &bytes)?;
                 write(pids, "pids.max", &limits.pids.to_string())?;

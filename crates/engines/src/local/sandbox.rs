@@ -375,6 +375,14 @@ impl Sandbox {
         }
         let host = network.unwrap_or(self.network) == Network::Host;
         let ready = pool.take(pool::Key { owner, host })?;
+        if let (Some(cgroup), Some(limits)) = (&ready.cgroup, ask.limits)
+            && let Err(e) = cgroup.create(limits)
+        {
+            // Nothing is handed yet: the try starts its own, whose cgroup
+            // reports what is wrong with its limits.
+            tracing::warn!(error = %e, "cannot give a sandbox started ahead the step's limits");
+            return None;
+        }
         let shown = ask.files.binds.iter().map(|(_, at)| at.as_path());
         let shown: Vec<&Path> = shown.chain([ask.files.work.as_path()]).collect();
         let tmpfs = (!self.shows(ask.cwd, &shown)).then_some(ask.cwd);

@@ -45,19 +45,15 @@ pub(in crate::local) struct Handed {
 /// The files the try's directory names.
 pub(in crate::local) const EXIT: &str = "exit";
 
-/// Hands `ready` to the try `ask` describes, for the tenant `owner`;
-/// `Err` stops the sandbox (the try does not start).
+/// Hands `ready`, with the try's limits already set, to the try `ask`
+/// describes, for the tenant `owner`; `Err` stops the sandbox (the try
+/// does not start).
 pub(super) fn hand(
     mut ready: Ready,
     ask: &Ask<'_>,
     owner: (u32, u32),
     tmpfs: Option<&Path>,
 ) -> Result<Handed, String> {
-    if let (Some(cgroup), Some(limits)) = (&ready.cgroup, ask.limits) {
-        cgroup
-            .create(limits)
-            .map_err(|e| format!("could not set the step's limits: {e}"))?;
-    }
     let (stdout, stderr, status) = (
         ready.stdout.take().expect("a ready sandbox"),
         ready.stderr.take().expect("a ready sandbox"),

@@ -41,6 +41,8 @@ const WAIT: Duration = Duration::from_millis(20);
 /// Threads starting sandboxes: a chain of short steps on two cores starts
 /// them faster with two than with one (`docs/design/local-sandbox.md`).
 const KEEPERS: usize = 2;
+/// A sandbox not ready by then is stopped (bubblewrap is stuck).
+const READY_WITHIN: Duration = Duration::from_secs(10);
 /// Where the names bubblewrap carries as `argv[0]` become links to the
 /// try's exit file once a sandbox is handed out (see `process::reattach`).
 pub(super) const ALIASES: &str = "sandboxes";
@@ -358,7 +360,7 @@ impl Keeper {
             return Err(failure);
         }
         let mut byte = [0u8];
-        if !matches!(ready_out.read(&mut byte), Ok(1)) {
+        if !ready_within(&ready_out, READY_WITHIN) || !matches!(ready_out.read(&mut byte), Ok(1)) {
             return Err(format!(
                 "bubblewrap ended before its launcher ran: {}",
                 ready.stderr_text()
@@ -422,6 +424,18 @@ impl Drop for Ready {
             cgroup.remove();
         }
     }
+}
+
+/// Whether `pipe` has something to read (or its end) within `limit`.
+fn ready_within(pipe: &File, limit: Duration) -> bool {
+    let mut fd = libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(pipe),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = limit.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: one pollfd we own, for the call's duration.
+    unsafe { libc::poll(&mut fd, 1, ms) > 0 }
 }
 
 /// A file in `dir` with no name yet (`O_TMPFILE`), given one in the try's

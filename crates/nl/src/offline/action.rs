@@ -214,8 +214,19 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     if names_tasks(rest) {
         return None;
     }
-    // ("- dbt_seed": a task id alone in its clause.)
-    let alone = tokens.iter().filter(|t| t.class != Class::Punct).count() == 1;
+    // ("- dbt_seed": a task id alone in its clause; "dbt_test on
+    // everything": or saying what it acts on, not a parameter's values as
+    // in "num_round from 50 to 100".)
+    let words: Vec<&Token> = tokens.iter().filter(|t| t.class != Class::Punct).collect();
+    let acts_on = [
+        "on", "for", "against", "into", "to", "in", "across", "over", "with", "using", "via",
+    ];
+    let alone = words.len() == 1
+        || (words.len() >= 3
+            && words[0].is_task_id()
+            && acts_on.iter().any(|p| words[1].is(p))
+            && words[2].class == Class::Word
+            && !words[2].is_task_id());
     if let Some(name) = label(rest, alone) {
         return Some(Action {
             name,

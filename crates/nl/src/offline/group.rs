@@ -217,7 +217,11 @@ pub(super) fn group(
         if c.schedule.is_some() && !words {
             continue;
         }
-        if !groups.is_empty() && listed_step(&c, seg.sep, &seg.tokens).is_some() {
+        // "[agg_by_country, agg_by_device]": task ids are steps whatever
+        // their words (each its own: `parse`).
+        let mut words_of = seg.tokens.iter().filter(|t| t.class != Class::Punct);
+        let only_ids = words_of.clone().count() >= 2 && words_of.all(Token::is_task_id);
+        if only_ids || (!groups.is_empty() && listed_step(&c, seg.sep, &seg.tokens).is_some()) {
             let mut members = std::mem::take(&mut prefix);
             members.push(i);
             groups.push(Group {

@@ -98,10 +98,18 @@ pub(super) fn in_order(mut groups: Vec<Group>, segs: &[Segment]) -> Vec<Group> {
             } else {
                 found.max().map_or(lo, |g| g + 1)
             };
+            // A step named in a later sentence ("X runs after B; B runs
+            // after A"): after that sentence, whose own order is read next.
+            let later = !first && at > lo;
+            let at = if later {
+                run_end(&groups, at - 1, true)
+            } else {
+                at
+            };
             let end = at + moved.len();
             groups.splice(at..at, moved);
             sequence(&mut groups, &[at, end]);
-            i = end.max(i);
+            i = if later { lo } else { end.max(i) };
             continue;
         }
         if other_first != first {

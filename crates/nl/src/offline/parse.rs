@@ -151,6 +151,14 @@ pub fn understand(text: &str) -> Understood {
             c.name = Some(a.name);
             c.leftover.clear();
         }
+        let ids: Vec<&Token> = merged.iter().filter(|t| t.class != Class::Punct).collect();
+        let all_ids = ids.len() >= 2 && ids.iter().all(|t| t.is_task_id());
+        if c.kind.is_none() && all_ids {
+            // "[agg_by_country, agg_by_device]": task ids, whatever their
+            // words, are steps (each its own, below).
+            c.kind = Some(TaskKind::Shell);
+            c.generic = true;
+        }
         let Some(kind) = c.kind else {
             match c.refers_to {
                 Some(k) => kind_modifiers.push((k, c, span)),
@@ -194,8 +202,7 @@ pub fn understand(text: &str) -> Understood {
         let mut tasks = expand(text, &c, kind, span);
         // "[extract_customers, extract_orders] >> build": task ids listed
         // together run side by side.
-        let ids: Vec<&Token> = merged.iter().filter(|t| t.class != Class::Punct).collect();
-        if ids.len() >= 2 && ids.iter().all(|t| t.is_task_id()) {
+        if all_ids {
             tasks = ids
                 .iter()
                 .map(|id| {

@@ -459,14 +459,16 @@ const NOT_SEPARATORS: &[&str] = &[
 ];
 
 /// An order word orders steps only next to a step's name ("after
-/// cleaning", "训练之前"), not in "retry after failures".
+/// cleaning", "训练之前", "after build_segments"), not in "retry after
+/// failures".
 fn names_step(tokens: &[Token], at: usize, width: usize, order: Order) -> bool {
     const NEAR: usize = 4;
     let near = match order {
         Order::PrecedesPrevious => &tokens[at.saturating_sub(NEAR)..at],
         Order::Before | Order::After => &tokens[at + width..(at + width + NEAR).min(tokens.len())],
     };
-    super::lexicon::kind(near).is_some() || near.first().is_some_and(Token::is_label)
+    super::lexicon::kind(near).is_some()
+        || near.first().is_some_and(|t| t.is_label() || t.is_task_id())
 }
 
 /// Cuts the tokens into segments, each tagged with the strongest separator

@@ -130,6 +130,25 @@ fn task_ids_and_unknown_verbs_in_a_list_are_steps() {
         names("hyperparameter search for XGBoost with Katib, num_round from 50 to 100").len(),
         1
     );
+    // Task ids in brackets mid-chain, whatever their words, run side by
+    // side; a task id saying what it acts on is a step.
+    let chain = "extract_events >> [agg_by_country, agg_by_device] >> export_to_s3";
+    assert_eq!(
+        names(chain),
+        [
+            "extract-events",
+            "agg-by-country",
+            "agg-by-device",
+            "export-to-s3"
+        ]
+    );
+    let stages = plan(chain).decomposition.stages;
+    let sizes: Vec<usize> = stages.iter().map(|s| s.tasks.len()).collect();
+    assert_eq!(sizes, [1, 2, 1]);
+    assert_eq!(
+        names("run stg_models; then dbt_test on everything"),
+        ["run-stg-models", "dbt-test"]
+    );
 }
 
 #[test]
@@ -397,5 +416,34 @@ fn parameter_sets_counted_in_chinese_fan_out() {
             "复现论文表 3：dropout 取 0.1、0.3、0.5，每个取值各跑 3 个种子（一共 9 次训练），然后画出均值±标准差的柱状图。"
         ),
         Some(9)
+    );
+}
+
+#[test]
+fn a_step_placed_after_one_a_later_sentence_orders_follows_it() {
+    let stages = |text: &str| -> Vec<Vec<String>> {
+        plan(text)
+            .decomposition
+            .stages
+            .iter()
+            .map(|s| s.tasks.iter().map(action::step_name).collect())
+            .collect()
+    };
+    let want = [
+        vec!["refresh-customer-360".to_string()],
+        vec!["build-segments".into()],
+        vec!["sync-segments-to-hubspot".into()],
+    ];
+    assert_eq!(
+        stages(
+            "sync_segments_to_hubspot runs after build_segments; build_segments runs after refresh_customer_360."
+        ),
+        want
+    );
+    assert_eq!(
+        stages(
+            "build_segments runs after refresh_customer_360. sync_segments_to_hubspot runs after build_segments."
+        ),
+        want
     );
 }

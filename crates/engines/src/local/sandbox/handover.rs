@@ -70,14 +70,19 @@ pub(super) fn hand(
     let _ = fs::remove_file(&ready.alias);
     std::os::unix::fs::symlink(ask.dir.join(EXIT), &ready.alias)
         .map_err(|e| format!("could not link {}: {e}", ready.alias.display()))?;
-    let plan = Plan::new(ask, tmpfs)?;
-    plan.apply(&ready.mounts, owner)
-        .map_err(|e| format!("could not fit the sandbox to the step: {e}"))?;
-    let mut commands = File::from(ready.commands.take().expect("a ready sandbox"));
-    commands
-        .write_all(script(ask).as_bytes())
-        .map_err(|e| format!("could not start the step in its sandbox: {e}"))?;
-    drop(commands);
+    let started = Plan::new(ask, tmpfs).and_then(|plan| {
+        plan.apply(&ready.mounts, owner)
+            .map_err(|e| format!("could not fit the sandbox to the step: {e}"))?;
+        let mut commands = File::from(ready.commands.take().expect("a ready sandbox"));
+        commands
+            .write_all(script(ask).as_bytes())
+            .map_err(|e| format!("could not start the step in its sandbox: {e}"))
+    });
+    if let Err(e) = started {
+        // The sandbox is stopped as `ready` drops; nothing names it.
+        let _ = fs::remove_file(&ready.alias);
+        return Err(e);
+    }
     let pid = std::mem::take(&mut ready.pid);
     Ok(Handed {
         pid,

@@ -195,7 +195,8 @@ impl Keeper {
             }
             self.shared.filled.notify_all();
             match prepared {
-                Ok(ready) if !state.stopped => {
+                // (Not for a key gone idle meanwhile: nothing would stop it.)
+                Ok(ready) if !state.stopped && state.wanted.contains_key(&key) => {
                     failures = 0;
                     state.ready.entry(key).or_default().push(ready);
                 }

@@ -133,8 +133,17 @@ pub(super) fn group(
             && c.fan_out.is_none()
             && c.retry.is_none()
             && !c.always;
+        // "extract image features with a ResNet and text features with BERT
+        // at the same time": an object of its own, and its own model.
+        let own_model = c.parallel
+            && !c.models.is_empty()
+            && c.resources.is_empty()
+            && c.condition.is_none()
+            && c.fan_out.is_none()
+            && c.retry.is_none()
+            && first_word(seg).is_some_and(|t| !super::action::is_verb(&t.text));
         let bare = c.kind.is_none()
-            && (!c.is_modifier() || only_parallel)
+            && (!c.is_modifier() || only_parallel || own_model)
             && !c.leftover.is_empty()
             && seg.sep == Sep::And
             && prefix.is_empty()
@@ -147,7 +156,7 @@ pub(super) fn group(
                     && find_any(&seg.tokens, MODEL_NOUNS).is_some()
                     && !first_word(seg).is_some_and(|t| super::action::is_verb(&t.text));
                 ((b.parallel || c.parallel)
-                    && b.models.is_empty()
+                    && (b.models.is_empty() || own_model)
                     && !b.kind.is_some_and(|k| k.trains()))
                     || another_model
             });

@@ -150,8 +150,8 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
         TaskKind::Notify,
         &[
             "notify", "notification", "alert", "send an alert", "email", "e-mail", "ping",
-            "message", "slack", "webhook", "page", "inform", "通知", "告警", "报警", "提醒", "邮件", "钉钉",
-            "飞书", "短信",
+            "message", "slack", "webhook", "page", "inform", "wecom", "pagerduty", "通知", "告警", "报警",
+            "提醒", "邮件", "钉钉", "飞书", "企业微信", "短信",
         ],
     ),
     (

@@ -16,6 +16,13 @@ pub const PARALLEL: &[&str] = &[
     "并行",
     "同时",
     "并发",
+    // "（两个一起拉）": together, of running; "一起合并" stays one step.
+    "两个一起",
+    "三个一起",
+    "一起跑",
+    "一起拉",
+    "一起执行",
+    "一起运行",
 ];
 
 pub const IF: &[&str] = &[

@@ -8,7 +8,7 @@ use super::clause::{self, Clause};
 use super::context;
 use super::lexicon;
 use super::order::in_order;
-use super::preread::{implicit_ifs, is_question, split_run_ons};
+use super::preread::{implicit_ifs, is_question, shared_verbs, split_run_ons};
 use super::scan::{Class, Segment, Sep, Token, find_any, segments, tokenize};
 use crate::decompose::{ConditionSpec, Decomposition, Span, Stage, Subtask, TaskKind};
 
@@ -34,7 +34,7 @@ pub fn understand(text: &str) -> Understood {
             ignored: Vec::new(),
         };
     }
-    let segs = implicit_ifs(split_run_ons(segments(&tokens)));
+    let segs = implicit_ifs(shared_verbs(split_run_ons(segments(&tokens))));
     let mut unknown = Vec::new();
     let mut ignored = Vec::new();
     let mut d = Decomposition::default();
@@ -101,6 +101,11 @@ pub fn understand(text: &str) -> Understood {
             // "同时打印 hello2a 和 hello2b": the second is printed too.
             // (Named from the words before "side by side", "in parallel".)
             let end = find_any(&merged, lexicon::PARALLEL).map_or(merged.len(), |(i, _)| i);
+            // ("text features with BERT": named up to its model.)
+            let end = merged[..end]
+                .iter()
+                .position(|t| ["with", "using", "via", "用"].contains(&t.text.as_str()))
+                .unwrap_or(end);
             let words: Vec<String> = merged[..end]
                 .iter()
                 .filter(|t| {

@@ -145,3 +145,50 @@ pub(super) fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
     }
     out
 }
+
+/// "同时从支付系统和订单系统拉数据", "把图片和文本分开预处理，两个同时跑":
+/// two objects before one verb, said to run side by side or apart. The
+/// first gets the verb too ("同时从支付系统拉数据"), so each is a step of its
+/// own; the marker then groups them as it would any two steps.
+pub(super) fn shared_verbs(mut segs: Vec<Segment>) -> Vec<Segment> {
+    // ("对 A、B、C 分别计算": "分别" over a list is a fan-out.)
+    const APART: &[&str] = &["分开", "各自", "单独"];
+    for i in 0..segs.len().saturating_sub(1) {
+        let (first, next) = (&segs[i], &segs[i + 1]);
+        let chinese = first.tokens.iter().any(|t| t.class == Class::Cjk);
+        // Two objects only: the first opens the coordination.
+        if next.sep != Sep::And || first.sep == Sep::And || !chinese {
+            continue;
+        }
+        let c = clause::read(&first.tokens);
+        if c.kind.is_some() || c.leftover.is_empty() {
+            continue;
+        }
+        // ("和训练模型": the verb first is a step of its own.)
+        // Where its verb starts: the shortest end of it that still asks
+        // for its step ("拉前一天的数据" of "订单系统拉前一天的数据").
+        // ("召回和排序两个模型并行训练": models to train are read as such.)
+        let Some(kind) = clause::read(&next.tokens).kind.filter(|k| !k.trains()) else {
+            continue;
+        };
+        let Some(at) = (1..next.tokens.len())
+            .rev()
+            .find(|&k| clause::read(&next.tokens[k..]).kind == Some(kind))
+        else {
+            continue;
+        };
+        let sentence = segs[i..]
+            .iter()
+            .enumerate()
+            .take_while(|(k, s)| *k == 0 || s.sep <= Sep::Comma);
+        let apart = sentence.map(|(_, s)| &s.tokens).any(|tokens| {
+            super::scan::find_any(tokens, lexicon::PARALLEL).is_some()
+                || super::scan::find_any(tokens, APART).is_some()
+        });
+        if apart {
+            let verb = next.tokens[at..].to_vec();
+            segs[i].tokens.extend(verb);
+        }
+    }
+    segs
+}

@@ -447,3 +447,39 @@ fn a_step_placed_after_one_a_later_sentence_orders_follows_it() {
         want
     );
 }
+
+#[test]
+fn two_objects_said_to_run_together_are_two_steps_side_by_side() {
+    let stages = |text: &str| -> Vec<Vec<String>> {
+        plan(text)
+            .decomposition
+            .stages
+            .iter()
+            .map(|s| s.tasks.iter().map(action::step_name).collect())
+            .collect()
+    };
+    for text in [
+        "同时从支付系统和订单系统拉前一天的数据，然后对账",
+        "从支付系统和订单系统同时拉数据，然后对账",
+        "先把图片和文本分开预处理，两个同时跑；然后训练模型",
+        "先拉取负荷数据和天气数据（两个一起拉），再预处理",
+        "extract image features with a ResNet and text features with BERT at the same time, then fuse them",
+    ] {
+        let got = stages(text);
+        assert_eq!(got.len(), 2, "{text}: {got:?}");
+        assert_eq!(got[0].len(), 2, "{text}: {got:?}");
+    }
+    assert_eq!(
+        stages(
+            "extract image features with a ResNet and text features with BERT at the same time, then fuse them"
+        )[0],
+        ["extract-image-features", "extract-text-features"]
+    );
+    // Without a word that they run apart, one step loads both; "分别"
+    // over a list is a fan-out, not one step per pair.
+    assert_eq!(tasks("从MySQL和Hive拉数据，然后训练模型").len(), 2);
+    let all = tasks("对普通话、粤语、四川话三个测试集分别计算字错率，然后汇总出报告");
+    assert_eq!(all.len(), 2, "{all:?}");
+    // A message over WeCom is a notification.
+    assert_eq!(tasks("然后给运营发企业微信")[0].kind, TaskKind::Notify);
+}

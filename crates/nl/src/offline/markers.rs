@@ -2,7 +2,7 @@
 //! of a list item ("1.", "Step 2:", "第三步") and "once both are done" /
 //! "等B和C都完成后", after which a clause waits for the ones before.
 
-use super::scan::{Class, Token, phrase_at};
+use super::scan::{Class, Order, Token, phrase_at};
 
 /// the number the list expects, so "batch sizes 100, 200. Then" is no item.
 pub(super) fn list_marker(tokens: &[Token], i: usize, starts: bool, next: u32) -> Option<usize> {
@@ -203,4 +203,42 @@ fn each_before(tokens: &[Token], i: usize) -> bool {
         .rposition(|t| t.class == Class::Punct && !t.is("、"))
         .map_or(0, |p| p + 1);
     (start..i).any(|k| phrase_at(tokens, k, "分别").is_some())
+}
+
+/// "训练完直接部署", "清洗完再聚合": a step's verb, then "完", opening a
+/// clause when no step of that kind came before: it is a step of its own,
+/// and what follows runs after it. Its verb's and its marker's lengths.
+/// (Once a step of that kind was asked for, "训练完" names it again.)
+pub(super) fn done_first(tokens: &[Token], i: usize) -> Option<(usize, usize)> {
+    use super::lexicon::kind_phrase;
+    let (kind, 0, n) = kind_phrase(&tokens[i..])? else {
+        return None;
+    };
+    if tokens[i].class != Class::Cjk {
+        return None;
+    }
+    let m = ["完成", "完了", "完"]
+        .iter()
+        .find_map(|d| phrase_at(tokens, i + n, d))?;
+    let after = ["之后", "以后", "后"]
+        .iter()
+        .find_map(|p| phrase_at(tokens, i + n + m, p))
+        .unwrap_or(0);
+    // Something to do after it, in the same clause.
+    let rest = tokens.get(i + n + m + after)?;
+    let asked = (0..i).any(|k| matches!(kind_phrase(&tokens[k..i]), Some((x, 0, _)) if x == kind));
+    (rest.class == Class::Cjk && !asked).then_some((n, m + after))
+}
+
+/// An order word orders steps only next to a step's name ("after
+/// cleaning", "训练之前", "after build_segments"), not in "retry after
+/// failures".
+pub(super) fn names_step(tokens: &[Token], at: usize, width: usize, order: Order) -> bool {
+    const NEAR: usize = 4;
+    let near = match order {
+        Order::PrecedesPrevious => &tokens[at.saturating_sub(NEAR)..at],
+        Order::Before | Order::After => &tokens[at + width..(at + width + NEAR).min(tokens.len())],
+    };
+    super::lexicon::kind(near).is_some()
+        || near.first().is_some_and(|t| t.is_label() || t.is_task_id())
 }

@@ -458,23 +458,10 @@ const NOT_SEPARATORS: &[&str] = &[
     "否则",
 ];
 
-/// An order word orders steps only next to a step's name ("after
-/// cleaning", "训练之前", "after build_segments"), not in "retry after
-/// failures".
-fn names_step(tokens: &[Token], at: usize, width: usize, order: Order) -> bool {
-    const NEAR: usize = 4;
-    let near = match order {
-        Order::PrecedesPrevious => &tokens[at.saturating_sub(NEAR)..at],
-        Order::Before | Order::After => &tokens[at + width..(at + width + NEAR).min(tokens.len())],
-    };
-    super::lexicon::kind(near).is_some()
-        || near.first().is_some_and(|t| t.is_label() || t.is_task_id())
-}
-
 /// Cuts the tokens into segments, each tagged with the strongest separator
 /// before it.
 pub fn segments(tokens: &[Token]) -> Vec<Segment> {
-    use super::markers::{done_marker, list_marker};
+    use super::markers::{done_first, done_marker, list_marker, names_step};
     let mut out: Vec<Segment> = Vec::new();
     let mut current = Vec::new();
     let mut sep = Sep::Start;
@@ -516,6 +503,13 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             pending = pending.max(Sep::Sequence);
             sep = pending;
             i += n;
+            continue;
+        }
+        if let Some((n, m)) = done_first(tokens, i).filter(|_| current.is_empty()) {
+            current.extend_from_slice(&tokens[i..i + n]);
+            push(&mut current, sep, order.take(), after_colon, after_then);
+            (pending, sep) = (Sep::Start, Sep::Sequence);
+            i += n + m;
             continue;
         }
         // "once both are done", "等B和C都完成后": what follows (or, at the

@@ -483,3 +483,19 @@ fn two_objects_said_to_run_together_are_two_steps_side_by_side() {
     // A message over WeCom is a notification.
     assert_eq!(tasks("然后给运营发企业微信")[0].kind, TaskKind::Notify);
 }
+
+#[test]
+fn a_step_said_done_first_is_a_step_of_its_own() {
+    let kinds = |text: &str| -> Vec<TaskKind> { tasks(text).iter().map(|t| t.kind).collect() };
+    assert_eq!(kinds("训练完直接部署"), [TaskKind::Train, TaskKind::Deploy]);
+    assert_eq!(
+        kinds("训练完给运营发企业微信"),
+        [TaskKind::Train, TaskKind::Notify]
+    );
+    // Named again once asked for, it is that step: "训练完后评估" after a
+    // training evaluates it.
+    assert_eq!(
+        kinds("先清洗数据，然后训练模型，训练完后评估"),
+        [TaskKind::Preprocess, TaskKind::Train, TaskKind::Evaluate]
+    );
+}

@@ -151,7 +151,10 @@ pub(super) fn group(
                 let b = clause::read(&g.tokens(segs));
                 // "train DeepFM and a Wide&Deep baseline at the same time":
                 // one more model, trained beside the one named.
-                let another_model = c.parallel
+                // ("train three models in parallel: an LSTM, a vanilla
+                // Transformer and a DLinear baseline")
+                let listed = b.parallel && g.segs.iter().any(|&k| segs[k].after_colon);
+                let another_model = (c.parallel || listed)
                     && b.kind.is_some_and(|k| k.trains())
                     && find_any(&seg.tokens, MODEL_NOUNS).is_some()
                     && !first_word(seg).is_some_and(|t| super::action::is_verb(&t.text));

@@ -62,7 +62,7 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
             "特征", "compute the features", "feature store", "feature engineering",
             "engineer features", "engineer the features", "extract features",
             "extract the features", "feature extraction", "compute features", "build features",
-            "generate features", "featurize", "embed", "embeddings", "vectorize",
+            "generate features", "feature table", "feature tables", "featurize", "embed", "embeddings", "vectorize",
             "one-hot encode", "encode", "tf-idf", "特征工程", "提取特征", "特征提取", "构造特征", "生成特征", "向量化",
             "编码",
         ],

@@ -112,7 +112,7 @@ pub fn understand(text: &str) -> Understood {
                     matches!(
                         t.class,
                         super::scan::Class::Word | super::scan::Class::Number
-                    )
+                    ) && !["a", "an", "the"].iter().any(|w| t.is(w))
                 })
                 .map(|t| t.text.clone())
                 .take(3)

@@ -499,3 +499,31 @@ fn a_step_said_done_first_is_a_step_of_its_own() {
         [TaskKind::Preprocess, TaskKind::Train, TaskKind::Evaluate]
     );
 }
+
+#[test]
+fn every_model_listed_after_a_colon_is_trained_even_one_the_library_does_not_know() {
+    let all = names(
+        "Train three models in parallel: an LSTM, a vanilla Transformer and a DLinear baseline. Then evaluate them.",
+    );
+    assert_eq!(
+        all,
+        [
+            "train-lstm",
+            "train-transformer",
+            "train-dlinear-baseline",
+            "evaluate"
+        ]
+    );
+    // Without the list, "同时训练 A 和 B 两个模型" trains two.
+    let trained =
+        tasks("先生成种子用户，然后同时训练热门召回和相似人群扩展两个模型，最后把结果合并")
+            .iter()
+            .filter(|t| t.kind.trains())
+            .count();
+    assert_eq!(trained, 2);
+    // "builds the feature table" makes features.
+    assert_eq!(
+        tasks("build the user/item feature table")[0].kind,
+        TaskKind::Features
+    );
+}

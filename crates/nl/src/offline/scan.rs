@@ -306,7 +306,8 @@ pub fn inflects(word: &str, base: &str) -> bool {
     if word == base {
         return true;
     }
-    if base.len() < 3 || !base.chars().all(|c| c.is_ascii_alphabetic()) {
+    // ("fine-tuned", "pre-trained": a joined base inflects at its end.)
+    if base.len() < 3 || !base.chars().all(|c| c.is_ascii_alphabetic() || c == '-') {
         return false;
     }
     if typo_of(word, base) {
@@ -783,6 +784,7 @@ mod tests {
         assert!(inflects("training", "train"));
         assert!(inflects("evaluation", "evaluate"));
         assert!(inflects("notifies", "notify"));
+        assert!(inflects("fine-tuned", "fine-tune") && inflects("pre-trained", "pre-train"));
         assert!(!inflects("ready", "read"));
     }
 }

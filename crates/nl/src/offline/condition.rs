@@ -120,6 +120,10 @@ pub(super) fn read(r: &mut Reader, start: usize) -> Option<Read> {
                 && lexicon::kind(&t[end..end + 1]).is_none()
                 && !t[end].is(",")
                 && !t[end].is("，")
+                // ("if it is a weekend, print hello": the clauses' tokens
+                // hold no comma; the step starts at its verb or task id.)
+                && !(end >= body + 2
+                    && (super::action::is_verb(&t[end].text) || t[end].is_task_id()))
             {
                 end += 1;
             }

@@ -527,3 +527,15 @@ fn every_model_listed_after_a_colon_is_trained_even_one_the_library_does_not_kno
         TaskKind::Features
     );
 }
+
+#[test]
+fn a_condition_it_cannot_read_still_guards_the_step_after_it() {
+    let all = tasks("if it is a weekend, print hello");
+    assert_eq!(all.len(), 1, "{all:?}");
+    let cond = all[0].condition.as_ref().expect("a condition");
+    assert_eq!(
+        (cond.metric.as_str(), cond.value.as_str()),
+        ("weekend", "true")
+    );
+    assert_eq!(action::step_name(&all[0]), "print-hello");
+}

@@ -688,9 +688,13 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 let arrow = ["- >", "= >", "→", "⟶", "➡"]
                     .iter()
                     .any(|p| phrase_at(tokens, i, p).is_some());
+                // (Not a task id, nor a word between arrows: "a -> b -> c".)
+                let chained = i >= 2 && [">", "→", "⟶", "➡"].iter().any(|a| tokens[i - 2].is(a));
                 if arrow
+                    && !chained
                     && matches!(current.as_slice(), [w] if w.class == Class::Word
                         && !w.is_label()
+                        && !w.is_task_id()
                         && !super::action::is_verb(&w.text)
                         && super::lexicon::kind_phrase(std::slice::from_ref(w)).is_none())
                 {

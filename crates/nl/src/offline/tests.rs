@@ -774,6 +774,10 @@ fn an_outcome_before_an_arrow_is_a_branch() {
     assert!(branches.iter().all(|t| t.condition.is_some()));
     // Steps in a chain of arrows stay steps.
     assert_eq!(stages("extract -> transform -> load").len(), 3);
+    assert_eq!(
+        stages("load_raw_events -> ge_checkpoint -> publish").len(),
+        3
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use super::action::step_name;
 use super::{StepExplanation, Unrecognized};
-use crate::decompose::{Decomposition, FanOut, Stage, Subtask, TaskKind};
+use crate::decompose::{ConditionSpec, Decomposition, FanOut, Stage, Subtask, TaskKind};
 use crate::library::{GENERIC_TEMPLATE, Library, Need, Ranked, Template};
 use crate::safety::{Warning, WarningCode};
 use serde_json::{Map, Value, json};
@@ -40,6 +40,9 @@ struct State {
     /// What the stage being built runs after, so that a condition reads
     /// a step that has run (not one on a branch beside it).
     reach: BTreeSet<String>,
+    /// The step each conditional step's condition reads, and which output:
+    /// the steps after it in its branch read the same.
+    guards: BTreeMap<String, (ConditionSpec, String, String)>,
 }
 
 struct Builder<'a> {
@@ -84,13 +87,25 @@ pub fn build(
         // wait for what the conditions waited for — unless they carry the
         // same condition ("if … retrain and redeploy").
         let conditional = stage.tasks.iter().all(|t| t.condition.is_some());
-        let chained = stages.get(i + 1).is_some_and(|next| {
-            next.tasks.iter().all(|n| {
-                n.condition.is_some() && stage.tasks.iter().all(|t| t.condition == n.condition)
-            })
+        let next = stages.get(i + 1).and_then(|next| {
+            let c = next.tasks.first()?.condition.as_ref()?;
+            next.tasks
+                .iter()
+                .all(|n| n.condition.as_ref() == Some(c))
+                .then_some(c)
         });
+        let carry = |t: &Subtask| next.is_some() && t.condition.as_ref() == next;
+        let chained = stage.tasks.iter().all(carry);
         if !conditional || chained {
             upstream = built;
+        } else if built.len() == stage.tasks.len() && stage.tasks.iter().any(carry) {
+            // "Otherwise: aggregate -> publish": after the branch it is in.
+            upstream = built
+                .into_iter()
+                .zip(&stage.tasks)
+                .filter(|(_, t)| carry(t))
+                .map(|(name, _)| name)
+                .collect();
         }
     }
     for task in &d.on_exit {
@@ -349,7 +364,14 @@ impl Builder<'_> {
                     .rfind(|s| reached(s))
                     .map(|s| (s.clone(), "result".to_owned(), false))
             };
+            // "if the checks fail, page_oncall and then restart": restart
+            // reads the checks, as page_oncall does.
+            let guards: Option<Vec<_>> = depends.iter().map(|d| self.state.guards.get(d)).collect();
+            let branch = guards
+                .filter(|g| !g.is_empty() && g.iter().all(|(c, ..)| c == cond))
+                .and_then(|g| g.first().map(|(_, s, p)| (s.clone(), p.clone(), false)));
             let source = match cond.metric.as_str() {
+                _ if branch.is_some() => branch,
                 "quality" => self
                     .state
                     .quality
@@ -377,6 +399,8 @@ impl Builder<'_> {
                     ),
                 }),
                 Some((s, p, false)) => {
+                    let name = step["name"].as_str().unwrap_or_default().to_owned();
+                    self.state.guards.insert(name, (cond.clone(), s.clone(), p.clone()));
                     step["when"] = json!([{
                         "input": format!("{{{{steps.{s}.outputs.parameters.{p}}}}}"),
                         "operator": serde_json::to_value(cond.operator).expect("serializes"),

@@ -336,6 +336,13 @@ pub fn understand(text: &str) -> Understood {
                         t.condition = Some(cond.negate());
                         stage.tasks.push(t);
                     }
+                    // "Otherwise: aggregate -> publish", "否则先回滚，再通知":
+                    // what follows in the sentence of a branch opened by a
+                    // colon or "first" is in it too ("otherwise notify,
+                    // then write a report" is not, nor in the "if" branch).
+                    let opened = g.segs.iter().any(|&k| segs[k].after_colon)
+                        || find_any(&merged, &["先", "首先", "first"]).is_some();
+                    active = opened.then(|| cond.negate());
                     if let Some(m) = meta.get_mut(at) {
                         m.branch = true;
                     }

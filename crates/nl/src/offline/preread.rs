@@ -34,7 +34,10 @@ pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
         // "flip a coin; heads: print 'you win'": an outcome before a colon.
         let outcome = i > 0
             && segs[i + 1].after_colon
-            && matches!(segs[i].tokens.as_slice(), [t] if t.class == Class::Word && !t.is_label());
+            && matches!(segs[i].tokens.as_slice(), [t] if t.class == Class::Word
+                && !t.is_label()
+                // ("Otherwise: publish_metrics" is the other branch.)
+                && !lexicon::OTHERWISE.iter().any(|w| t.is(w)));
         if outcome {
             let t = &segs[i].tokens[0];
             let at = Span::new(t.span.start, t.span.start);

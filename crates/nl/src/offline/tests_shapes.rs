@@ -539,3 +539,67 @@ fn a_condition_it_cannot_read_still_guards_the_step_after_it() {
     );
     assert_eq!(action::step_name(&all[0]), "print-hello");
 }
+
+#[test]
+fn otherwise_before_a_colon_is_the_other_branch() {
+    let all = tasks("run_checks. If the checks fail: page_oncall. Otherwise: publish_metrics.");
+    assert_eq!(all.len(), 3, "{all:?}");
+    let (failed, passed) = (all[1].condition.as_ref(), all[2].condition.as_ref());
+    assert_eq!(failed.map(|c| c.value.as_str()), Some("fail"));
+    assert_eq!(passed, failed.map(|c| c.clone().negate()).as_ref());
+}
+
+#[test]
+fn a_step_later_in_a_branch_reads_what_the_branch_reads() {
+    let ir = |text: &str| serde_json::to_value(plan(text).workflow).expect("serializes");
+    let when = |w: &serde_json::Value, step: &str| -> String {
+        let s = w["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == step)
+            .unwrap();
+        s["when"][0]["input"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let w = ir("run_checks; if the checks fail, page_oncall and then restart_service");
+    assert_eq!(when(&w, "restart-service"), when(&w, "page-oncall"));
+    let w = ir(
+        "load_raw_events -> ge_checkpoint. If the checkpoint fails: page_oncall. Otherwise: aggregate_events -> publish_metrics.",
+    );
+    let publish = w["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "publish-metrics")
+        .unwrap();
+    assert_eq!(publish["depends"], serde_json::json!(["aggregate-events"]));
+    assert_eq!(
+        when(&w, "publish-metrics"),
+        "{{steps.ge-checkpoint.outputs.parameters.result}}"
+    );
+}
+
+#[test]
+fn a_branch_opened_by_first_keeps_its_then_and_other_branches_end_at_then() {
+    let guarded = |text: &str| -> Vec<(String, bool)> {
+        plan(text)
+            .workflow
+            .steps
+            .iter()
+            .map(|s| (s.name.clone(), !s.when.is_empty()))
+            .collect()
+    };
+    let got = guarded("先灰度发布，如果错误率低于 0.01 就全量发布，否则先自动回滚，再通知负责人");
+    assert!(got.iter().filter(|(_, g)| *g).count() == 3, "{got:?}");
+    let got = guarded(
+        "train an xgboost model, if the accuracy is above 0.9 deploy the model, otherwise notify the team, then write a report",
+    );
+    let report = got
+        .iter()
+        .find(|(n, _)| n.contains("report"))
+        .expect("a report");
+    assert!(!report.1, "{got:?}");
+}

@@ -34,8 +34,7 @@ pub struct EventHub {
 impl EventHub {
     pub async fn start(pool: PgPool, stop: CancellationToken) -> anyhow::Result<EventHub> {
         let (notes, _) = broadcast::channel(4096);
-        let mut listener = PgListener::connect_with(&pool).await?;
-        listener.listen(RUN_EVENTS_CHANNEL).await?;
+        let mut listener = listening(&pool).await?;
         let sender = notes.clone();
         tokio::spawn(async move {
             loop {
@@ -62,6 +61,30 @@ impl EventHub {
 
     pub fn subscribe(&self) -> broadcast::Receiver<Note> {
         self.notes.subscribe()
+    }
+}
+
+/// A listener on the run events channel. Postgres slow to give a
+/// connection at start (a busy machine) is waited for, up to 30 s, rather
+/// than ending the API.
+async fn listening(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut pause = std::time::Duration::from_millis(200);
+    loop {
+        let attempt = async {
+            let mut listener = PgListener::connect_with(pool).await?;
+            listener.listen(RUN_EVENTS_CHANNEL).await?;
+            Ok(listener)
+        };
+        match attempt.await {
+            Ok(listener) => return Ok(listener),
+            Err(e) if std::time::Instant::now() < deadline => {
+                tracing::warn!(error = %e, "the event listener cannot connect yet; retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(5));
+            }
+            Err(e) => return Err(e),
+        }
     }
 }
 

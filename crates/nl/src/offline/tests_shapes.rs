@@ -34,6 +34,16 @@ fn training_width(text: &str) -> Option<usize> {
     width(std::slice::from_ref(training(&tasks(text))))
 }
 
+/// The names of each stage's steps.
+fn stages(text: &str) -> Vec<Vec<String>> {
+    plan(text)
+        .decomposition
+        .stages
+        .iter()
+        .map(|s| s.tasks.iter().map(action::step_name).collect())
+        .collect()
+}
+
 fn names(text: &str) -> Vec<String> {
     tasks(text).iter().map(action::step_name).collect()
 }
@@ -421,14 +431,6 @@ fn parameter_sets_counted_in_chinese_fan_out() {
 
 #[test]
 fn a_step_placed_after_one_a_later_sentence_orders_follows_it() {
-    let stages = |text: &str| -> Vec<Vec<String>> {
-        plan(text)
-            .decomposition
-            .stages
-            .iter()
-            .map(|s| s.tasks.iter().map(action::step_name).collect())
-            .collect()
-    };
     let want = [
         vec!["refresh-customer-360".to_string()],
         vec!["build-segments".into()],
@@ -450,14 +452,6 @@ fn a_step_placed_after_one_a_later_sentence_orders_follows_it() {
 
 #[test]
 fn two_objects_said_to_run_together_are_two_steps_side_by_side() {
-    let stages = |text: &str| -> Vec<Vec<String>> {
-        plan(text)
-            .decomposition
-            .stages
-            .iter()
-            .map(|s| s.tasks.iter().map(action::step_name).collect())
-            .collect()
-    };
     for text in [
         "同时从支付系统和订单系统拉前一天的数据，然后对账",
         "从支付系统和订单系统同时拉数据，然后对账",

@@ -196,13 +196,15 @@ impl Pass for AdviseResources {
 
 /// CPU (rounded up to 10 millicores) and memory (rounded up to a MiB).
 pub fn recommend(history: &[Usage]) -> Option<(Cpu, Memory)> {
-    let usable: Vec<&Usage> = history.iter().filter(|u| u.wall_ms > 0).collect();
+    // A run under a millisecond ("echo ok" in a sandbox started ahead)
+    // is measured too: its wall counts as 1 ms.
+    let usable: Vec<&Usage> = history.iter().collect();
     if usable.len() < MIN_SAMPLES {
         return None;
     }
     let cores: Vec<f64> = usable
         .iter()
-        .map(|u| u.cpu_ms as f64 / u.wall_ms as f64)
+        .map(|u| u.cpu_ms as f64 / u.wall_ms.max(1) as f64)
         .collect();
     let rss: Vec<f64> = usable
         .iter()
@@ -360,5 +362,22 @@ fn describe(b: &Budget) -> String {
         "(unlimited; tune steps run on their own)".into()
     } else {
         format!("of {}", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_under_a_millisecond_are_samples_too() {
+        let quick = Usage {
+            wall_ms: 0,
+            cpu_ms: 0,
+            max_rss_kb: 2048,
+        };
+        let (cpu, memory) = recommend(&[quick; 3]).expect("three samples give advice");
+        assert_eq!((cpu.0, memory.0), (10, 16 << 20));
+        assert_eq!(recommend(&[quick; 2]), None);
     }
 }

@@ -196,17 +196,16 @@ impl Pass for AdviseResources {
 
 /// CPU (rounded up to 10 millicores) and memory (rounded up to a MiB).
 pub fn recommend(history: &[Usage]) -> Option<(Cpu, Memory)> {
-    // A run under a millisecond ("echo ok" in a sandbox started ahead)
-    // is measured too: its wall counts as 1 ms.
-    let usable: Vec<&Usage> = history.iter().collect();
-    if usable.len() < MIN_SAMPLES {
+    if history.len() < MIN_SAMPLES {
         return None;
     }
-    let cores: Vec<f64> = usable
+    // A run under a millisecond ("echo ok" in a sandbox started ahead)
+    // is measured too: its wall counts as 1 ms.
+    let cores: Vec<f64> = history
         .iter()
         .map(|u| u.cpu_ms as f64 / u.wall_ms.max(1) as f64)
         .collect();
-    let rss: Vec<f64> = usable
+    let rss: Vec<f64> = history
         .iter()
         .map(|u| u.max_rss_kb as f64 * 1024.0)
         .collect();

@@ -35,19 +35,8 @@ pub(super) fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
         "上传完",
     ];
     if owned.first().is_some_and(|t| t.is("等")) && arrives.iter().any(|w| text.contains(w)) {
-        let mut name = vec!["wait".to_owned()];
-        name.extend(
-            owned
-                .iter()
-                .filter(|t| t.class == Class::Word)
-                .take(2)
-                .map(|t| t.text.clone()),
-        );
-        return Some(Action {
-            name: slug(&name),
-            labelled: false,
-            off_topic,
-        });
+        let words = owned.iter().filter(|t| t.class == Class::Word);
+        return named("wait".into(), words, off_topic);
     }
     let words = cjk_words(&owned);
     let verbs = words.iter().filter(|w| !is_cjk_noun(w)).count();
@@ -71,19 +60,10 @@ pub(super) fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
             .iter()
             .position(|t| t.class == Class::Word && VERBS.contains(&lemma(&t.text).as_str()))
     {
-        let mut name = vec![lemma(&owned[v].text)];
-        name.extend(
-            owned[v + 1..]
-                .iter()
-                .filter(|t| t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)))
-                .take(2)
-                .map(|t| t.text.clone()),
-        );
-        return Some(Action {
-            name: slug(&name),
-            labelled: false,
-            off_topic,
-        });
+        let words = owned[v + 1..]
+            .iter()
+            .filter(|t| t.class == Class::Word && !NAME_STOP.iter().any(|w| t.is(w)));
+        return named(lemma(&owned[v].text), words, off_topic);
     }
     if verbs == 0 && !off_topic {
         return None;
@@ -98,6 +78,21 @@ pub(super) fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
 /// A name from Chinese words: the English of its words from the first
 /// verb on (and the English words among them), weak verbs ("运行", "做")
 /// left out when a stronger word follows; at most three words.
+/// An action named by `verb` and the first two of `words`.
+fn named<'a>(
+    verb: String,
+    words: impl Iterator<Item = &'a Token>,
+    off_topic: bool,
+) -> Option<Action> {
+    let mut name = vec![verb];
+    name.extend(words.take(2).map(|t| t.text.clone()));
+    Some(Action {
+        name: slug(&name),
+        labelled: false,
+        off_topic,
+    })
+}
+
 pub(super) fn cjk_name(tokens: &[Token]) -> Option<String> {
     let mut words: Vec<String> = Vec::new();
     let mut i = 0;

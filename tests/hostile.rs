@@ -7,6 +7,7 @@
 use couler_tests::*;
 use reqwest::Method;
 use serde_json::{Value, json};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -252,7 +253,9 @@ steps:
             .unwrap();
     let b_uid = uids[&b_tenant].as_u64().expect("B has a uid of its own") as u32;
     assert_ne!(uids[&b_tenant], uids[&a.tenant], "{uids}");
-    wait_until(Duration::from_secs(20), || processes_of(b_uid) == 0);
+    wait_until(Duration::from_secs(20), || {
+        processes_of(b_uid, couler.data_dir.path()) == 0
+    });
 
     // The server answers, and A's run finishes as if nothing happened.
     let (status, _) = couler.call(Method::GET, "/readyz", &a.token, None);
@@ -263,23 +266,43 @@ steps:
 }
 
 /// Processes on the machine running as `uid`.
-fn processes_of(uid: u32) -> usize {
+/// Processes running as `uid`, leaving out the sandboxes the engine
+/// started ahead for the tenant and has handed to no try: bubblewrap named
+/// by a path under `<data>/sandboxes` that is no link to a try yet, and its
+/// idle launcher. They are the platform's and end when the tenant has
+/// started nothing for 30 s; a step's processes are never among them.
+fn processes_of(uid: u32, data_dir: &Path) -> usize {
+    let field = |pid: &str, name: &str| -> Option<u32> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find_map(|l| l.strip_prefix(name))?;
+        line.split_whitespace().next()?.parse().ok()
+    };
+    let ready_sandbox = |pid: &str| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let argv0 = Path::new(std::ffi::OsStr::from_bytes(
+            cmdline.split(|b| *b == 0).next().unwrap_or_default(),
+        ));
+        argv0.starts_with(data_dir.join("sandboxes")) && argv0.symlink_metadata().is_err()
+    };
+    let in_ready_sandbox = |pid: &str| {
+        let mut pid = pid.to_owned();
+        for _ in 0..8 {
+            if ready_sandbox(&pid) {
+                return true;
+            }
+            match field(&pid, "PPid:") {
+                Some(parent) if parent > 1 => pid = parent.to_string(),
+                _ => return false,
+            }
+        }
+        false
+    };
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-        })
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("status")).is_ok_and(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Uid:"))
-                    .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok())
-                    .is_some_and(|u| u == uid)
-            })
-        })
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .filter(|pid| pid.parse::<u32>().is_ok())
+        .filter(|pid| field(pid, "Uid:") == Some(uid) && !in_ready_sandbox(pid))
         .count()
 }
 

@@ -262,10 +262,18 @@ impl Keeper {
                 *state.starting.entry(key).or_default() += 1;
                 return Some(key);
             }
+            // Until the first key goes idle, whose sandboxes are then
+            // stopped (not a whole IDLE later).
+            let until_idle = state
+                .wanted
+                .values()
+                .map(|at| (*at + IDLE).saturating_duration_since(now))
+                .min()
+                .unwrap_or(IDLE);
             state = self
                 .shared
                 .wake
-                .wait_timeout(state, IDLE)
+                .wait_timeout(state, until_idle + Duration::from_millis(1))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }

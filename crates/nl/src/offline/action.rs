@@ -54,7 +54,7 @@ const NOT_VERBS: &[&str] = &[
 
 /// Where an object ends: "dedupe the records from the CRM".
 #[rustfmt::skip]
-const PREPOSITIONS: &[&str] = &[
+pub(super) const PREPOSITIONS: &[&str] = &[
     "from", "to", "into", "with", "on", "in", "for", "by", "at", "using", "via", "as", "per",
     "than", "so", "because", "if", "when", "then", "over", "across", "against", "onto", "through",
     "and", "or", "once", "after", "before", "until", "while", "every", "each", "within",
@@ -62,7 +62,7 @@ const PREPOSITIONS: &[&str] = &[
 
 /// Words a name leaves out.
 #[rustfmt::skip]
-const NAME_STOP: &[&str] = &[
+pub(super) const NAME_STOP: &[&str] = &[
     "the", "a", "an", "it", "its", "them", "their", "this", "that", "these", "those", "our", "my",
     "your", "all", "some", "any", "one", "ones", "new", "latest", "up", "out", "s", "is", "are",
     "first", "again", "also", "both", "please", "step", "steps", "each", "every",

@@ -4,6 +4,7 @@
 //! neighbouring clauses into one group.
 
 use super::Unrecognized;
+use super::action;
 use super::clause::{self, Clause};
 use super::context;
 use super::lexicon;
@@ -104,15 +105,13 @@ pub fn understand(text: &str) -> Understood {
             // ("text features with BERT": named up to its model.)
             let end = merged[..end]
                 .iter()
-                .position(|t| ["with", "using", "via", "用"].contains(&t.text.as_str()))
+                .position(|t| t.is("用") || action::PREPOSITIONS.iter().any(|w| t.is(w)))
                 .unwrap_or(end);
             let words: Vec<String> = merged[..end]
                 .iter()
                 .filter(|t| {
-                    matches!(
-                        t.class,
-                        super::scan::Class::Word | super::scan::Class::Number
-                    ) && !["a", "an", "the"].iter().any(|w| t.is(w))
+                    matches!(t.class, Class::Word | Class::Number)
+                        && !action::NAME_STOP.iter().any(|w| t.is(w))
                 })
                 .map(|t| t.text.clone())
                 .take(3)
@@ -121,7 +120,7 @@ pub fn understand(text: &str) -> Understood {
             name.extend(words);
             c.kind = Some(*kind);
             c.generic = *kind == TaskKind::Shell;
-            c.name = Some(super::action::slug(&name));
+            c.name = Some(action::slug(&name));
             c.parallel = true;
         }
         if let Some(bad) = c.bad_condition {
@@ -212,7 +211,7 @@ pub fn understand(text: &str) -> Understood {
                 .iter()
                 .map(|id| {
                     let mut t = Subtask::new(TaskKind::Shell, id.text.clone());
-                    t.name = Some(super::action::slug(std::slice::from_ref(&id.text)));
+                    t.name = Some(action::slug(std::slice::from_ref(&id.text)));
                     t.span = Some(id.span);
                     t
                 })

@@ -4,7 +4,7 @@
 
 use super::clause;
 use super::lexicon;
-use super::scan::{Class, Segment, Sep, Token};
+use super::scan::{Class, Segment, Sep, Token, find_any};
 use crate::decompose::Span;
 
 /// "how do I install couler?", "Couler 是什么？": a question, which asks
@@ -167,13 +167,13 @@ pub(super) fn shared_verbs(mut segs: Vec<Segment>) -> Vec<Segment> {
         if c.kind.is_some() || c.leftover.is_empty() {
             continue;
         }
-        // ("和训练模型": the verb first is a step of its own.)
-        // Where its verb starts: the shortest end of it that still asks
-        // for its step ("拉前一天的数据" of "订单系统拉前一天的数据").
         // ("召回和排序两个模型并行训练": models to train are read as such.)
         let Some(kind) = clause::read(&next.tokens).kind.filter(|k| !k.trains()) else {
             continue;
         };
+        // Where its verb starts: the shortest end of it that still asks
+        // for its step ("拉前一天的数据" of "订单系统拉前一天的数据"). A verb
+        // first ("和训练模型") is a step of its own.
         let Some(at) = (1..next.tokens.len())
             .rev()
             .find(|&k| clause::read(&next.tokens[k..]).kind == Some(kind))
@@ -185,8 +185,7 @@ pub(super) fn shared_verbs(mut segs: Vec<Segment>) -> Vec<Segment> {
             .enumerate()
             .take_while(|(k, s)| *k == 0 || s.sep <= Sep::Comma);
         let apart = sentence.map(|(_, s)| &s.tokens).any(|tokens| {
-            super::scan::find_any(tokens, lexicon::PARALLEL).is_some()
-                || super::scan::find_any(tokens, APART).is_some()
+            find_any(tokens, lexicon::PARALLEL).is_some() || find_any(tokens, APART).is_some()
         });
         if apart {
             let verb = next.tokens[at..].to_vec();

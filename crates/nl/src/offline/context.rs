@@ -68,7 +68,12 @@ pub fn heading(text: &str, groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>,
     let colon =
         segs[next.segs[0]].after_colon || segs.get(after_first).is_some_and(|s| s.after_colon);
     let sentence = next.sep == Sep::Sentence;
-    if c.condition.is_some() || c.otherwise || c.always {
+    // ("for each of the 20 episodes: transcribe with whisper; …": a step
+    // after a colon inside the clause, run for each.)
+    let inner_colon = groups[0].segs[1..]
+        .iter()
+        .any(|&k| segs[k].after_colon && clause::read(&segs[k].tokens).kind.is_some());
+    if c.condition.is_some() || c.otherwise || c.always || inner_colon {
         return (groups, None);
     }
     // (A later step on a condition is no repetition: "train X; if the

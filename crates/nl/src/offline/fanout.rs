@@ -754,6 +754,9 @@ fn parameter_before(t: &[Token], i: usize) -> String {
                     | "across"
                     | "on"
                     | "and"
+                    | "each"
+                    | "every"
+                    | "all"
             )
         })
         .take(2)

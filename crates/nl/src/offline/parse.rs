@@ -9,7 +9,7 @@ use super::clause::{self, Clause};
 use super::context;
 use super::lexicon;
 use super::order::in_order;
-use super::preread::{implicit_ifs, is_question, shared_verbs, split_run_ons};
+use super::preread::{implicit_ifs, is_question, list_tails, shared_verbs, split_run_ons};
 use super::scan::{Class, Segment, Sep, Token, find_any, segments, tokenize};
 use crate::decompose::{ConditionSpec, Decomposition, Span, Stage, Subtask, TaskKind};
 
@@ -35,7 +35,7 @@ pub fn understand(text: &str) -> Understood {
             ignored: Vec::new(),
         };
     }
-    let segs = implicit_ifs(shared_verbs(split_run_ons(segments(&tokens))));
+    let segs = implicit_ifs(list_tails(shared_verbs(split_run_ons(segments(&tokens)))));
     let mut unknown = Vec::new();
     let mut ignored = Vec::new();
     let mut d = Decomposition::default();
@@ -146,6 +146,20 @@ pub fn understand(text: &str) -> Understood {
                 "this is nothing a workflow step can do",
             ));
             continue;
+        }
+        // ("for each file: count its lines": the step is the words after
+        // what opens it.)
+        if c.kind.is_none()
+            && let [_, .., own] = g.segs[..]
+            && segs[own].after_colon
+        {
+            let own = clause::read(&segs[own].tokens);
+            if own.generic {
+                c.kind = own.kind;
+                c.generic = true;
+                c.name = own.name;
+                c.leftover.clear();
+            }
         }
         if !stages.is_empty()
             && let Some(a) = super::group::listed_step(&c, g.sep, &merged)

@@ -32,8 +32,11 @@ pub(super) fn is_question(text: &str) -> bool {
 pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
     for i in 0..segs.len().saturating_sub(1) {
         // "flip a coin; heads: print 'you win'": an outcome before a colon.
+        // ("for each of the genres drama, …, and horror: compute …" is a
+        // list's last value.)
         let outcome = i > 0
             && segs[i + 1].after_colon
+            && !in_list(&segs, i)
             && matches!(segs[i].tokens.as_slice(), [t] if t.class == Class::Word
                 && !t.is_label()
                 // ("Otherwise: publish_metrics" is the other branch.)
@@ -191,6 +194,72 @@ pub(super) fn shared_verbs(mut segs: Vec<Segment>) -> Vec<Segment> {
             let verb = next.tokens[at..].to_vec();
             segs[i].tokens.extend(verb);
         }
+    }
+    segs
+}
+
+/// The segment is a value of a list opened before it in its sentence
+/// ("for each of the genres drama, comedy and horror").
+fn in_list(segs: &[Segment], i: usize) -> bool {
+    let mut k = i;
+    while k > 0 && matches!(segs[k].sep, Sep::And | Sep::Comma) && !segs[k].after_colon {
+        k -= 1;
+        if clause::read(&segs[k].tokens).opens_list {
+            return true;
+        }
+    }
+    false
+}
+
+/// "for each of the genres drama, comedy, action and horror compute the
+/// median gross": the list's last value and the step run for each share a
+/// segment; the step is cut off at its verb, as if a colon came before it.
+/// ("for each file count its lines": so is the step after what opens the
+/// list.)
+pub(super) fn list_tails(mut segs: Vec<Segment>) -> Vec<Segment> {
+    let mut i = 0;
+    while i < segs.len() {
+        let tokens = &segs[i].tokens;
+        // ("for each of the 12 stores": a noun after its count; "(12 runs
+        // in total)": words in brackets.)
+        let open = |j: usize| {
+            let n = |b: &[&str]| {
+                tokens[..j]
+                    .iter()
+                    .filter(|t| b.iter().any(|x| t.is(x)))
+                    .count()
+            };
+            n(&["(", "（"]) > n(&[")", "）"])
+        };
+        let verb = (1..tokens.len()).find(|&j| {
+            tokens[j].class == Class::Word
+                && !(tokens[j - 1].class == Class::Number && tokens[j].text.ends_with('s'))
+                && !open(j)
+                && tokens[j + 1..].iter().any(|t| t.class != Class::Punct)
+                && super::action::is_verb(&tokens[j].text)
+                && tokens[..j].iter().all(|t| !super::action::is_verb(&t.text))
+        });
+        let opens = || {
+            let c = clause::read(tokens);
+            (c.opens_list || c.fan_out.is_some()) && c.kind.is_none()
+        };
+        let cut = verb.filter(|&j| {
+            (in_list(&segs, i) || opens()) && clause::read(&tokens[j..]).kind.is_some()
+        });
+        if let Some(j) = cut {
+            let rest = segs[i].tokens.split_off(j);
+            segs.insert(
+                i + 1,
+                Segment {
+                    sep: Sep::Comma,
+                    tokens: rest,
+                    order: None,
+                    after_colon: true,
+                    after_then: false,
+                },
+            );
+        }
+        i += 1;
     }
     segs
 }

@@ -457,6 +457,11 @@ const NOT_SEPARATORS: &[&str] = &[
     "之后的",
     "再生成",
     "否则",
+    // "for the next 28 days", "the next day's data": no order.
+    "the next",
+    "next day",
+    "next week",
+    "next month",
 ];
 
 /// Cuts the tokens into segments, each tagged with the strongest separator

@@ -117,6 +117,50 @@ fn counted_things_fan_out_in_both_languages() {
 }
 
 #[test]
+fn a_step_after_what_opens_a_list_is_run_for_each() {
+    let per_genre = "load the movies csv, then for each of the genres drama, comedy, action and horror compute the median gross, then join the stats into one table";
+    // (The list's last value before a colon is no branch's outcome.)
+    for text in [
+        per_genre.to_owned(),
+        per_genre.replace("horror compute", "horror: compute"),
+    ] {
+        let all = tasks(&text);
+        assert_eq!(
+            names(&text),
+            ["load-movies-csv", "compute-median-gross", "join-stats"]
+        );
+        assert_eq!(width(&all), Some(4));
+        assert!(all.iter().all(|t| t.condition.is_none()), "{all:?}");
+    }
+    for text in [
+        "list the csv files in s3://landing/2024/, then for each file count its lines, then total the counts",
+        "list the csv files in s3://landing/2024/, then for each file: count its lines, then total the counts",
+    ] {
+        assert_eq!(
+            names(text),
+            ["list-csv-files", "count-lines", "total-count"]
+        );
+    }
+    let numbers =
+        "for each of the numbers 1 through 5 check whether it's even or odd, then print a summary";
+    let all = tasks(numbers);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(
+        all[0].fan_out.as_ref().map(|f| f.parameter.as_str()),
+        Some("number")
+    );
+    // A step after a colon is no heading, whatever its verb.
+    let episodes = "for each of the 20 podcast episodes: transcribe with whisper on a GPU; then translate all transcripts to Spanish; then publish them to the CMS";
+    let all = tasks(episodes);
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert_eq!(width(&all), Some(20));
+    // ("for each of the 12 stores": a noun after its count; "for the next
+    // 28 days" orders nothing.)
+    let stores = "for each of the 12 stores, run a Prophet forecast for the next 28 days; then combine all forecasts";
+    assert_eq!(tasks(stores).len(), 2, "{:?}", tasks(stores));
+}
+
+#[test]
 fn task_ids_and_unknown_verbs_in_a_list_are_steps() {
     assert_eq!(
         names("[extract_customers, extract_orders] >> build_fact_sales >> refresh_dashboard"),

@@ -279,8 +279,9 @@ fn verb_first_name(rest: &[&Token]) -> String {
 /// known one or be followed by an article.
 pub fn listed(tokens: &[Token], after_and: bool) -> Option<Action> {
     let free: Vec<&Token> = tokens.iter().filter(|t| t.class != Class::Punct).collect();
+    // ("otherwise revert to v6": the other branch's step.)
     let mut i = 0;
-    while i < free.len() && LEAD.iter().any(|w| free[i].is(w)) {
+    while i < free.len() && LEAD.iter().chain(lexicon::OTHERWISE).any(|w| free[i].is(w)) {
         i += 1;
     }
     // ("as the exit task, print …": what runs at the end.)

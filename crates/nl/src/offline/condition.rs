@@ -114,16 +114,25 @@ pub(super) fn read(r: &mut Reader, start: usize) -> Option<Read> {
         // A condition it cannot read still makes the step conditional: on a
         // flag named from its words, with a warning.
         None if marker != "when" && marker != "当" => {
+            // (Six words at most: "it's" is one.)
+            let words = |end: usize| {
+                t[body..end]
+                    .iter()
+                    .filter(|x| x.class != Class::Punct)
+                    .count()
+            };
             let mut end = body;
             while end < t.len()
-                && end < body + 6
+                && words(end) < 6
                 && lexicon::kind(&t[end..end + 1]).is_none()
                 && !t[end].is(",")
                 && !t[end].is("，")
                 // ("if it is a weekend, print hello": the clauses' tokens
                 // hold no comma; the step starts at its verb or task id.)
                 && !(end >= body + 2
-                    && (super::action::is_verb(&t[end].text) || t[end].is_task_id()))
+                    && (super::action::is_verb(&t[end].text)
+                        || t[end].is_task_id()
+                        || ["run", "execute", "trigger", "launch"].iter().any(|w| t[end].is(w))))
             {
                 end += 1;
             }

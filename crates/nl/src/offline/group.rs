@@ -382,7 +382,6 @@ pub(super) fn listed_step(c: &Clause, sep: Sep, tokens: &[Token]) -> Option<supe
         && !c.modifies_step()
         && !c.opens_list
         && c.schedule.is_none()
-        && !c.otherwise
         && !c.negated
         && !c.leftover.is_empty()
         && in_list)

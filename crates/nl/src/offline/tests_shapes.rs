@@ -74,6 +74,25 @@ fn a_step_after_then_stays_in_its_branch() {
 }
 
 #[test]
+fn both_branches_are_steps_whatever_their_verbs() {
+    let text =
+        "train a model; if the accuracy is above 0.9, promote it to 100%, otherwise revert to v6";
+    assert_eq!(names(text), ["train-model", "promote", "revert"]);
+    // (A condition it cannot read ends at "run"; "it's" is one word.)
+    for text in [
+        "check_day; if it is a Saturday run light_refresh, else run full_refresh",
+        "check_day; if it's a Saturday or Sunday run light_refresh, else run full_refresh",
+    ] {
+        let all = tasks(text);
+        assert_eq!(
+            names(text),
+            ["check-day", "run-light-refresh", "run-full-refresh"]
+        );
+        assert!(all[1..].iter().all(|t| t.condition.is_some()), "{all:?}");
+    }
+}
+
+#[test]
 fn dates_and_months_fan_out() {
     let all = tasks(
         "for every date from 2024-02-27 to 2024-03-02, run `sessionize.py`, then validate the row counts",

@@ -233,7 +233,14 @@ pub(super) fn group(
         // their words (each its own: `parse`).
         let mut words_of = seg.tokens.iter().filter(|t| t.class != Class::Punct);
         let only_ids = words_of.clone().count() >= 2 && words_of.all(Token::is_task_id);
-        if only_ids || (!groups.is_empty() && listed_step(&c, seg.sep, &seg.tokens).is_some()) {
+        let sep = if first_of_list(segs, i) {
+            Sep::Comma
+        } else {
+            seg.sep
+        };
+        let listed =
+            (!groups.is_empty() || sep != seg.sep) && listed_step(&c, sep, &seg.tokens).is_some();
+        if only_ids || listed {
             let mut members = std::mem::take(&mut prefix);
             members.push(i);
             groups.push(Group {
@@ -366,6 +373,17 @@ fn continuation(seg: &Segment) -> bool {
         Class::Cjk => seg.sep == Sep::And,
         _ => lexicon::CONTINUATION.iter().any(|w| first.is(w)),
     }
+}
+
+/// "terraform plan, wait for approval, terraform apply": the first
+/// segment opens a list of steps.
+pub(super) fn first_of_list(segs: &[Segment], i: usize) -> bool {
+    i == 0
+        && segs.get(1).is_some_and(|n| {
+            matches!(n.sep, Sep::Comma | Sep::Sequence)
+                && !n.after_colon
+                && clause::read(&n.tokens).kind.is_some()
+        })
 }
 
 /// "…, compact small files, and expire old snapshots": in a list of steps,

@@ -161,8 +161,10 @@ pub fn understand(text: &str) -> Understood {
                 c.leftover.clear();
             }
         }
-        if !stages.is_empty()
-            && let Some(a) = super::group::listed_step(&c, g.sep, &merged)
+        let first = super::group::first_of_list(&segs, g.segs[0]);
+        let sep = if first { Sep::Comma } else { g.sep };
+        if (!stages.is_empty() || first)
+            && let Some(a) = super::group::listed_step(&c, sep, &merged)
         {
             c.kind = Some(TaskKind::Shell);
             c.generic = true;

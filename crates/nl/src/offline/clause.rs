@@ -498,11 +498,17 @@ fn is_cjk_filler(t: &Token) -> bool {
 
 fn retry(r: &mut Reader, c: &mut Clause) {
     let t = r.t;
+    // ("失败重跑3次" retries; "分别重跑 Spark 任务" runs it again.)
+    let rerun = |i: usize| {
+        phrase_at(t, i, "重跑").is_some()
+            && ((i.saturating_sub(3)..i).any(|k| phrase_at(t, k, "失败").is_some())
+                || (i + 2..(i + 4).min(t.len())).any(|k| t[k].class == Class::Number))
+    };
     let Some(at) = (0..t.len()).find(|&i| {
         !r.used[i]
             && (t[i].class == Class::Word && lexicon_retry(&t[i].text)
                 || phrase_at(t, i, "重试").is_some()
-                || phrase_at(t, i, "重跑").is_some())
+                || rerun(i))
     }) else {
         return;
     };
@@ -636,6 +642,8 @@ fn resources(r: &mut Reader, c: &mut Clause) {
                 c.resources.memory_gib = Some(v.saturating_mul(1024));
                 1
             }
+            // ("10张核心表": core tables, no cores.)
+            "核" if r.is(u + 1, &["心"]) => 0,
             "cpus" | "cpu" | "cores" | "core" | "vcpus" | "vcpu" | "核" => {
                 c.resources.cpus = Some(v);
                 1

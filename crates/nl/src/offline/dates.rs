@@ -4,7 +4,7 @@
 
 use super::lexicon::joined_words;
 use super::reader::Reader;
-use super::scan::{Class, find_any};
+use super::scan::{Class, find_any, phrase_at};
 use crate::decompose::{FanOut, FanOutValues};
 
 /// "2024-01-31" as days since 1970-01-01.
@@ -131,5 +131,95 @@ pub(super) fn month_range(r: &mut Reader) -> Option<FanOut> {
     Some(FanOut {
         parameter: "month".to_owned(),
         values: FanOutValues::List(MONTHS[a..=b].iter().map(|m| (*m).to_owned()).collect()),
+    })
+}
+
+/// "for each day of March 2024 (31 days)": one run per day of the month;
+/// without a year, as many runs as it has days.
+pub(super) fn month_days(r: &mut Reader) -> Option<FanOut> {
+    let t = r.t;
+    let (i, m) = (3..t.len()).find_map(|i| {
+        let m = MONTHS.iter().position(|m| t[i].is(m))?;
+        (r.is(i - 1, &["of", "in"]) && r.is(i - 2, &["day"]) && r.is(i - 3, &["each", "every"]))
+            .then_some((i, m))
+    })?;
+    let year = t
+        .get(i + 1)
+        .filter(|x| x.class == Class::Number)
+        .and_then(|x| x.text.parse::<i64>().ok())
+        .filter(|y| (1900..=2200).contains(y));
+    let values = match year {
+        Some(y) => {
+            let first = day_number(&format!("{y:04}-{:02}-01", m + 1))?;
+            let (ny, nm) = if m == 11 { (y + 1, 1) } else { (y, m + 2) };
+            let next = day_number(&format!("{ny:04}-{nm:02}-01"))?;
+            FanOutValues::List((first..next).map(date_of).collect())
+        }
+        None => FanOutValues::Count([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m]),
+    };
+    let from = lead_in(r, i - 1);
+    let mut end = i + 1 + usize::from(year.is_some());
+    // ("(31 days)": the count it already has.)
+    if r.is(end, &["("])
+        && t.get(end + 1).is_some_and(|x| x.class == Class::Number)
+        && r.is(end + 2, &["days"])
+        && r.is(end + 3, &[")"])
+    {
+        end += 4;
+    }
+    r.mark(from, end - from);
+    Some(FanOut {
+        parameter: "date".to_owned(),
+        values,
+    })
+}
+
+/// "2023年1月到12月每个月": one run per month of the year;
+/// "过去90天每天": one per day of the last ones.
+pub(super) fn chinese_calendar(r: &mut Reader) -> Option<FanOut> {
+    let t = r.t;
+    let number = |i: usize| {
+        t.get(i)
+            .filter(|x| x.class == Class::Number)
+            .and_then(|x| x.text.parse::<u32>().ok())
+    };
+    let each_month = ["每个月", "每月", "逐月", "每一个月"];
+    if each_month
+        .iter()
+        .any(|p| (0..t.len()).any(|k| phrase_at(t, k, p).is_some()))
+    {
+        let found = (0..t.len()).find_map(|i| {
+            let year = number(i).filter(|y| (1900..=2200).contains(y) && r.is(i + 1, &["年"]))?;
+            let a = number(i + 2).filter(|_| r.is(i + 3, &["月"]))?;
+            if !r.is(i + 4, &["到", "至", "-", "~"]) {
+                return None;
+            }
+            // ("到2023年12月": the year again.)
+            let k = if r.is(i + 6, &["年"]) { i + 7 } else { i + 5 };
+            let b = number(k).filter(|_| r.is(k + 1, &["月"]))?;
+            ((1..=b).contains(&a) && b <= 12).then_some((i, year, a, b, k + 2))
+        });
+        if let Some((i, year, a, b, end)) = found {
+            r.mark(i, end - i);
+            return Some(FanOut {
+                parameter: "month".to_owned(),
+                values: FanOutValues::List((a..=b).map(|m| format!("{year:04}-{m:02}")).collect()),
+            });
+        }
+    }
+    let (i, n, end) = (0..t.len()).find_map(|i| {
+        let k = ["过去", "最近", "近"]
+            .iter()
+            .find_map(|p| phrase_at(t, i, p))?;
+        let n = number(i + k).filter(|n| *n >= 2 && r.is(i + k + 1, &["天"]))?;
+        let each = ["每一天", "每天", "每日", "逐天", "逐日"]
+            .iter()
+            .find_map(|p| phrase_at(t, i + k + 2, p))?;
+        Some((i, n, i + k + 2 + each))
+    })?;
+    r.mark(i, end - i);
+    Some(FanOut {
+        parameter: "day".to_owned(),
+        values: FanOutValues::Count(n),
     })
 }

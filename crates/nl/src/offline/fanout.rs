@@ -74,6 +74,8 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
     if let Some(m) = matrix(r)
         .or_else(|| super::dates::date_range(r))
         .or_else(|| super::dates::month_range(r))
+        .or_else(|| super::dates::month_days(r))
+        .or_else(|| super::dates::chinese_calendar(r))
         .or_else(|| chinese_each(r))
         .or_else(|| each_of_count(r))
         .or_else(|| chinese_count(r))

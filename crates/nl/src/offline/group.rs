@@ -376,13 +376,12 @@ fn continuation(seg: &Segment) -> bool {
 }
 
 /// "terraform plan, wait for approval, terraform apply": the first
-/// segment opens a list of steps.
+/// segment opens a list of steps ("churn model v2 -> clean data -> …"
+/// names the work).
 pub(super) fn first_of_list(segs: &[Segment], i: usize) -> bool {
     i == 0
         && segs.get(1).is_some_and(|n| {
-            matches!(n.sep, Sep::Comma | Sep::Sequence)
-                && !n.after_colon
-                && clause::read(&n.tokens).kind.is_some()
+            n.sep == Sep::Comma && !n.after_colon && clause::read(&n.tokens).kind.is_some()
         })
 }
 

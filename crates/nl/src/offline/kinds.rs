@@ -375,6 +375,8 @@ pub const CJK_WORDS: &[(&str, &str)] = &[
     ("切块", "chunk"), ("分块", "chunk"), ("画个", "plot"), ("画一", "plot"), ("画出", "plot"),
     ("抽", "extract"), ("构造", "build"), ("对账", "reconcile"), ("算", "compute"),
     ("降噪", "denoise"), ("显著性检验", "significance-test"), ("检验", "test"),
+    ("回灌", "backfill"), ("补数", "backfill"), ("重跑", "rerun"), ("回放", "replay"), ("对齐", "align"),
+    ("去水印", "remove-watermark"), ("压测", "load-test"),
     ("测试环境", "test-environment"), ("写明", "stating"), ("训练好", "trained"), ("开发环境", "dev-environment"),
 ];
 

@@ -50,7 +50,11 @@ pub fn read(tokens: &[Token]) -> Option<(String, Vec<usize>)> {
                 .iter()
                 .any(|w| tokens[i - 1].is(w))
             && tokens[i].text.ends_with("ly");
-        if grain {
+        // "过去90天每天", "1月到12月每个月": each day or month of a range
+        // runs, no schedule (`dates::chinese_calendar`).
+        let calendar =
+            i > 0 && tokens[i].is("每") && (tokens[i - 1].is("天") || tokens[i - 1].is("月"));
+        if grain || calendar {
             i += 1;
             continue;
         }

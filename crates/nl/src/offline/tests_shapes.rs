@@ -119,6 +119,53 @@ fn dates_and_months_fan_out() {
     );
     assert_eq!(all.len(), 2, "{all:?}");
     assert_eq!(width(&all), Some(6));
+    for (text, days) in [
+        (
+            "backfill the daily demand forecast for each day of March 2024 (31 days), then reconcile the totals",
+            31,
+        ),
+        (
+            "backfill the forecast for each day of February 2024, then reconcile the totals",
+            29,
+        ),
+        (
+            "for each day of April, backfill the forecast, then reconcile the totals",
+            30,
+        ),
+    ] {
+        let all = tasks(text);
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert_eq!(width(&all), Some(days), "{text}");
+    }
+    // In Chinese: a range of months, the last days; "每天" there is no
+    // schedule, and "重跑" without a count or a failure runs the job.
+    for (text, n) in [
+        (
+            "对2023年1月到12月每个月的用户画像做回灌（12个月并行跑），全部跑完后做一次数据质量检查",
+            12,
+        ),
+        (
+            "对过去90天每天跑一次特征计算（90个任务），然后做数据质量检查",
+            90,
+        ),
+        (
+            "对 2024-03-01 到 2024-03-10 的每一天分别重跑 Spark 任务，每个失败重试 2 次；全部完成后做一次行数校验",
+            10,
+        ),
+    ] {
+        let p = plan(text);
+        let all = tasks(text);
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert_eq!(width(&all), Some(n), "{text}");
+        assert!(p.decomposition.schedule.is_none(), "{text}");
+        assert!(
+            p.warnings.iter().all(|w| !w.message.contains("read past")),
+            "{:?}",
+            p.warnings
+        );
+    }
+    let rerun = tasks("对 2024-03-01 到 2024-03-10 的每一天分别重跑 Spark 任务，每个失败重试 2 次");
+    assert_eq!(rerun[0].retry, Some(2));
 }
 
 #[test]
@@ -133,6 +180,10 @@ fn counted_things_fan_out_in_both_languages() {
         Some(5)
     );
     assert_eq!(fanned("对100个测试问题分别生成答案，然后出报告"), Some(100));
+    // ("核心表": core tables, no CPU cores.)
+    let all = tasks("对dwd层的10张核心表逐个跑数据质量检查，然后发告警");
+    assert_eq!(width(&all), Some(10));
+    assert!(all[0].resources.cpus.is_none(), "{all:?}");
 }
 
 #[test]

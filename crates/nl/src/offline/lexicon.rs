@@ -655,3 +655,35 @@ pub fn joined_words(t: &[Token]) -> Vec<(String, Vec<usize>)> {
     }
     out
 }
+
+/// Words that contain a separator character but are not separators.
+pub const NOT_SEPARATORS: &[&str] = &[
+    "finally block",
+    "finally 阶段",
+    "into train and test",
+    "into training and test",
+    "into train and validation",
+    "into training and validation",
+    "train and test sets",
+    "training and test sets",
+    "求和",
+    "成功与否",
+    "与否",
+    "总和",
+    "加和",
+    "并行",
+    "并发",
+    "合并",
+    "再次",
+    "再训练",
+    "后处理",
+    "后台",
+    "之后的",
+    "再生成",
+    "否则",
+    // "for the next 28 days", "the next day's data": no order.
+    "the next",
+    "next day",
+    "next week",
+    "next month",
+];

@@ -438,38 +438,6 @@ const ORDER: &[(&str, Order)] = &[
     ("之前", Order::PrecedesPrevious),
     ("以前", Order::PrecedesPrevious),
 ];
-/// Words that contain a separator character but are not separators.
-const NOT_SEPARATORS: &[&str] = &[
-    "finally block",
-    "finally 阶段",
-    "into train and test",
-    "into training and test",
-    "into train and validation",
-    "into training and validation",
-    "train and test sets",
-    "training and test sets",
-    "求和",
-    "成功与否",
-    "与否",
-    "总和",
-    "加和",
-    "并行",
-    "并发",
-    "合并",
-    "再次",
-    "再训练",
-    "后处理",
-    "后台",
-    "之后的",
-    "再生成",
-    "否则",
-    // "for the next 28 days", "the next day's data": no order.
-    "the next",
-    "next day",
-    "next week",
-    "next month",
-];
-
 /// Cuts the tokens into segments, each tagged with the strongest separator
 /// before it.
 pub fn segments(tokens: &[Token]) -> Vec<Segment> {
@@ -597,11 +565,11 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 .is_some_and(|t| "邮消通送给短".contains(t.text.as_str()));
         if depth > 0
             || (!sends
-                && NOT_SEPARATORS
+                && super::lexicon::NOT_SEPARATORS
                     .iter()
                     .any(|p| phrase_at(tokens, i, p).is_some()))
         {
-            let n = NOT_SEPARATORS
+            let n = super::lexicon::NOT_SEPARATORS
                 .iter()
                 .find_map(|p| phrase_at(tokens, i, p))
                 .unwrap_or(1);

@@ -198,6 +198,7 @@ pub const COMPARISONS: &[(Comparison, &[&str])] = &[
             "not below",
             "greater than or equal to",
             ">=",
+            "≥",
             "不低于",
             "不少于",
             "至少",
@@ -213,6 +214,7 @@ pub const COMPARISONS: &[(Comparison, &[&str])] = &[
             "not above",
             "less than or equal to",
             "<=",
+            "≤",
             "不高于",
             "不超过",
             "至多",
@@ -230,7 +232,19 @@ pub const COMPARISONS: &[(Comparison, &[&str])] = &[
     (
         Comparison::Lt,
         &[
-            "below", "under", "less", "lower", "worse", "<", "小于", "低于", "少于",
+            "below",
+            "under",
+            "less",
+            "lower",
+            "worse",
+            "<",
+            "小于",
+            "低于",
+            "少于",
+            "不到",
+            "不足",
+            "未达到",
+            "没达到",
         ],
     ),
     (Comparison::Eq, &["equals", "equal to", "=", "等于"]),
@@ -245,8 +259,14 @@ pub const PASS: &[&str] = &[
     "通过",
     "合格",
     "没问题",
+    "没有问题",
+    "正常",
 ];
-pub const FAIL: &[&str] = &["fails", "fail", "failed", "不通过", "不合格", "失败"];
+#[rustfmt::skip]
+pub const FAIL: &[&str] = &[
+    "fails", "fail", "failed", "不通过", "没通过", "不合格", "失败", "有问题", "出问题", "不正常",
+    "异常",
+];
 
 /// Words that carry no request of their own.
 pub const FILLER: &[&str] = &[

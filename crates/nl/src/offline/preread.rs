@@ -67,10 +67,14 @@ pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
         });
         let c = clause::read(tokens);
         // "评估通过就上线": the step before passing is the condition's subject.
-        let passed = ["通过", "成功", "没问题", "合格", "达标"].iter().any(|p| {
-            let n = p.chars().count();
-            tokens.len() >= n && super::scan::phrase_at(tokens, tokens.len() - n, p).is_some()
-        });
+        let passed = lexicon::PASS
+            .iter()
+            .chain(lexicon::FAIL)
+            .chain(&["成功", "达标"])
+            .any(|p| {
+                let n = p.chars().count();
+                tokens.len() >= n && super::scan::phrase_at(tokens, tokens.len() - n, p).is_some()
+            });
         if marked || (c.kind.is_some() && !c.generic && !passed) {
             continue;
         }

@@ -686,7 +686,7 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                     push(&mut current, sep, order.take(), after_colon, after_then);
                     pending = Sep::Start;
                 }
-                if ["就", "则", "那么"]
+                if ["就", "则", "那么", "的话"]
                     .iter()
                     .any(|c| phrase_at(tokens, i, c).is_some())
                 {

@@ -3,7 +3,7 @@
 
 use super::tests::plan;
 use super::*;
-use crate::decompose::{FanOutValues, Subtask};
+use crate::decompose::{Comparison, FanOutValues, Subtask};
 
 fn tasks(text: &str) -> Vec<Subtask> {
     plan(text)
@@ -90,6 +90,28 @@ fn both_branches_are_steps_whatever_their_verbs() {
         );
         assert!(all[1..].iter().all(|t| t.condition.is_some()), "{all:?}");
     }
+}
+
+#[test]
+fn chinese_conditions_read_without_an_if() {
+    let when = |text: &str| -> Vec<(Comparison, String)> {
+        tasks(text)
+            .iter()
+            .filter_map(|t| t.condition.as_ref().map(|c| (c.operator, c.value.clone())))
+            .collect()
+    };
+    // "…的话" opens a condition as "就" does; "有问题" is a failure.
+    assert_eq!(
+        when("对核心表跑数据质量检查，有问题的话发飞书告警"),
+        [(Comparison::Eq, "fail".to_owned())]
+    );
+    assert_eq!(
+        when("训练模型，在测试集上评估，AUC≥0.9的话注册模型，不到0.9就把错分样本导出来"),
+        [
+            (Comparison::Ge, "0.9".to_owned()),
+            (Comparison::Lt, "0.9".to_owned())
+        ]
+    );
 }
 
 #[test]

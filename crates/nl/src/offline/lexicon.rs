@@ -12,8 +12,11 @@ pub const PARALLEL: &[&str] = &[
     "simultaneously",
     "at the same time",
     "side by side",
+    "meanwhile",
+    "in the meantime",
     "both",
     "并行",
+    "与此同时",
     "同时",
     "并发",
     // "（两个一起拉）": together, of running; "一起合并" stays one step.

@@ -392,9 +392,35 @@ pub fn understand(text: &str) -> Understood {
             continue;
         }
         last_condition = c_condition.clone();
-        let opens = c.parallel
-            && (starts_with_parallel(&merged)
-                || ends_with_parallel(&segs[*g.segs.last().expect("a group has segments")]));
+        // "pull X, and at the same time export Y", "…; meanwhile, export
+        // Y": a marker opening a clause after another runs it beside that
+        // one ("both X and Y", "同时进行X和Y", "并行训练A、B和C" open a group
+        // of their own).
+        let last_seg = *g.segs.last().expect("a group has segments");
+        let beside = c.parallel
+            && starts_with_parallel(&merged)
+            && find_any(&merged[..merged.len().min(2)], &["both", "并行", "并发"]).is_none()
+            && c.models.len() <= 1
+            && segs.get(last_seg + 1).is_none_or(|n| n.sep != Sep::And)
+            && !segs[g.segs[0]].after_colon
+            && (matches!(g.sep, Sep::And | Sep::Comma)
+                || find_any(
+                    &merged[..merged.len().min(4)],
+                    &["meanwhile", "in the meantime", "与此同时"],
+                )
+                .is_some())
+            && meta.last().is_some_and(|m| !m.branch && !m.open)
+            && c_condition.is_none();
+        if beside {
+            stages
+                .last_mut()
+                .expect("meta follows stages")
+                .tasks
+                .extend(tasks);
+            continue;
+        }
+        let opens =
+            c.parallel && (starts_with_parallel(&merged) || ends_with_parallel(&segs[last_seg]));
         let closes = c.parallel && !opens;
         let this = Meta {
             sep: g.sep,

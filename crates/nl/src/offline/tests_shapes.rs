@@ -93,6 +93,28 @@ fn both_branches_are_steps_whatever_their_verbs() {
 }
 
 #[test]
+fn a_marker_opening_a_later_clause_runs_it_beside_the_one_before() {
+    for text in [
+        "pull the interactions from BigQuery, and at the same time export the item catalog from postgres, then build training triples",
+        "We pull the interactions from BigQuery, and meanwhile export the item catalog. Once both are done we build training triples",
+    ] {
+        assert_eq!(
+            stages(text),
+            [
+                vec!["pull-interactions", "export-item-catalog"],
+                vec!["build-train-triples"]
+            ],
+            "{text}"
+        );
+    }
+    // ("同时进行X和Y": the marker is about its own list.)
+    assert_eq!(
+        stages("读取日志数据，同时进行特征工程和数据质量检查，然后训练LightGBM").len(),
+        3
+    );
+}
+
+#[test]
 fn chinese_conditions_read_without_an_if() {
     let when = |text: &str| -> Vec<(Comparison, String)> {
         tasks(text)

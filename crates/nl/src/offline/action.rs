@@ -295,6 +295,25 @@ pub fn listed(tokens: &[Token], after_and: bool) -> Option<Action> {
     }
     let rest = &free[i..];
     let first = rest.first()?;
+    // ("…: test-unit, test-cov and test-e2e": a job named by a verb and
+    // what it does, alone in its clause.)
+    let mut parts = first.text.split('-');
+    let job = rest.len() == 1
+        && first.class == Class::Word
+        && parts.next().is_some_and(is_verb)
+        && parts.clone().count() >= 1
+        && parts.all(|p| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        });
+    if job {
+        return Some(Action {
+            name: slug(std::slice::from_ref(&first.text)),
+            labelled: false,
+            off_topic: false,
+        });
+    }
     let verb = verb_like(first)
         && first.text.len() >= 3
         && !first.text.ends_with("ly")

@@ -153,11 +153,17 @@ pub fn understand(text: &str) -> Understood {
             && let [_, .., own] = g.segs[..]
             && segs[own].after_colon
         {
-            let own = clause::read(&segs[own].tokens);
-            if own.generic {
-                c.kind = own.kind;
+            let tokens = &segs[own].tokens;
+            let own = clause::read(tokens);
+            let name = if own.generic {
+                own.name
+            } else {
+                super::group::listed_step(&own, Sep::Comma, tokens).map(|a| a.name)
+            };
+            if let Some(name) = name {
+                c.kind = Some(TaskKind::Shell);
                 c.generic = true;
-                c.name = own.name;
+                c.name = Some(name);
                 c.leftover.clear();
             }
         }

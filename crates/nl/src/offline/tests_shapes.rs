@@ -285,6 +285,17 @@ fn task_ids_and_unknown_verbs_in_a_list_are_steps() {
             "refresh-dashboard"
         ]
     );
+    // (Jobs named by a verb and what it does, after a colon.)
+    assert_eq!(
+        stages(
+            "checkout the repo, build influxd, then in parallel: test-unit, test-cov and test-e2e"
+        ),
+        [
+            vec!["checkout-repo"],
+            vec!["build-influxd"],
+            vec!["test-unit", "test-cov", "test-e2e"]
+        ]
+    );
     // (The first of the list too, and the exit handler after it.)
     let p = plan(
         "terraform plan, wait for approval, terraform apply, and whatever happens unlock the state at the end",

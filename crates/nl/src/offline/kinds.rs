@@ -126,7 +126,7 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
             "write it to", "save to", "save the results", "save the predictions", "save them",
             "save it to", "upload", "push to", "publish", "persist", "store the results",
             "store them", "dump", "convert to onnx", "to onnx", "导出", "写入", "写回", "上传", "推送",
-            "保存到", "存入", "入库",
+            "保存到", "存入", "入库", "存到", "存进", "落库",
         ],
     ),
     (
@@ -151,7 +151,8 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
         &[
             "notify", "notification", "alert", "send an alert", "email", "e-mail", "ping",
             "message", "slack", "webhook", "page", "inform", "wecom", "pagerduty", "通知", "告警", "报警",
-            "提醒", "邮件", "钉钉", "飞书", "企业微信", "短信",
+            "提醒", "邮件", "钉钉", "飞书", "企业微信", "短信", "发消息", "发个消息", "发条消息",
+            "发一条消息", "发到群里", "发群里",
         ],
     ),
     (

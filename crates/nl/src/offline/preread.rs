@@ -58,6 +58,16 @@ pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
         if !segs[i + 1].after_then {
             continue;
         }
+        // ("失败的话最多重试 3 次": a retry, no branch; its words go with it.)
+        if clause::read(&segs[i + 1].tokens).retry.is_some() {
+            let text: String = segs[i].tokens.iter().map(|t| t.text.as_str()).collect();
+            if ["失败", "失败了", "挂了", "出错", "报错"].contains(&text.as_str()) {
+                let words = std::mem::take(&mut segs[i].tokens);
+                segs[i + 1].tokens.splice(0..0, words);
+                segs[i + 1].sep = segs[i].sep;
+            }
+            continue;
+        }
         let tokens = &segs[i].tokens;
         let marked = (0..tokens.len()).any(|k| {
             lexicon::IF
@@ -90,6 +100,7 @@ pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
         };
         segs[i].tokens.splice(0..0, [mark("如"), mark("果")]);
     }
+    segs.retain(|s| !s.tokens.is_empty());
     segs
 }
 

@@ -208,6 +208,31 @@ fn dates_and_months_fan_out() {
             p.warnings
         );
     }
+    // ("失败的话最多重试 3 次" is a retry; "发个消息到群里" notifies.)
+    let p = plan(
+        "每小时拉一次气温数据，存到 postgres 里，都跑完了发个消息到群里，失败的话最多重试 3 次",
+    );
+    assert_eq!(
+        names(
+            "每小时拉一次气温数据，存到 postgres 里，都跑完了发个消息到群里，失败的话最多重试 3 次"
+        )
+        .len(),
+        3
+    );
+    assert_eq!(
+        p.workflow
+            .steps
+            .last()
+            .and_then(|s| s.retry.as_ref())
+            .map(|r| r.limit),
+        Some(3)
+    );
+    assert!(
+        p.warnings.iter().all(|w| !w.message.contains("read past")),
+        "{:?}",
+        p.warnings
+    );
+    assert_eq!(names("训练模型，失败的话重试2次"), ["train-model"]);
     let rerun = tasks("对 2024-03-01 到 2024-03-10 的每一天分别重跑 Spark 任务，每个失败重试 2 次");
     assert_eq!(rerun[0].retry, Some(2));
 }

@@ -99,6 +99,10 @@ pub(super) fn cjk_name(tokens: &[Token]) -> Option<String> {
     let mut verb = false;
     while i < tokens.len() {
         let t = &tokens[i];
+        // ("训练模型，失败重试两次": the name ends with its clause.)
+        if verb && ["，", "。", "；", ",", ";"].iter().any(|p| t.is(p)) {
+            break;
+        }
         if let Some((n, en)) = cjk_word_at(tokens, i) {
             verb |= !is_cjk_noun(en);
             if verb && !words.iter().any(|w| w == en) {

@@ -96,28 +96,31 @@ fn offline_planner_passes_the_dev_set() {
 }
 
 /// Where the planner stands on the three later dev sets (measured
-/// 2026-12-07: 330 of 429 = 76.9%, 25 invented steps; 319 (74.4%) and
+/// 2026-12-07, second session: 346 of 429 = 80.7%, 27 invented steps, two
+/// more because steps asked for and missed before are now found beside an
+/// extra one; first session: 330 (76.9%), 25; 319 (74.4%) and
 /// before that 73.7%, then 71.6%, 27; 2026-12-06: 64.6%,
 /// 42; before the first change measured on them dev3 and dev4 scored 55.6%
 /// and 41.8%, dev5 48.0% after that session's first changes).
 #[test]
 fn offline_planner_keeps_its_rate_on_the_later_dev_sets() {
-    passes(NEW_DEV, 0.75, 25);
+    passes(NEW_DEV, 0.79, 27);
 }
 
 /// Where the planner stands on the holdout (measured 2026-12-07: 72.3%,
-/// six invented steps; one more than on 2026-12-06, since "train X and a
+/// then 73.0% in the day's second session; six invented steps, one more
+/// than on 2026-12-06, since "train X and a
 /// Y baseline at the same time" trains both, a rule kept on the dev sets'
 /// evidence): it may not fall below this while issue 38's target (next
 /// test) is worked towards.
 #[test]
 fn offline_planner_keeps_its_holdout_rate() {
-    passes(&["holdout.yaml"], 0.72, 6);
+    passes(&["holdout.yaml"], 0.725, 6);
 }
 
 /// Issue 38's target for the holdout: at least 90%, no invented step.
 #[test]
-#[ignore = "issue 38's holdout target is not met yet (72.3%, 6 invented steps)"]
+#[ignore = "issue 38's holdout target is not met yet (73.0%, 6 invented steps)"]
 fn offline_planner_passes_the_holdout_set() {
     passes(&["holdout.yaml"], 0.9, 0);
 }

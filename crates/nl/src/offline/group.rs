@@ -102,7 +102,9 @@ pub(super) fn group(
         // without a step is context for the steps after it.
         // ("for each of the numbers 1, 2 and 3: double it": the fan-out is
         // the step's.)
-        let shapes = c.fan_out.is_some() || c.condition.is_some() || c.retry.is_some();
+        // ("三个任务同时跑：…": the marker is about the steps after it.)
+        let shapes =
+            c.fan_out.is_some() || c.condition.is_some() || c.retry.is_some() || c.parallel;
         if c.kind.is_none() && next_after_colon && groups.is_empty() && prefix.is_empty() && !shapes
         {
             if !c.models.is_empty() || !c.resources.is_empty() {

@@ -425,8 +425,14 @@ pub fn understand(text: &str) -> Understood {
                 .extend(tasks);
             continue;
         }
-        let opens =
-            c.parallel && (starts_with_parallel(&merged) || ends_with_parallel(&segs[last_seg]));
+        // ("三个任务同时跑：A、B、C": a marker before a colon opens the list.)
+        let before_colon = g.segs.len() > 1
+            && segs[g.segs[1]].after_colon
+            && find_any(&segs[g.segs[0]].tokens, lexicon::PARALLEL).is_some();
+        let opens = c.parallel
+            && (starts_with_parallel(&merged)
+                || ends_with_parallel(&segs[last_seg])
+                || before_colon);
         let closes = c.parallel && !opens;
         let this = Meta {
             sep: g.sep,

@@ -107,6 +107,14 @@ fn a_marker_opening_a_later_clause_runs_it_beside_the_one_before() {
             "{text}"
         );
     }
+    // ("三个任务同时跑：A、B、C": a marker before a colon opens the list.)
+    assert_eq!(
+        stages("三个任务同时跑：清洗日志、清洗订单、清洗商品，都完成后做特征工程，然后训练")
+            .iter()
+            .map(Vec::len)
+            .collect::<Vec<_>>(),
+        [3, 1, 1]
+    );
     // ("同时进行X和Y": the marker is about its own list.)
     assert_eq!(
         stages("读取日志数据，同时进行特征工程和数据质量检查，然后训练LightGBM").len(),

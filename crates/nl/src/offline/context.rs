@@ -55,9 +55,28 @@ const TITLE: &[&str] = &["benchmark", "study", "experiment", "ablation", "compar
 /// Takes the heading off the front of `groups`: the first clause, when a
 /// colon or a full stop ends it and two or more clauses follow, and it
 /// states a goal or asks for a step of a kind the others ask for again.
-pub fn heading(text: &str, groups: Vec<Group>, segs: &[Segment]) -> (Vec<Group>, Option<Heading>) {
+pub fn heading(
+    text: &str,
+    mut groups: Vec<Group>,
+    segs: &[Segment],
+) -> (Vec<Group>, Option<Heading>) {
     if groups.len() < 2 {
         return (groups, None);
+    }
+    // "We want to fine-tune Llama-3-8B on our data. 1. tokenize …": a
+    // sentence asking for no step, which the grouping put before the first
+    // step, is the heading alone.
+    if let [first, second, ..] = groups[0].segs[..]
+        && segs[second].sep == Sep::Sentence
+        && find_any(&segs[first].tokens, GOAL).is_some()
+    {
+        let c = clause::read(&segs[first].tokens);
+        if c.kind.is_none() {
+            groups[0].segs.remove(0);
+            groups[0].sep = Sep::Start;
+            let span = segs[first].span();
+            return (groups, Some(Heading { clause: c, span }));
+        }
     }
     let first = groups[0].tokens(segs);
     let c = clause::read(&first);

@@ -123,6 +123,20 @@ fn a_marker_opening_a_later_clause_runs_it_beside_the_one_before() {
 }
 
 #[test]
+fn a_goal_sentence_before_numbered_steps_is_their_heading() {
+    let text = "We want to LoRA-fine-tune Llama-3-8B on our internal instruction data.
+1. tokenize the dataset with the Llama-3 tokenizer
+2. SFT with LoRA (rank 16) on 4 GPUs
+3. merge the adapter into the base weights
+4. evaluate the merged model on MT-Bench";
+    let all = tasks(text);
+    assert_eq!(all.len(), 4, "{all:?}");
+    let train = training(&all);
+    assert_eq!(train.resources.gpus, Some(4));
+    assert!(train.model.is_some(), "{train:?}");
+}
+
+#[test]
 fn chinese_conditions_read_without_an_if() {
     let when = |text: &str| -> Vec<(Comparison, String)> {
         tasks(text)

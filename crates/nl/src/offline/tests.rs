@@ -792,7 +792,10 @@ fn a_bare_object_in_parallel_is_named_without_the_parallel_words() {
 
 #[test]
 fn waiting_for_something_to_arrive_is_a_step() {
-    let p = plan("等数据文件到达后，训练模型");
-    assert_eq!(p.explanations[0].step, "wait");
-    assert_eq!(p.decomposition.stages.len(), 2);
+    for text in ["等数据文件到达后，训练模型", "先等数据文件到达，再训练模型"]
+    {
+        let p = plan(text);
+        assert_eq!(p.explanations[0].step, "wait");
+        assert_eq!(p.decomposition.stages.len(), 2);
+    }
 }

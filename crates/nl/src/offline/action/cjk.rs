@@ -34,7 +34,9 @@ pub(super) fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
         "存在",
         "上传完",
     ];
-    if owned.first().is_some_and(|t| t.is("等")) && arrives.iter().any(|w| text.contains(w)) {
+    // ("先等…到达": after the word that orders it.)
+    let waits = text.starts_with("等") || text.starts_with("先等") || text.starts_with("首先等");
+    if waits && arrives.iter().any(|w| text.contains(w)) {
         let words = owned.iter().filter(|t| t.class == Class::Word);
         return named("wait".into(), words, off_topic);
     }

@@ -266,4 +266,6 @@ fn default_name(description: &str) -> String {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_clauses;
+#[cfg(test)]
 mod tests_shapes;

@@ -789,13 +789,3 @@ fn a_bare_object_in_parallel_is_named_without_the_parallel_words() {
         "{names:?}"
     );
 }
-
-#[test]
-fn waiting_for_something_to_arrive_is_a_step() {
-    for text in ["等数据文件到达后，训练模型", "先等数据文件到达，再训练模型"]
-    {
-        let p = plan(text);
-        assert_eq!(p.explanations[0].step, "wait");
-        assert_eq!(p.decomposition.stages.len(), 2);
-    }
-}

@@ -1,0 +1,146 @@
+//! Clauses read by their shape: a step after what opens a list, both
+//! branches whatever their verbs, markers that run a clause beside the one
+//! before, goal sentences, Chinese conditions and waits.
+
+use super::tests::plan;
+use super::tests_shapes::{names, stages, tasks, training, width};
+use crate::decompose::Comparison;
+
+#[test]
+fn a_step_after_what_opens_a_list_is_run_for_each() {
+    let per_genre = "load the movies csv, then for each of the genres drama, comedy, action and horror compute the median gross, then join the stats into one table";
+    // (The list's last value before a colon is no branch's outcome.)
+    for text in [
+        per_genre.to_owned(),
+        per_genre.replace("horror compute", "horror: compute"),
+    ] {
+        let all = tasks(&text);
+        assert_eq!(
+            names(&text),
+            ["load-movies-csv", "compute-median-gross", "join-stats"]
+        );
+        assert_eq!(width(&all), Some(4));
+        assert!(all.iter().all(|t| t.condition.is_none()), "{all:?}");
+    }
+    for text in [
+        "list the csv files in s3://landing/2024/, then for each file count its lines, then total the counts",
+        "list the csv files in s3://landing/2024/, then for each file: count its lines, then total the counts",
+    ] {
+        assert_eq!(
+            names(text),
+            ["list-csv-files", "count-lines", "total-count"]
+        );
+    }
+    let numbers =
+        "for each of the numbers 1 through 5 check whether it's even or odd, then print a summary";
+    let all = tasks(numbers);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(
+        all[0].fan_out.as_ref().map(|f| f.parameter.as_str()),
+        Some("number")
+    );
+    // A step after a colon is no heading, whatever its verb.
+    let episodes = "for each of the 20 podcast episodes: transcribe with whisper on a GPU; then translate all transcripts to Spanish; then publish them to the CMS";
+    let all = tasks(episodes);
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert_eq!(width(&all), Some(20));
+    // ("for each of the 12 stores": a noun after its count; "for the next
+    // 28 days" orders nothing.)
+    let stores = "for each of the 12 stores, run a Prophet forecast for the next 28 days; then combine all forecasts";
+    assert_eq!(tasks(stores).len(), 2, "{:?}", tasks(stores));
+}
+
+#[test]
+fn both_branches_are_steps_whatever_their_verbs() {
+    let text =
+        "train a model; if the accuracy is above 0.9, promote it to 100%, otherwise revert to v6";
+    assert_eq!(names(text), ["train-model", "promote", "revert"]);
+    // (A condition it cannot read ends at "run"; "it's" is one word.)
+    for text in [
+        "check_day; if it is a Saturday run light_refresh, else run full_refresh",
+        "check_day; if it's a Saturday or Sunday run light_refresh, else run full_refresh",
+    ] {
+        let all = tasks(text);
+        assert_eq!(
+            names(text),
+            ["check-day", "run-light-refresh", "run-full-refresh"]
+        );
+        assert!(all[1..].iter().all(|t| t.condition.is_some()), "{all:?}");
+    }
+}
+
+#[test]
+fn a_marker_opening_a_later_clause_runs_it_beside_the_one_before() {
+    for text in [
+        "pull the interactions from BigQuery, and at the same time export the item catalog from postgres, then build training triples",
+        "We pull the interactions from BigQuery, and meanwhile export the item catalog. Once both are done we build training triples",
+    ] {
+        assert_eq!(
+            stages(text),
+            [
+                vec!["pull-interactions", "export-item-catalog"],
+                vec!["build-train-triples"]
+            ],
+            "{text}"
+        );
+    }
+    // ("三个任务同时跑：A、B、C": a marker before a colon opens the list.)
+    assert_eq!(
+        stages("三个任务同时跑：清洗日志、清洗订单、清洗商品，都完成后做特征工程，然后训练")
+            .iter()
+            .map(Vec::len)
+            .collect::<Vec<_>>(),
+        [3, 1, 1]
+    );
+    // ("同时进行X和Y": the marker is about its own list.)
+    assert_eq!(
+        stages("读取日志数据，同时进行特征工程和数据质量检查，然后训练LightGBM").len(),
+        3
+    );
+}
+
+#[test]
+fn a_goal_sentence_before_numbered_steps_is_their_heading() {
+    let text = "We want to LoRA-fine-tune Llama-3-8B on our internal instruction data.
+1. tokenize the dataset with the Llama-3 tokenizer
+2. SFT with LoRA (rank 16) on 4 GPUs
+3. merge the adapter into the base weights
+4. evaluate the merged model on MT-Bench";
+    let all = tasks(text);
+    assert_eq!(all.len(), 4, "{all:?}");
+    let train = training(&all);
+    assert_eq!(train.resources.gpus, Some(4));
+    assert!(train.model.is_some(), "{train:?}");
+}
+
+#[test]
+fn chinese_conditions_read_without_an_if() {
+    let when = |text: &str| -> Vec<(Comparison, String)> {
+        tasks(text)
+            .iter()
+            .filter_map(|t| t.condition.as_ref().map(|c| (c.operator, c.value.clone())))
+            .collect()
+    };
+    // "…的话" opens a condition as "就" does; "有问题" is a failure.
+    assert_eq!(
+        when("对核心表跑数据质量检查，有问题的话发飞书告警"),
+        [(Comparison::Eq, "fail".to_owned())]
+    );
+    assert_eq!(
+        when("训练模型，在测试集上评估，AUC≥0.9的话注册模型，不到0.9就把错分样本导出来"),
+        [
+            (Comparison::Ge, "0.9".to_owned()),
+            (Comparison::Lt, "0.9".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn waiting_for_something_to_arrive_is_a_step() {
+    for text in ["等数据文件到达后，训练模型", "先等数据文件到达，再训练模型"]
+    {
+        let p = plan(text);
+        assert_eq!(p.explanations[0].step, "wait");
+        assert_eq!(p.decomposition.stages.len(), 2);
+    }
+}

@@ -76,7 +76,7 @@ const VERBS: &[&str] = &[
     "add", "aggregate", "alert", "analyze", "annotate", "append", "apply", "archive", "assemble",
     "audit", "augment", "average", "backfill", "backup", "benchmark", "bootstrap", "build",
     "bundle", "bump", "cache", "calculate", "calibrate", "call", "capture", "categorize",
-    "celebrate", "check", "classify", "clone", "cluster", "collect", "combine", "commit",
+    "celebrate", "check", "checksum", "classify", "clone", "cluster", "collect", "combine", "commit",
     "compare", "compile", "compress", "compute", "concatenate", "configure", "consume", "convert",
     "copy", "count", "crawl", "create", "crop", "cry", "decode", "decompress", "decrypt", "dedupe",
     "deduplicate", "delete", "derive", "detect", "display", "distill", "divide", "download",
@@ -185,11 +185,23 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     while i < free.len() && !free[i].is_label() && LEAD.iter().any(|w| free[i].is(w)) {
         i += 1;
     }
-    // "keep flipping a coin": the verb is the one kept at.
+    // "keep flipping a coin": the verb is the one kept at; "finish by
+    // printing done", "start with cleaning it": the one it starts or ends
+    // with.
     if free.get(i).is_some_and(|t| t.is("keep"))
         && free.get(i + 1).is_some_and(|t| t.text.ends_with("ing"))
     {
         i += 1;
+    } else if free.get(i).is_some_and(|t| {
+        ["finish", "start", "begin", "end", "conclude", "wrap"]
+            .iter()
+            .any(|w| t.is(w))
+    }) && free.get(i + 1).is_some_and(|t| t.is("by") || t.is("with"))
+        && free
+            .get(i + 2)
+            .is_some_and(|t| t.text.len() > 5 && t.text.ends_with("ing"))
+    {
+        i += 2;
     }
     // The first known verb leads, past modifiers before it ("of the
     // outcome, print …").
@@ -505,8 +517,21 @@ pub fn lemma(word: &str) -> String {
         return found.clone();
     }
     // "rolling" → "roll", "running" → "run": unknown verbs lose "-ing",
-    // and a doubled last consonant (but not "ll", "ss").
-    match word.strip_suffix("ing") {
+    // and a doubled last consonant (but not "ll", "ss"); nouns keep it
+    // ("everything", "string", "morning").
+    let noun = word.ends_with("thing")
+        || [
+            "string",
+            "spring",
+            "morning",
+            "evening",
+            "ceiling",
+            "during",
+            "padding",
+            "embedding",
+        ]
+        .contains(&word);
+    match word.strip_suffix("ing").filter(|_| !noun) {
         Some(stem) if stem.len() >= 3 => {
             let b = stem.as_bytes();
             let doubled = b[b.len() - 1] == b[b.len() - 2]

@@ -144,3 +144,21 @@ fn waiting_for_something_to_arrive_is_a_step() {
         assert_eq!(p.decomposition.stages.len(), 2);
     }
 }
+
+#[test]
+fn a_step_a_workflow_ends_or_starts_with_is_named_by_its_verb() {
+    assert_eq!(
+        names("download the files, then index everything. Finish by printing done."),
+        ["download-files", "index-everything", "print-done"]
+    );
+    assert_eq!(
+        stages(
+            "download the files, then checksum and unzip them in parallel, then index everything"
+        ),
+        [
+            vec!["download-files"],
+            vec!["checksum", "unzip"],
+            vec!["index-everything"]
+        ]
+    );
+}

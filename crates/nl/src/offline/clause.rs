@@ -9,7 +9,7 @@ use super::reader::Reader;
 use super::scan::{Class, Token, find_any, phrase_at};
 use super::schedule;
 use super::shape::{behind_preposition, branches, model_count, preamble, refine};
-use crate::decompose::{ConditionSpec, FanOut, ResourceSpec, Span, TaskKind};
+use crate::decompose::{Comparison, ConditionSpec, FanOut, ResourceSpec, Span, TaskKind};
 
 #[derive(Debug, Clone, Default)]
 pub struct Clause {
@@ -148,8 +148,11 @@ pub fn read(tokens: &[Token]) -> Clause {
     }
     // Every "whatever happens" phrase: "at the very end, regardless of …".
     let mut from = 0;
+    // ("if anything fails, page the on-call": at the end, on failure only.)
+    let mut on_failure = false;
     while let Some((i, n)) = find_any(&tokens[from..], lexicon::ALWAYS) {
         c.always = true;
+        on_failure |= find_any(&tokens[from + i..from + i + n], lexicon::ON_FAILURE).is_some();
         r.mark(from + i, n);
         from += i + n;
     }
@@ -189,6 +192,13 @@ pub fn read(tokens: &[Token]) -> Clause {
     if c.retry.is_some() {
         // "retry it twice if it fails" is no exit handler.
         c.always = false;
+    }
+    if on_failure && c.always && c.condition.is_none() {
+        c.condition = Some(ConditionSpec {
+            metric: "quality".into(),
+            operator: Comparison::Eq,
+            value: "fail".into(),
+        });
     }
     resources(&mut r, &mut c);
     c.fan_out = super::fanout::read(&mut r);

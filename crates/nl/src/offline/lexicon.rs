@@ -153,6 +153,15 @@ pub const ALWAYS: &[&str] = &[
     "if it fails",
     "if anything fails",
     "if any step fails",
+    "even if a step fails",
+    "even if anything fails",
+    "even if something fails",
+    "任何一步失败",
+    "任何步骤失败",
+    "任一步骤失败",
+    "任何一个步骤失败",
+    "任何任务失败",
+    "有任何失败",
     "无论成功与否",
     "无论成功还是失败",
     "无论结果",
@@ -160,6 +169,15 @@ pub const ALWAYS: &[&str] = &[
     "不管成功",
     "失败时",
     "结束后",
+];
+
+/// Exit handlers that run only when the run failed.
+pub const ON_FAILURE: &[&str] = &[
+    "on failure",
+    "if it fails",
+    "if anything fails",
+    "if any step fails",
+    "失败时",
 ];
 
 pub const METRICS: &[(&str, &[&str])] = &[

@@ -162,3 +162,39 @@ fn a_step_a_workflow_ends_or_starts_with_is_named_by_its_verb() {
         ]
     );
 }
+
+#[test]
+fn a_handler_said_to_run_on_failure_runs_only_when_the_run_failed() {
+    let when = |text: &str| {
+        let p = plan(text);
+        assert_eq!(
+            p.workflow.on_exit.len(),
+            1,
+            "{text}: {:?}",
+            p.workflow.on_exit
+        );
+        serde_json::to_value(&p.workflow.on_exit[0].when).expect("serializes")
+    };
+    let failed = serde_json::json!([{"input": "{{workflow.status}}", "operator": "ne", "value": "Succeeded"}]);
+    for text in [
+        "train the model, then deploy it. If anything fails, page the on-call",
+        "train the model, then deploy it; on failure, notify #ml-alerts",
+        "训练模型，然后部署，任何一步失败就发告警",
+    ] {
+        assert_eq!(when(text), failed, "{text}");
+    }
+    for text in [
+        "train the model, then deploy it; no matter what, send a slack message",
+        "train the model, then deploy it. Even if a step fails, clean up the workspace",
+    ] {
+        assert_ne!(when(text), failed, "{text}");
+    }
+    // ("retry 3 times on failure" is a retry, no handler.)
+    let p = plan("train the model, retry 3 times on failure, then deploy it");
+    assert!(p.workflow.on_exit.is_empty());
+    assert!(
+        p.workflow.steps.iter().all(|s| s.when.is_empty()),
+        "{:?}",
+        p.workflow.steps
+    );
+}

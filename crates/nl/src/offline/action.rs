@@ -230,7 +230,26 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     // ("- dbt_seed": a task id alone in its clause; "dbt_test on
     // everything": or saying what it acts on, not a parameter's values as
     // in "num_round from 50 to 100".)
-    let words: Vec<&Token> = tokens.iter().filter(|t| t.class != Class::Punct).collect();
+    let mut words: Vec<&Token> = tokens.iter().filter(|t| t.class != Class::Punct).collect();
+    // ("step3 one after another": how the list runs, said after its last.)
+    for tail in [
+        &["one", "after", "another"][..],
+        &["one", "after", "the", "other"],
+        &["one", "by", "one"],
+        &["sequentially"],
+        &["consecutively"],
+        &["in", "turn"],
+    ] {
+        let n = words.len();
+        if n > tail.len()
+            && words[n - tail.len()..]
+                .iter()
+                .zip(tail)
+                .all(|(t, w)| t.is(w))
+        {
+            words.truncate(n - tail.len());
+        }
+    }
     let acts_on = [
         "on", "for", "against", "into", "to", "in", "across", "over", "with", "using", "via",
     ];

@@ -722,6 +722,9 @@ pub const NOT_SEPARATORS: &[&str] = &[
     "之后的",
     "再生成",
     "否则",
+    // "step1, step2 and step3 one after another": no order word.
+    "one after another",
+    "one after the other",
     // "for the next 28 days", "the next day's data": no order.
     "the next",
     "next day",

@@ -36,16 +36,23 @@ impl Token {
         self.class == Class::Word && self.upper && self.text.len() == 1 && self.text != "i"
     }
 
-    /// "extract_users", "load_to_bq": a snake_case identifier.
+    /// "extract_users", "load_to_bq": a snake_case identifier; "step1",
+    /// "task2": a numbered step.
     pub fn is_task_id(&self) -> bool {
-        self.text.len() >= 3
-            && self.text.contains('_')
-            && !self.text.starts_with('_')
-            && !self.text.ends_with('_')
-            && self
-                .text
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        let numbered = ["step", "task", "job", "stage"].iter().any(|p| {
+            self.text
+                .strip_prefix(p)
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        });
+        numbered
+            || (self.text.len() >= 3
+                && self.text.contains('_')
+                && !self.text.starts_with('_')
+                && !self.text.ends_with('_')
+                && self
+                    .text
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
     }
 }
 

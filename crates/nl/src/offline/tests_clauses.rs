@@ -198,3 +198,20 @@ fn a_handler_said_to_run_on_failure_runs_only_when_the_run_failed() {
         p.workflow.steps
     );
 }
+
+#[test]
+fn numbered_steps_run_in_the_order_listed() {
+    for text in [
+        "run step1, step2 and step3 one after another",
+        "run step1, step2 and step3 sequentially",
+    ] {
+        assert_eq!(stages(text).len(), 3, "{text}: {:?}", stages(text));
+    }
+    assert_eq!(
+        stages("run task1 and task2 in parallel, then task3")
+            .iter()
+            .map(Vec::len)
+            .collect::<Vec<_>>(),
+        [2, 1]
+    );
+}

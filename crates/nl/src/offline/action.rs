@@ -273,6 +273,7 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     // "run sentiment analysis", "perform entity resolution".
     // ("start from our SFT checkpoint" says where things begin.)
     let known = VERBS.contains(&lemma(&first.text).as_str())
+        || phrasal(rest).is_some()
         || (LEADING_VERBS.iter().any(|w| first.is(w))
             && rest.len() >= 2
             && !PREPOSITIONS.iter().any(|w| rest[1].is(w)));
@@ -294,11 +295,37 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
 /// A step's name from the clause's verb on, the verb in its base form ("a
 /// pipeline that pulls …, forecasts the demand" → "forecast-demand").
 fn verb_first_name(rest: &[&Token]) -> String {
+    if let Some(joined) = phrasal(rest) {
+        let mut words = vec![joined.to_owned()];
+        words.extend(content_words(&rest[2..], 3));
+        return slug(&words);
+    }
     let mut words = content_words(rest, 4);
     if let Some(verb) = words.first_mut() {
         *verb = third_person_base(verb);
     }
     slug(&words)
+}
+
+/// "back up the database", "tear down the cluster": a verb of two words,
+/// as one.
+fn phrasal(rest: &[&Token]) -> Option<&'static str> {
+    const PHRASAL: &[(&str, &str, &str)] = &[
+        ("back", "up", "back-up"),
+        ("roll", "back", "roll-back"),
+        ("tear", "down", "tear-down"),
+        ("spin", "up", "spin-up"),
+        ("shut", "down", "shut-down"),
+        ("set", "up", "set-up"),
+        ("sign", "off", "sign-off"),
+    ];
+    let [verb, particle, ..] = rest else {
+        return None;
+    };
+    PHRASAL
+        .iter()
+        .find(|(v, p, _)| verb.is(v) && particle.is(p))
+        .map(|(.., joined)| *joined)
 }
 
 /// A clause in a list of steps ("…, compact small files, and expire old
@@ -409,7 +436,17 @@ pub fn object_of_verb(free: &[Token], at: usize) -> bool {
             .iter()
             .any(|list| list.iter().any(|w| verb.is(w)));
     let plural = free[at].text.len() > 3 && free[at].text.ends_with('s');
-    verb_like && plural && first + 2 == at && OBJECT_START.iter().any(|w| free[first + 1].is(w))
+    // ("spin up a cluster", "tear down the cluster": what a verb of two
+    // words acts on.)
+    let refs: Vec<&Token> = free[first..].iter().collect();
+    let after_phrasal = phrasal(&refs).is_some()
+        && first + 3 == at
+        && OBJECT_START.iter().any(|w| free[first + 2].is(w));
+    after_phrasal
+        || (verb_like
+            && plural
+            && first + 2 == at
+            && OBJECT_START.iter().any(|w| free[first + 1].is(w)))
 }
 
 /// "run two tasks", "执行两个任务": words about the steps, not a step.

@@ -215,3 +215,20 @@ fn numbered_steps_run_in_the_order_listed() {
         [2, 1]
     );
 }
+
+#[test]
+fn verbs_of_two_words_are_one_verb() {
+    assert_eq!(
+        names(
+            "every night at 2am, back up the database to S3 and delete backups older than 30 days"
+        ),
+        ["back-up-database", "delete-backup-older"]
+    );
+    // ("a cluster" after "spin up" is what it acts on, no clustering.)
+    let all = tasks("spin up a cluster, run the job, then tear down the cluster");
+    assert_eq!(
+        names("spin up a cluster, run the job, then tear down the cluster"),
+        ["spin-up-cluster", "run-job", "tear-down-cluster"]
+    );
+    assert!(all.iter().all(|t| !t.kind.trains()), "{all:?}");
+}

@@ -401,8 +401,14 @@ impl Builder<'_> {
                 Some((s, p, false)) => {
                     let name = step["name"].as_str().unwrap_or_default().to_owned();
                     self.state.guards.insert(name, (cond.clone(), s.clone(), p.clone()));
+                    // (A branch on a parameter: no step is named.)
+                    let input = if s.is_empty() {
+                        format!("{{{{workflow.parameters.{p}}}}}")
+                    } else {
+                        format!("{{{{steps.{s}.outputs.parameters.{p}}}}}")
+                    };
                     step["when"] = json!([{
-                        "input": format!("{{{{steps.{s}.outputs.parameters.{p}}}}}"),
+                        "input": input,
                         "operator": serde_json::to_value(cond.operator).expect("serializes"),
                         "value": cond.value,
                     }]);
@@ -415,6 +421,8 @@ impl Builder<'_> {
                 None => {
                     let name = super::action::slug(std::slice::from_ref(&cond.metric)).replace('-', "_");
                     let name = if name.is_empty() { "condition".to_owned() } else { name };
+                    let step_name = step["name"].as_str().unwrap_or_default().to_owned();
+                    self.state.guards.insert(step_name, (cond.clone(), String::new(), name.clone()));
                     self.param(json!({"name": name, "description": format!("what the condition of step {:?} reads; no earlier step measures it", task.text)}));
                     step["when"] = json!([{
                         "input": format!("{{{{workflow.parameters.{name}}}}}"),

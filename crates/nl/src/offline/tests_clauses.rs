@@ -232,3 +232,20 @@ fn verbs_of_two_words_are_one_verb() {
     );
     assert!(all.iter().all(|t| !t.kind.trains()), "{all:?}");
 }
+
+#[test]
+fn a_later_step_of_a_branch_on_a_parameter_reads_that_parameter() {
+    let p = plan(
+        "run the unit tests; if they pass, build the docker image and push it to ECR; otherwise notify the author",
+    );
+    let when = |name: &str| {
+        let step = p
+            .workflow
+            .steps
+            .iter()
+            .find(|s| s.name == name)
+            .expect(name);
+        serde_json::to_value(&step.when).expect("serializes")
+    };
+    assert_eq!(when("push"), when("build-docker-image"));
+}

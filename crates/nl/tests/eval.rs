@@ -96,15 +96,15 @@ fn offline_planner_passes_the_dev_set() {
 }
 
 /// Where the planner stands on the three later dev sets (measured
-/// 2026-12-07, second session: 346 of 429 = 80.7%, 27 invented steps, two
-/// more because steps asked for and missed before are now found beside an
-/// extra one; first session: 330 (76.9%), 25; 319 (74.4%) and
+/// 2026-12-07, second session: 349 of 429 = 81.4%, 28 invented steps,
+/// three more because steps asked for and missed before are now found
+/// beside an extra one; first session: 330 (76.9%), 25; 319 (74.4%) and
 /// before that 73.7%, then 71.6%, 27; 2026-12-06: 64.6%,
 /// 42; before the first change measured on them dev3 and dev4 scored 55.6%
 /// and 41.8%, dev5 48.0% after that session's first changes).
 #[test]
 fn offline_planner_keeps_its_rate_on_the_later_dev_sets() {
-    passes(NEW_DEV, 0.79, 27);
+    passes(NEW_DEV, 0.8, 28);
 }
 
 /// Where the planner stands on the holdout (measured 2026-12-07: 72.3%,

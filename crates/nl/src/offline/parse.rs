@@ -417,14 +417,6 @@ pub fn understand(text: &str) -> Understood {
                 .is_some())
             && meta.last().is_some_and(|m| !m.branch && !m.open)
             && c_condition.is_none();
-        if beside {
-            stages
-                .last_mut()
-                .expect("meta follows stages")
-                .tasks
-                .extend(tasks);
-            continue;
-        }
         // ("三个任务同时跑：A、B、C": a marker before a colon opens the list.)
         let before_colon = g.segs.len() > 1
             && segs[g.segs[1]].after_colon
@@ -443,7 +435,7 @@ pub fn understand(text: &str) -> Understood {
         let joins_open = meta
             .last()
             .is_some_and(|m| m.open && !m.branch && !this.branch && links(g.sep, m.kind, kind));
-        if joins_open {
+        if beside || joins_open {
             stages
                 .last_mut()
                 .expect("meta follows stages")

@@ -183,11 +183,7 @@ pub(super) fn chinese_calendar(r: &mut Reader) -> Option<FanOut> {
             .filter(|x| x.class == Class::Number)
             .and_then(|x| x.text.parse::<u32>().ok())
     };
-    let each_month = ["每个月", "每月", "逐月", "每一个月"];
-    if each_month
-        .iter()
-        .any(|p| (0..t.len()).any(|k| phrase_at(t, k, p).is_some()))
-    {
+    if find_any(t, &["每个月", "每月", "逐月", "每一个月"]).is_some() {
         let found = (0..t.len()).find_map(|i| {
             let year = number(i).filter(|y| (1900..=2200).contains(y) && r.is(i + 1, &["年"]))?;
             let a = number(i + 2).filter(|_| r.is(i + 3, &["月"]))?;

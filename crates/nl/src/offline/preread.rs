@@ -246,14 +246,17 @@ pub(super) fn list_tails(mut segs: Vec<Segment>) -> Vec<Segment> {
             };
             n(&["(", "（"]) > n(&[")", "）"])
         };
-        let verb = (1..tokens.len()).find(|&j| {
-            tokens[j].class == Class::Word
-                && !(tokens[j - 1].class == Class::Number && tokens[j].text.ends_with('s'))
-                && !open(j)
-                && tokens[j + 1..].iter().any(|t| t.class != Class::Punct)
-                && super::action::is_verb(&tokens[j].text)
-                && tokens[..j].iter().all(|t| !super::action::is_verb(&t.text))
-        });
+        // (The clause's first verb, after at least one word.)
+        let verb = tokens
+            .iter()
+            .position(|t| super::action::is_verb(&t.text))
+            .filter(|&j| {
+                j >= 1
+                    && tokens[j].class == Class::Word
+                    && !(tokens[j - 1].class == Class::Number && tokens[j].text.ends_with('s'))
+                    && !open(j)
+                    && tokens[j + 1..].iter().any(|t| t.class != Class::Punct)
+            });
         let opens = || {
             let c = clause::read(tokens);
             (c.opens_list || c.fan_out.is_some()) && c.kind.is_none()

@@ -257,9 +257,27 @@ pub fn read(tokens: &[Token]) -> Clause {
         // ("keep whichever scores best": the later verb is the relative
         // clause's.)
         let relative = free[at..at + n].iter().any(|t| t.is("whichever"));
+        // ("pick the best by validation loss": a metric, no later step.)
+        let metric = |k: usize| {
+            free[at + n..at + n + k].iter().any(|t| {
+                [
+                    "by",
+                    "on",
+                    "with",
+                    "based",
+                    "according",
+                    "using",
+                    "in",
+                    "of",
+                ]
+                .iter()
+                .any(|w| t.is(w))
+            })
+        };
         if kind == TaskKind::Select
             && !relative
             && let Some((later, k, m)) = lexicon::kind_phrase(&free[at + n..])
+            && !metric(k)
         {
             r.mark(at, n);
             (kind, at, n) = (later, at + n + k, m);

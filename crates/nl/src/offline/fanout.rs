@@ -103,7 +103,7 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
         }
         let from = i.saturating_sub(usize::from(i > 0 && r.is(i - 1, &["from", "从"])));
         *slot = Some(FanOut {
-            parameter: parameter_before(t, from),
+            parameter: parameter_before(t, from).0,
             values: FanOutValues::Range {
                 start: i64::from(a),
                 end: i64::from(b),
@@ -213,7 +213,11 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             return;
         }
     }
-    // Lists: two or more numbers in a row ("batch sizes 100, 200 and 300").
+    // Lists: two or more numbers in a row ("batch sizes 100, 200 and 300");
+    // several named lists in one clause are crossed ("learning rates 1e-2
+    // and 1e-3 and batch sizes 32 and 64", "each lr in {…} and each seed
+    // in {…}").
+    let mut lists: Vec<(String, Vec<String>)> = Vec::new();
     let mut i = 0;
     while i < t.len() {
         if t[i].class != Class::Number {
@@ -251,16 +255,38 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             .collect();
         if run.len() >= 2 {
             let end = *run.last().expect("two numbers") + 1;
-            *slot = Some(FanOut {
-                parameter: parameter_before(t, i),
-                values: FanOutValues::List(run.iter().map(|&j| t[j].text.clone()).collect()),
-            });
-            // From the name on ("C in {": "C" is no step of its own).
-            let from = (before - 1).min(i.saturating_sub(2));
+            let (parameter, named_at) = parameter_before(t, before);
+            lists.push((parameter, run.iter().map(|&j| t[j].text.clone()).collect()));
+            // From the name on ("C in {": "C" is no step of its own;
+            // "learning rate": no training either).
+            let from = named_at.min(before - 1);
+            let end = end + usize::from(r.is(end, &["}", "]", ")", "）"]));
             r.mark(from, end - from);
-            return;
+            i = end;
+            continue;
         }
         i += run.len().max(1);
+    }
+    if !lists.is_empty() {
+        let parameter = lists
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .collect::<Vec<_>>()
+            .join("_");
+        let values: Vec<Vec<String>> = lists.into_iter().map(|(_, v)| v).collect();
+        if values.len() > 1 {
+            for (at, n) in [find_any(t, &["for each", "for every", "for all"])]
+                .into_iter()
+                .flatten()
+            {
+                r.mark(at, n);
+            }
+        }
+        *slot = Some(FanOut {
+            parameter,
+            values: FanOutValues::List(cross(&values)),
+        });
+        return;
     }
     // Words after "for each X in" or "for each of the Xs": "for each region
     // in us, eu and asia", up to the next verb.
@@ -402,6 +428,15 @@ fn chinese_each(r: &mut Reader) -> Option<FanOut> {
         .filter(|x| matches!(x.class, Class::Word | Class::Number | Class::Url))
         .map(|x| x.text.clone())
         .collect();
+    // "learning rate 分别取 0.1、0.01": the words name what varies, the
+    // numbers after "分别" are its values (the list reader's).
+    let numbers_after = t[each..t.len().min(each + 6)]
+        .iter()
+        .position(|x| x.class == Class::Number)
+        .is_some_and(|k| t.get(each + k + 1).is_some_and(|x| x.is("、")));
+    if numbers_after && values.iter().all(|v| v.parse::<f64>().is_err()) {
+        return None;
+    }
     // "对北京、上海、广州5个城市分别 …": Chinese values between 、, the
     // count and what is counted after the last one.
     if values.len() < 2
@@ -668,6 +703,7 @@ fn matrix(r: &mut Reader) -> Option<FanOut> {
     )?;
     let mut names = Vec::new();
     let mut lists: Vec<Vec<String>> = Vec::new();
+    let mut marks = Vec::new();
     let mut i = 0;
     // "os (linux, darwin)", "depth in {3, 5}", "lr [0.1, 0.01]".
     while i < t.len() {
@@ -694,16 +730,32 @@ fn matrix(r: &mut Reader) -> Option<FanOut> {
                 .find(|&k| !["in", "=", "of", "over", ":"].iter().any(|w| t[k].is(w)));
             names.push(named.map_or("item".into(), |k| t[k].text.clone()));
             let from = named.unwrap_or(i);
-            r.mark(from, close + 1 - from);
+            marks.push((from, close + 1 - from));
             lists.push(values);
         }
         i = close + 1;
     }
+    // ("… and 64 (all 6 combinations)": one bracket is no matrix.)
     if lists.len() < 2 {
         return None;
     }
+    for (from, n) in marks {
+        r.mark(from, n);
+    }
+    if let Some((at, n)) = find_any(t, &["for every", "for each", "for all"]) {
+        r.mark(at, n);
+    }
+    Some(FanOut {
+        parameter: names.join("_"),
+        values: FanOutValues::List(cross(&lists)),
+    })
+}
+
+/// Every combination of the lists' values, in order: `[[a, b], [1, 2]]`
+/// gives `a-1, a-2, b-1, b-2`.
+fn cross(lists: &[Vec<String>]) -> Vec<String> {
     let mut crossed: Vec<String> = vec![String::new()];
-    for list in &lists {
+    for list in lists {
         crossed = crossed
             .iter()
             .flat_map(|a| {
@@ -717,54 +769,79 @@ fn matrix(r: &mut Reader) -> Option<FanOut> {
             })
             .collect();
     }
-    if let Some((at, n)) = find_any(t, &["for every", "for each", "for all"]) {
-        r.mark(at, n);
-    }
-    Some(FanOut {
-        parameter: names.join("_"),
-        values: FanOutValues::List(crossed),
-    })
+    crossed
 }
 
-/// What varies, from the words before a list: "batch sizes" → `batch_size`.
-fn parameter_before(t: &[Token], i: usize) -> String {
-    if i > 0 && t[i - 1].class == Class::Cjk {
-        let start = i.saturating_sub(5);
-        let text: String = t[start..i].iter().map(|x| x.text.as_str()).collect();
+/// What varies, from the words before a list, and where those words start:
+/// "batch sizes" → `batch_size`, "学习率试一下" → `learning_rate`, "learning
+/// rate 分别取" → `learning_rate`. A verb before them is the step's, no name
+/// ("train lr 0.1, 0.2").
+fn parameter_before(t: &[Token], i: usize) -> (String, usize) {
+    // "rank 取", "学习率试一下", "分别设为": the words that give the values.
+    let mut end = i;
+    while end > 0
+        && ["取", "为", "设", "成", "试", "一", "下", "分", "别"]
+            .iter()
+            .any(|w| t[end - 1].is(w))
+    {
+        end -= 1;
+    }
+    if end > 0 && t[end - 1].class == Class::Cjk {
+        let start = end.saturating_sub(5);
+        let text: String = t[start..end].iter().map(|x| x.text.as_str()).collect();
         return CJK_PARAMS
             .iter()
-            .find(|(w, _)| text.contains(w))
-            .map_or_else(|| "item".to_owned(), |(_, p)| (*p).to_owned());
+            .find_map(|(w, p)| {
+                let at = text.find(w)?;
+                Some(((*p).to_owned(), start + text[..at].chars().count()))
+            })
+            .unwrap_or_else(|| ("item".to_owned(), end));
     }
-    let words: Vec<&Token> = t[..i]
-        .iter()
-        .rev()
-        .take_while(|x| x.class == Class::Word)
-        .filter(|x| {
-            !matches!(
-                x.text.as_str(),
-                "with"
-                    | "for"
-                    | "of"
-                    | "using"
-                    | "the"
-                    | "a"
-                    | "different"
-                    | "values"
-                    | "from"
-                    | "over"
-                    | "across"
-                    | "on"
-                    | "and"
-                    | "each"
-                    | "every"
-                    | "all"
-            )
-        })
-        .take(2)
-        .collect();
-    let owned: Vec<Token> = words.into_iter().rev().cloned().collect();
-    identifier(&owned)
+    const NOT_NAMES: &[&str] = &[
+        "with",
+        "for",
+        "of",
+        "using",
+        "the",
+        "a",
+        "different",
+        "values",
+        "from",
+        "over",
+        "across",
+        "on",
+        "and",
+        "each",
+        "every",
+        "all",
+    ];
+    let mut taken: Vec<usize> = Vec::new();
+    let mut k = end;
+    while k > 0 && t[k - 1].class == Class::Word && taken.len() < 2 {
+        k -= 1;
+        // ("learning rate" names a value; "learning" is no training here.)
+        let rate = t[k].is("learning") && t.get(k + 1).is_some_and(|x| x.text.starts_with("rate"));
+        let model = !lexicon::models(&t[k..=k]).is_empty();
+        // ("try k = 2, 3, 4": "try" asks for the runs.)
+        let verb = super::action::is_verb(&t[k].text)
+            || ["try", "run", "fit", "use"].iter().any(|w| t[k].is(w));
+        // ("rank 取 8、16": before the words that give values, a name.)
+        let given = end < i && taken.is_empty();
+        if (verb && !rate && !given) || model {
+            break;
+        }
+        // "batch sizes of 16, 32": small words before the name are skipped;
+        // "xgboost with max_depth 3, 5": one before it ends the name.
+        if NOT_NAMES.iter().any(|w| t[k].is(w)) {
+            if taken.is_empty() {
+                continue;
+            }
+            break;
+        }
+        taken.push(k);
+    }
+    let owned: Vec<Token> = taken.iter().rev().map(|&k| t[k].clone()).collect();
+    (identifier(&owned), taken.last().copied().unwrap_or(end))
 }
 
 fn identifier(words: &[Token]) -> String {

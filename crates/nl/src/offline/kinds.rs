@@ -87,7 +87,7 @@ pub const KINDS: &[(TaskKind, &[&str])] = &[
             "重新训练", "超参数搜索", "超参搜索", "超参数调优", "hyperparameter optimization",
             "hyperparameter sweep", "train", "retrain", "fit", "fine-tune", "fine tune",
             "finetune", "lora-fine-tune", "sft with", "sft on", "run sft", "do sft", "learn", "pretrain", "pre-train", "distill",
-            "tune the hyperparameters",
+            "tune the hyperparameters", "tune", "sweep", "超参扫", "扫参",
             "hyperparameter tuning", "hyperparameter search", "grid search", "cluster", "训练", "训连",
             "微调", "拟合", "调参", "预训练", "蒸馏", "聚类",
         ],

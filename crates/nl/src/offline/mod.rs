@@ -269,3 +269,5 @@ mod tests;
 mod tests_clauses;
 #[cfg(test)]
 mod tests_shapes;
+#[cfg(test)]
+mod tests_sweeps;

@@ -210,6 +210,18 @@ pub fn tokenize(text: &str) -> Vec<Token> {
             {
                 j += 1;
             }
+            // "1e-3", "2e-5", "1e4": a number in scientific notation.
+            let at = |k: usize| chars.get(k).map(|n| n.1);
+            if matches!(at(j), Some('e' | 'E')) {
+                let digits = j + 1 + usize::from(matches!(at(j + 1), Some('-' | '+')));
+                let mut k = digits;
+                while at(k).is_some_and(|c| c.is_ascii_digit()) {
+                    k += 1;
+                }
+                if k > digits && !at(k).is_some_and(is_word_char) {
+                    j = k;
+                }
+            }
             if chars.get(j).is_some_and(|n| n.1 == '%') {
                 j += 1;
             }
@@ -723,7 +735,6 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
     out
 }
 
-/// A list item's number or "Step N" where a segment may start; `next` is
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -753,6 +764,14 @@ mod tests {
         // Not paths: "and/or", "2/3", a lone "/".
         let t = tokenize("train and/or evaluate 2/3 / x");
         assert!(t.iter().all(|t| t.class != Class::Url), "{t:?}");
+        // Scientific notation is one number; "3e" and "2e-x" are not.
+        let t = tokenize("lr 1e-3, 2E+4 and 5e6 on 3eggs 2e-x");
+        let numbers: Vec<&str> = t
+            .iter()
+            .filter(|t| t.class == Class::Number)
+            .map(|t| t.text.as_str())
+            .collect();
+        assert_eq!(numbers, ["1e-3", "2E+4", "5e6", "3", "2"]);
     }
 
     #[test]

@@ -57,7 +57,7 @@ const NOT_VERBS: &[&str] = &[
 pub(super) const PREPOSITIONS: &[&str] = &[
     "from", "to", "into", "with", "on", "in", "for", "by", "at", "using", "via", "as", "per",
     "than", "so", "because", "if", "when", "then", "over", "across", "against", "onto", "through",
-    "and", "or", "once", "after", "before", "until", "while", "every", "each", "within",
+    "and", "or", "once", "after", "before", "until", "while", "every", "each", "within", "of",
 ];
 
 /// Words a name leaves out.
@@ -100,7 +100,9 @@ const VERBS: &[&str] = &[
     "deploy", "register", "format", "impute", "preprocess", "read", "load", "transform", "clean",
     "tokenize", "dedup", "serve", "release", "schedule", "smoke", "score", "predict", "import",
     "ingest", "query", "scrape", "reconcile", "retrain", "redeploy", "rollout", "page", "ping",
-    "email", "tweet", "store", "save", "write", "validate", "test", "assert", "summarize", "total", "review", "snapshot", "inspect", "approve", "annotate", "tag", "backup",
+    "email", "tweet", "store", "save", "write", "validate", "test", "assert", "summarize", "total",
+    "review", "approve", "replay", "diff", "chunk", "anonymize", "pseudonymize", "redact", "strip",
+    "vectorize", "compact", "vacuum", "deskew", "denoise", "binarize", "standardize", "normalize",
 ];
 
 /// What follows a verb that has an object: "frobnicate the widgets",
@@ -108,7 +110,8 @@ const VERBS: &[&str] = &[
 #[rustfmt::skip]
 const OBJECT_START: &[&str] = &[
     "the", "a", "an", "all", "it", "them", "our", "my", "this", "these", "those", "each", "every",
-    "some", "two", "three", "both", "their", "its", "your",
+    "some", "two", "three", "both", "their", "its", "your", "last", "yesterday", "today", "latest",
+    "new", "old", "raw", "any",
 ];
 
 /// Objects no workflow step acts on: a request about them is refused.
@@ -681,7 +684,8 @@ pub fn step_name(task: &Subtask) -> String {
     let mut start = at;
     for back in (at.saturating_sub(4)..at).rev() {
         let t = &tokens[back];
-        if t.class != Class::Word || PREPOSITIONS.iter().any(|w| t.is(w)) {
+        // ("print the list of downloaded paths": past "of", the verb leads.)
+        if t.class != Class::Word || (PREPOSITIONS.iter().any(|w| t.is(w)) && !t.is("of")) {
             break;
         }
         if LEADING_VERBS.contains(&t.text.as_str()) || VERBS.contains(&lemma(&t.text).as_str()) {

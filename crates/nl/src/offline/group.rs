@@ -80,6 +80,14 @@ pub(super) fn group(
             && (c.kind.is_none() || (c.generic && value_only));
         let more = object_after_and(seg, &c, value_only, &groups, segs)
             || sent_with(seg, &c, &groups, segs);
+        if prefix.is_empty() && same_verb_again(seg, &c, &groups, segs) {
+            groups.push(Group {
+                sep: seg.sep,
+                segs: vec![i],
+                inherits: true,
+            });
+            continue;
+        }
         if c.kind.is_some() && !list_item && more {
             if let Some(g) = groups.last_mut() {
                 g.segs.push(i);
@@ -285,6 +293,60 @@ pub(super) fn group(
         }
     }
     groups
+}
+
+/// "replay the transactions through the new rules and through the old
+/// rules", "pull the logs of the control group and of the treatment
+/// group": after "and", the preposition of the step before, again: the
+/// same action a second time, on what follows it.
+fn same_verb_again(seg: &Segment, c: &Clause, groups: &[Group], segs: &[Segment]) -> bool {
+    const AGAIN: &[&str] = &[
+        "through", "of", "with", "on", "for", "from", "against", "into", "to", "at", "in", "using",
+        "over", "across",
+    ];
+    let Some(&last) = groups.last().and_then(|g| g.segs.last()) else {
+        return false;
+    };
+    let before = &segs[last].tokens;
+    // "train an xgboost model on the csv and another one on the parquet",
+    // "one forest on all features and, in parallel, one forest without …":
+    // one more of what the step before made, told apart by what follows.
+    let words: Vec<&Token> = seg
+        .tokens
+        .iter()
+        .filter(|t| t.class != Class::Punct)
+        .collect();
+    let another = matches!(words.first(), Some(t) if t.is("another") || t.is("one"))
+        && words
+            .iter()
+            .take(4)
+            .skip(1)
+            .any(|t| AGAIN.iter().any(|w| t.is(w)) || t.is("without"))
+        && (seg.sep == Sep::And || (seg.sep == Sep::Comma && c.parallel));
+    let again = seg.sep == Sep::And
+        && seg.tokens.first().is_some_and(|first| {
+            AGAIN.iter().any(|w| first.is(w)) && before.iter().skip(1).any(|t| t.is(&first.text))
+        });
+    // ("… and on 4 GPUs", "… and with a timeout of 10 minutes": more
+    // about the same step; "send it to the team and to the manager": one
+    // message to both.)
+    let about_the_step = !c.resources.is_empty()
+        || c.fan_out.is_some()
+        || c.retry.is_some()
+        || c.schedule.is_some()
+        || find_any(
+            &seg.tokens,
+            &["timeout", "time limit", "deadline", "retries"],
+        )
+        .is_some();
+    (again || another)
+        && (c.kind.is_none() || c.generic)
+        && c.condition.is_none()
+        && !c.otherwise
+        && !about_the_step
+        && clause::read(before)
+            .kind
+            .is_some_and(|k| !matches!(k, TaskKind::Notify | TaskKind::Report))
 }
 
 /// Words that name a model when no model family is named.

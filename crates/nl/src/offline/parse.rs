@@ -96,18 +96,31 @@ pub fn understand(text: &str) -> Understood {
             active = None;
         }
         if g.inherits
-            && c.kind.is_none()
+            && (c.kind.is_none() || c.generic)
             && let Some((kind, verb)) = &last_verb
         {
             // "同时打印 hello2a 和 hello2b": the second is printed too.
             // (Named from the words before "side by side", "in parallel".)
             let end = find_any(&merged, lexicon::PARALLEL).map_or(merged.len(), |(i, _)| i);
-            // ("text features with BERT": named up to its model.)
-            let end = merged[..end]
+            // ("text features with BERT": named up to its model; "through
+            // the old rules": from what the preposition leads to.)
+            // ("another one on the parquet": from what tells it apart.)
+            let preposition =
+                |t: &Token| action::PREPOSITIONS.iter().any(|w| t.is(w)) || t.is("without");
+            let from = match merged.first() {
+                Some(t) if preposition(t) => 1,
+                Some(t) if t.is("another") || t.is("one") => merged
+                    .iter()
+                    .take(4)
+                    .position(preposition)
+                    .map_or(0, |k| k + 1),
+                _ => 0,
+            };
+            let end = merged[from..end]
                 .iter()
                 .position(|t| t.is("用") || action::PREPOSITIONS.iter().any(|w| t.is(w)))
-                .unwrap_or(end);
-            let words: Vec<String> = merged[..end]
+                .map_or(end, |k| k + from);
+            let words: Vec<String> = merged[from..end]
                 .iter()
                 .filter(|t| {
                     matches!(t.class, Class::Word | Class::Number)

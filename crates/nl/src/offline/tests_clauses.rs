@@ -249,3 +249,36 @@ fn a_later_step_of_a_branch_on_a_parameter_reads_that_parameter() {
     };
     assert_eq!(when("push"), when("build-docker-image"));
 }
+
+#[test]
+fn the_preposition_again_after_and_runs_the_verb_again() {
+    let text = "replay last month's transactions through the new rule set and through the old rule set in parallel, then reconcile the two outputs, then write a report";
+    assert_eq!(
+        stages(text),
+        [
+            vec!["replay-last-month-transactions", "replay-old-rule-set"],
+            vec!["reconcile-two-output"],
+            vec!["write-report"],
+        ]
+    );
+    let text = "pull the experiment logs of the control group and of the treatment group at the same time, then compute the lift";
+    assert_eq!(
+        stages(text),
+        [
+            vec!["pull-experiment-log", "pull-treatment-group"],
+            vec!["compute-lift"],
+        ]
+    );
+    // "another one on …": one more of what the step before made.
+    let text = "train an xgboost model on the csv and another one on the parquet, in parallel; then predict with both";
+    assert_eq!(stages(text)[0], ["train-xgboost", "train-parquet"]);
+    // More about the same step, or one message to two people, is one step.
+    for text in [
+        "train a model on the sales data and on 4 GPUs, then evaluate",
+        "train the model with 2 GPUs and with 64GB of memory, then evaluate",
+        "send the report to the team and to the manager",
+    ] {
+        let all = tasks(text);
+        assert!(all.len() <= 2 && all[0].text.contains(" and "), "{all:?}");
+    }
+}

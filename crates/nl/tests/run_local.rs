@@ -64,6 +64,17 @@ async fn generated_workflows_run_on_the_local_engine() {
 
     three_models_in_parallel(&engine, &csv).await;
     a_fan_out_and_a_condition(&engine, &csv).await;
+    literal_steps(&engine).await;
+}
+
+/// Steps whose words are their command ("print 'hello world'", "sleep for
+/// 1 second") run as they are, with no template to fill in.
+async fn literal_steps(engine: &LocalEngine) {
+    let workflow = draft("print 'hello world', then sleep for 1 second, then print done");
+    let names: Vec<&str> = workflow.steps.iter().map(|s| s.name.as_str()).collect();
+    let run = run_on(engine, "run_literal", workflow.clone()).await;
+    run.all_succeeded(&names);
+    assert_eq!(names.len(), 3, "{names:?}");
 }
 
 /// load → quality check → clean → features → three models → evaluate →

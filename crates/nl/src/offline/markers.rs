@@ -242,3 +242,31 @@ pub(super) fn names_step(tokens: &[Token], at: usize, width: usize, order: Order
     super::lexicon::kind(near).is_some()
         || near.first().is_some_and(|t| t.is_label() || t.is_task_id())
 }
+
+/// "通过了再训练", "三项都通过才注册", "没问题后再全量": after a word
+/// saying the step before passed or failed, "再" and "才" (with "了" or
+/// "后" before them) say what runs on that outcome, as "就" does; how many
+/// tokens say it. (Not when the clause so far, `current`, asks for a step:
+/// "等人工审批通过后再部署" waits for the approval, then deploys.)
+pub(super) fn on_outcome(tokens: &[Token], i: usize, current: &[Token]) -> Option<usize> {
+    if super::clause::read(current).kind.is_some() {
+        return None;
+    }
+    let is = |k: usize, w: &str| tokens.get(k).is_some_and(|t| t.is(w));
+    let n = if is(i, "再") || is(i, "才") {
+        1
+    } else if (is(i, "了") || is(i, "后")) && (is(i + 1, "再") || is(i + 1, "才")) {
+        2
+    } else {
+        return None;
+    };
+    let before: String = tokens[i.saturating_sub(4)..i]
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect();
+    super::lexicon::PASS
+        .iter()
+        .chain(super::lexicon::FAIL)
+        .any(|w| w.chars().next().is_some_and(super::scan::is_cjk) && before.ends_with(w))
+        .then_some(n)
+}

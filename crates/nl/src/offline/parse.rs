@@ -602,6 +602,10 @@ pub(crate) fn expand(text: &str, c: &Clause, kind: TaskKind, span: Span) -> Vec<
         t.model = model.cloned();
         t.target = c.target.clone();
         t.command = c.command.clone();
+        // ("print done", "wait 2 hours": the words are the command.)
+        if kind == TaskKind::Shell && t.command.is_none() {
+            t.command = super::fill::literal_command(&t.text);
+        }
         t.fan_out = c.fan_out.clone();
         t.condition = c.condition.clone();
         t.retry = c.retry;

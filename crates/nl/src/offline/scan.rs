@@ -600,17 +600,20 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             i += n;
             continue;
         }
-        let found = [
-            (Sep::Sentence, SENTENCE),
-            (Sep::Sequence, SEQUENCE),
-            (Sep::Comma, COMMA),
-            (Sep::And, AND),
-        ]
-        .iter()
-        .find_map(|(kind, list)| {
-            list.iter()
-                .find_map(|p| phrase_at(tokens, i, p))
-                .map(|n| (*kind, n))
+        let outcome = super::markers::on_outcome(tokens, i, &current);
+        let found = outcome.map(|n| (Sep::Comma, n)).or_else(|| {
+            [
+                (Sep::Sentence, SENTENCE),
+                (Sep::Sequence, SEQUENCE),
+                (Sep::Comma, COMMA),
+                (Sep::And, AND),
+            ]
+            .iter()
+            .find_map(|(kind, list)| {
+                list.iter()
+                    .find_map(|p| phrase_at(tokens, i, p))
+                    .map(|n| (*kind, n))
+            })
         });
         let ordered = ORDER
             .iter()
@@ -705,9 +708,10 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                     push(&mut current, sep, order.take(), after_colon, after_then);
                     pending = Sep::Start;
                 }
-                if ["就", "则", "那么", "的话"]
-                    .iter()
-                    .any(|c| phrase_at(tokens, i, c).is_some())
+                if outcome.is_some()
+                    || ["就", "则", "那么", "的话"]
+                        .iter()
+                        .any(|c| phrase_at(tokens, i, c).is_some())
                 {
                     then = true;
                 }

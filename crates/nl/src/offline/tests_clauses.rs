@@ -282,3 +282,29 @@ fn the_preposition_again_after_and_runs_the_verb_again() {
         assert!(all.len() <= 2 && all[0].text.contains(" and "), "{all:?}");
     }
 }
+
+#[test]
+fn chinese_outcomes_before_zai_and_cai_are_conditions() {
+    // "通过了再…" and "三项都通过才…" run on the outcome, as "就" does.
+    let text = "先跑数据质量检查，通过了再训练模型，不通过就通知负责人";
+    let all = tasks(text);
+    assert_eq!(all.len(), 3, "{all:?}");
+    let values: Vec<Option<&str>> = all
+        .iter()
+        .map(|t| t.condition.as_ref().map(|c| c.value.as_str()))
+        .collect();
+    assert_eq!(values, [None, Some("pass"), Some("fail")]);
+    let text = "1. 生成模型卡 2. 做公平性评估 3. 隐私数据扫描 4. 三项都通过才注册到生产模型库";
+    let all = tasks(text);
+    assert_eq!(all.len(), 4, "{all:?}");
+    assert!(all[3].condition.is_some(), "{all:?}");
+    // (A step that passes is waited for: "等人工审批通过后再部署" approves,
+    // then deploys.)
+    assert_eq!(
+        tasks("构建发布版本，等人工审批通过后再部署到生产环境").len(),
+        3
+    );
+    // "等2小时" waits.
+    let all = tasks("先部署，等2小时，然后检查错误率");
+    assert_eq!(all[1].command.as_deref(), Some("sleep 7200"), "{all:?}");
+}

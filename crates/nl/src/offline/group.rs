@@ -210,8 +210,13 @@ pub(super) fn group(
             continue;
         }
         // "用4块GPU和32GB内存训练": a modifier "and" a step: it belongs to the step.
+        // ("逻辑回归和随机森林并行训练": a model "and" a training: one more
+        // model it trains.)
         let before_step = segs.get(i + 1).is_some_and(|next| {
-            next.sep == Sep::And && c.models.is_empty() && clause::read(&next.tokens).kind.is_some()
+            next.sep == Sep::And
+                && clause::read(&next.tokens)
+                    .kind
+                    .is_some_and(|k| c.models.is_empty() || k.trains())
         });
         // "Load the data. For each of the 5 folds, train …": a fan-out that
         // opens its sentence belongs to the step after it.

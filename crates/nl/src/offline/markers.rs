@@ -193,7 +193,39 @@ pub(super) fn between_names(tokens: &[Token], i: usize, n: usize) -> bool {
     let name = |t: &Token| matches!(t.class, Class::Word | Class::Number);
     tokens[i].is("、")
         && i > 0
-        && ((name(&tokens[i - 1]) && tokens.get(i + n).is_some_and(name)) || each_before(tokens, i))
+        && ((name(&tokens[i - 1]) && tokens.get(i + n).is_some_and(name))
+            || each_before(tokens, i)
+            || each_after(tokens, i))
+}
+
+/// "对用户、商品、店铺三类实体分别计算特征": the things listed are counted
+/// or given a run each after `i`, in its clause.
+fn each_after(tokens: &[Token], i: usize) -> bool {
+    // ("APP 日志清洗、Web 日志清洗…这三个任务并行跑": steps, listed.)
+    let start = tokens[..i]
+        .iter()
+        .rposition(|t| t.class == Class::Punct)
+        .map_or(0, |p| p + 1);
+    if super::lexicon::kind_phrase(&tokens[start..i]).is_some() {
+        return false;
+    }
+    let end = tokens[i..]
+        .iter()
+        .position(|t| t.class == Class::Punct && !t.is("、"))
+        .map_or(tokens.len(), |p| i + p);
+    (i..end).any(|k| {
+        ["分别", "各自"]
+            .iter()
+            .any(|w| phrase_at(tokens, k, w).is_some())
+            || super::lexicon::integer_at(tokens, k, true).is_some_and(|(v, n)| {
+                v >= 2
+                    && tokens.get(k + n).is_some_and(|c| {
+                        ["个", "类", "种", "张", "份", "家", "条", "组"]
+                            .iter()
+                            .any(|w| c.is(w))
+                    })
+            })
+    })
 }
 
 /// "分别部署到北京、上海…": "each" comes before `i` in its clause.

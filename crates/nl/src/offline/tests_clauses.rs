@@ -308,3 +308,28 @@ fn chinese_outcomes_before_zai_and_cai_are_conditions() {
     let all = tasks("先部署，等2小时，然后检查错误率");
     assert_eq!(all[1].command.as_deref(), Some("sleep 7200"), "{all:?}");
 }
+
+#[test]
+fn chinese_lists_before_their_verb_belong_to_it() {
+    // "A和B并行训练": both models, side by side, in the step's own stage.
+    let text =
+        "1. 从MySQL拉用户行为数据 2. 特征工程 3. 逻辑回归和随机森林并行训练 4. 选效果好的那个";
+    assert_eq!(
+        stages(text)[1..3],
+        [
+            vec!["engineer-features".to_owned()],
+            vec![
+                "train-logistic-regression".to_owned(),
+                "train-random-forest".to_owned()
+            ],
+        ]
+    );
+    // "对A、B、C三类实体分别…": the values of one step's fan-out, no steps.
+    let text = "对用户、商品、店铺三类实体分别计算特征，然后写入Feast";
+    let all = tasks(text);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(width(&all), Some(3));
+    // (Steps listed with 、 stay steps.)
+    let text = "APP 日志清洗、Web 日志清洗、小程序日志清洗这三个任务并行跑，之后合并成一张宽表";
+    assert_eq!(stages(text)[0].len(), 3, "{:?}", stages(text));
+}

@@ -235,19 +235,13 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     // in "num_round from 50 to 100".)
     let mut words: Vec<&Token> = tokens.iter().filter(|t| t.class != Class::Punct).collect();
     // ("step3 one after another": how the list runs, said after its last.)
-    for tail in [
-        &["one", "after", "another"][..],
-        &["one", "after", "the", "other"],
-        &["one", "by", "one"],
-        &["sequentially"],
-        &["consecutively"],
-        &["in", "turn"],
-    ] {
+    for tail in lexicon::IN_TURN {
+        let tail: Vec<&str> = tail.split(' ').collect();
         let n = words.len();
         if n > tail.len()
             && words[n - tail.len()..]
                 .iter()
-                .zip(tail)
+                .zip(&tail)
                 .all(|(t, w)| t.is(w))
         {
             words.truncate(n - tail.len());
@@ -312,7 +306,7 @@ fn verb_first_name(rest: &[&Token]) -> String {
 
 /// "back up the database", "tear down the cluster": a verb of two words,
 /// as one.
-fn phrasal(rest: &[&Token]) -> Option<&'static str> {
+fn phrasal<T: std::borrow::Borrow<Token>>(rest: &[T]) -> Option<&'static str> {
     const PHRASAL: &[(&str, &str, &str)] = &[
         ("back", "up", "back-up"),
         ("roll", "back", "roll-back"),
@@ -327,7 +321,7 @@ fn phrasal(rest: &[&Token]) -> Option<&'static str> {
     };
     PHRASAL
         .iter()
-        .find(|(v, p, _)| verb.is(v) && particle.is(p))
+        .find(|(v, p, _)| verb.borrow().is(v) && particle.borrow().is(p))
         .map(|(.., joined)| *joined)
 }
 
@@ -358,15 +352,15 @@ pub fn listed(tokens: &[Token], after_and: bool) -> Option<Action> {
     let first = rest.first()?;
     // ("…: test-unit, test-cov and test-e2e": a job named by a verb and
     // what it does, alone in its clause.)
-    let mut parts = first.text.split('-');
     let job = rest.len() == 1
         && first.class == Class::Word
-        && parts.next().is_some_and(is_verb)
-        && parts.clone().count() >= 1
-        && parts.all(|p| {
-            !p.is_empty()
-                && p.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && first.text.split_once('-').is_some_and(|(verb, what)| {
+            is_verb(verb)
+                && what.split('-').all(|p| {
+                    !p.is_empty()
+                        && p.chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                })
         });
     if job {
         return Some(Action {
@@ -441,8 +435,7 @@ pub fn object_of_verb(free: &[Token], at: usize) -> bool {
     let plural = free[at].text.len() > 3 && free[at].text.ends_with('s');
     // ("spin up a cluster", "tear down the cluster": what a verb of two
     // words acts on.)
-    let refs: Vec<&Token> = free[first..].iter().collect();
-    let after_phrasal = phrasal(&refs).is_some()
+    let after_phrasal = phrasal(&free[first..]).is_some()
         && first + 3 == at
         && OBJECT_START.iter().any(|w| free[first + 2].is(w));
     after_phrasal

@@ -283,6 +283,9 @@ pub const PASS: &[&str] = &[
     "没有问题",
     "正常",
 ];
+/// What a step that failed did, said before a retry ("失败的话重试 3 次",
+/// "挂了就重跑两次"): broader than `FAIL`, since "挂了" is no condition.
+pub const FAILED_BEFORE_RETRY: &[&str] = &["失败", "失败了", "挂了", "出错", "报错"];
 #[rustfmt::skip]
 pub const FAIL: &[&str] = &[
     "fails", "fail", "failed", "不通过", "没通过", "不合格", "失败", "有问题", "出问题", "不正常",
@@ -722,12 +725,21 @@ pub const NOT_SEPARATORS: &[&str] = &[
     "之后的",
     "再生成",
     "否则",
-    // "step1, step2 and step3 one after another": no order word.
-    "one after another",
-    "one after the other",
+    // ("step1, step2 and step3 one after another": `IN_TURN`.)
     // "for the next 28 days", "the next day's data": no order.
     "the next",
     "next day",
     "next week",
     "next month",
+];
+
+/// How a list of steps runs, said after its last: "step1, step2 and step3
+/// one after another". No order word, and no part of the last step.
+pub const IN_TURN: &[&str] = &[
+    "one after another",
+    "one after the other",
+    "one by one",
+    "sequentially",
+    "consecutively",
+    "in turn",
 ];

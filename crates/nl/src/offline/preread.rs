@@ -61,7 +61,7 @@ pub(super) fn implicit_ifs(mut segs: Vec<Segment>) -> Vec<Segment> {
         // ("失败的话最多重试 3 次": a retry, no branch; its words go with it.)
         if clause::read(&segs[i + 1].tokens).retry.is_some() {
             let text: String = segs[i].tokens.iter().map(|t| t.text.as_str()).collect();
-            if ["失败", "失败了", "挂了", "出错", "报错"].contains(&text.as_str()) {
+            if lexicon::FAILED_BEFORE_RETRY.contains(&text.as_str()) {
                 let words = std::mem::take(&mut segs[i].tokens);
                 segs[i + 1].tokens.splice(0..0, words);
                 segs[i + 1].sep = segs[i].sep;

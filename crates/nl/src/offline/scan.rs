@@ -586,10 +586,12 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
             || (!sends
                 && super::lexicon::NOT_SEPARATORS
                     .iter()
+                    .chain(super::lexicon::IN_TURN)
                     .any(|p| phrase_at(tokens, i, p).is_some()))
         {
             let n = super::lexicon::NOT_SEPARATORS
                 .iter()
+                .chain(super::lexicon::IN_TURN)
                 .find_map(|p| phrase_at(tokens, i, p))
                 .unwrap_or(1);
             if current.is_empty() {

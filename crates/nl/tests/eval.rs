@@ -210,3 +210,34 @@ fn an_absent_step_is_looked_for_in_the_steps_not_the_quoted_request() {
     // The fine-tuning's script reports its eval loss: no evaluation step.
     assert_eq!(report.pass_rate(), 0.5, "{}", report.summary());
 }
+
+/// Bad input never takes the planner down: each dev description's first
+/// clause with "and in parallel in the" after it, its last clause alone,
+/// and its first clause with an unfinished "如果", are planned or refused,
+/// never a panic. (Short parts only: planning whole descriptions again
+/// would double the eval's time.)
+#[test]
+fn the_planner_never_panics_on_parts_of_descriptions() {
+    let planner = OfflinePlanner::default();
+    let mut tried = 0;
+    for case in dev_cases() {
+        let text = case.description.as_str();
+        let cuts: Vec<usize> = text
+            .char_indices()
+            .filter(|(_, c)| ",，、;；。:：".contains(*c))
+            .map(|(i, _)| i)
+            .collect();
+        let (Some(&first), Some(&last)) = (cuts.first(), cuts.last()) else {
+            continue;
+        };
+        for variant in [
+            format!("{} and in parallel in the", &text[..first]),
+            text[last..].to_owned(),
+            format!("{}，如果", &text[..first]),
+        ] {
+            tried += 1;
+            let _ = planner.plan(&variant, &PlanOptions::default());
+        }
+    }
+    assert!(tried > 1000, "only {tried} variants");
+}

@@ -141,7 +141,11 @@ pub fn literal_command(text: &str) -> Option<String> {
                 .iter()
                 .any(|v| w.is(v));
                 if quoted {
-                    said[1..said.len() - 1].to_owned()
+                    // ("‘you win’": quotes of more than one byte.)
+                    let mut inner = said.chars();
+                    inner.next();
+                    inner.next_back();
+                    inner.as_str().to_owned()
                 } else if vague {
                     return None;
                 } else {
@@ -221,6 +225,7 @@ mod tests {
             ("then print 'All Done'", "echo 'All Done'"),
             ("if heads print 'you win'", "echo 'you win'"),
             ("otherwise print \"it's over\"", r"echo 'it'\''s over'"),
+            ("print ‘you win’", "echo 'you win'"),
             ("正面就打印“正面”", "echo '正面'"),
             ("sleep for 10 seconds", "sleep 10"),
             ("wait 2 hours", "sleep 7200"),

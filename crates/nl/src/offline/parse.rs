@@ -115,7 +115,8 @@ pub fn understand(text: &str) -> Understood {
                     .position(preposition)
                     .map_or(0, |k| k + 1),
                 _ => 0,
-            };
+            }
+            .min(end);
             let end = merged[from..end]
                 .iter()
                 .position(|t| t.is("用") || action::PREPOSITIONS.iter().any(|w| t.is(w)))

@@ -278,10 +278,7 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             .join("_");
         let values: Vec<Vec<String>> = lists.into_iter().map(|(_, v)| v).collect();
         if values.len() > 1 {
-            for (at, n) in [find_any(t, &["for each", "for every", "for all"])]
-                .into_iter()
-                .flatten()
-            {
+            if let Some((at, n)) = find_any(t, &["for each", "for every", "for all"]) {
                 r.mark(at, n);
             }
         }

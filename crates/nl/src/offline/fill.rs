@@ -86,10 +86,8 @@ pub fn literal_command(text: &str) -> Option<String> {
     const LEADS: &[&str] = &[
         "then", "finally", "lastly", "and", "also", "first", "先", "再", "然后", "最后", "接着",
     ];
-    const VERBS: &[&str] = &[
-        "print", "echo", "say", "打印", "输出", "sleep", "wait", "pause", "等待", "等", "休眠",
-        "睡眠", "睡",
-    ];
+    const PRINTS: &[&str] = &["print", "echo", "say", "打印", "输出"];
+    const SLEEPS: &[&str] = &["sleep", "wait", "pause", "等待", "等", "休眠", "睡眠", "睡"];
     let t = tokenize(text);
     let mut i = 0;
     while let Some(n) = LEADS.iter().find_map(|w| phrase_at(&t, i, w)) {
@@ -109,7 +107,12 @@ pub fn literal_command(text: &str) -> Option<String> {
     ]
     .iter()
     .any(|w| phrase_at(&t, i, w).is_some());
-    let verb_at = |k: usize| VERBS.iter().any(|w| phrase_at(&t, k, w).is_some());
+    let verb_at = |k: usize| {
+        PRINTS
+            .iter()
+            .chain(SLEEPS)
+            .any(|w| phrase_at(&t, k, w).is_some())
+    };
     if branch {
         i = (i..t.len()).find(|&k| verb_at(k))?;
     } else if let Some(k) = (i..t.len())
@@ -119,7 +122,7 @@ pub fn literal_command(text: &str) -> Option<String> {
         i = k + 1;
     }
     let verb = |words: &[&str]| words.iter().find_map(|w| phrase_at(&t, i, w));
-    if let Some(n) = verb(&["print", "echo", "say", "打印", "输出"]) {
+    if let Some(n) = verb(PRINTS) {
         let rest = &t[i + n..];
         let original =
             |from: usize, to: usize| text[rest[from].span.start..rest[to].span.end].to_owned();
@@ -160,7 +163,7 @@ pub fn literal_command(text: &str) -> Option<String> {
         };
         return Some(format!("echo '{}'", said.replace('\'', r"'\''")));
     }
-    let n = verb(&["sleep", "wait", "pause", "等待", "等", "休眠", "睡眠", "睡"])?;
+    let n = verb(SLEEPS)?;
     let mut k = i + n;
     let mut article = false;
     while let Some(x) = t

@@ -223,14 +223,16 @@ pub(super) fn group(
         let opens = seg.sep >= Sep::Sequence || seg.sep == Sep::Start || seg.after_colon;
         // ("n_estimators 取 100、300，max_depth 取 5、10、20，每组训练一个
         // 模型": past more of what the step is run for.)
-        let step_follows = segs[i + 1..]
-            .iter()
-            .take_while(|next| next.sep < Sep::Sequence && !next.after_colon)
-            .take(3)
-            .map(|next| clause::read(&next.tokens))
-            .find(|n| n.kind.is_some() || n.condition.is_some() || !n.resources.is_empty())
-            .is_some_and(|n| n.kind.is_some() && n.condition.is_none());
-        if c.kind.is_none() && c.fan_out.is_some() && opens && step_follows {
+        let step_follows = || {
+            segs[i + 1..]
+                .iter()
+                .take_while(|next| next.sep < Sep::Sequence && !next.after_colon)
+                .take(3)
+                .map(|next| clause::read(&next.tokens))
+                .find(|n| n.kind.is_some() || n.condition.is_some() || !n.resources.is_empty())
+                .is_some_and(|n| n.kind.is_some() && n.condition.is_none())
+        };
+        if c.kind.is_none() && c.fan_out.is_some() && opens && step_follows() {
             prefix.push(i);
             continue;
         }

@@ -743,3 +743,9 @@ pub const IN_TURN: &[&str] = &[
     "consecutively",
     "in turn",
 ];
+
+/// Chinese classifiers: what follows a count of things ("5个城市",
+/// "10张核心表", "三类实体").
+pub const CLASSIFIERS: &[&str] = &[
+    "个", "张", "类", "份", "条", "家", "种", "组", "台", "位", "只", "款", "套",
+];

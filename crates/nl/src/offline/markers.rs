@@ -219,11 +219,9 @@ fn each_after(tokens: &[Token], i: usize) -> bool {
             .any(|w| phrase_at(tokens, k, w).is_some())
             || super::lexicon::integer_at(tokens, k, true).is_some_and(|(v, n)| {
                 v >= 2
-                    && tokens.get(k + n).is_some_and(|c| {
-                        ["个", "类", "种", "张", "份", "家", "条", "组"]
-                            .iter()
-                            .any(|w| c.is(w))
-                    })
+                    && tokens
+                        .get(k + n)
+                        .is_some_and(|c| super::lexicon::CLASSIFIERS.iter().any(|w| c.is(w)))
             })
     })
 }
@@ -281,9 +279,6 @@ pub(super) fn names_step(tokens: &[Token], at: usize, width: usize, order: Order
 /// tokens say it. (Not when the clause so far, `current`, asks for a step:
 /// "等人工审批通过后再部署" waits for the approval, then deploys.)
 pub(super) fn on_outcome(tokens: &[Token], i: usize, current: &[Token]) -> Option<usize> {
-    if super::clause::read(current).kind.is_some() {
-        return None;
-    }
     let is = |k: usize, w: &str| tokens.get(k).is_some_and(|t| t.is(w));
     let n = if is(i, "再") || is(i, "才") {
         1
@@ -296,9 +291,11 @@ pub(super) fn on_outcome(tokens: &[Token], i: usize, current: &[Token]) -> Optio
         .iter()
         .map(|t| t.text.as_str())
         .collect();
-    super::lexicon::PASS
+    (super::lexicon::PASS
         .iter()
         .chain(super::lexicon::FAIL)
         .any(|w| w.chars().next().is_some_and(super::scan::is_cjk) && before.ends_with(w))
-        .then_some(n)
+        // (Read last: the segmenter asks at every token.)
+        && super::clause::read(current).kind.is_none())
+    .then_some(n)
 }

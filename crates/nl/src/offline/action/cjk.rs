@@ -36,14 +36,9 @@ pub(super) fn cjk(free: &[&Token], off_topic: bool) -> Option<Action> {
     ];
     // ("先等…到达": after the word that orders it.)
     let waits = text.starts_with("等") || text.starts_with("先等") || text.starts_with("首先等");
-    // "等2小时", "再等半小时": a wait for a while.
-    let a_while = owned.iter().position(|t| t.is("等")).is_some_and(|k| {
-        owned.get(k + 1).is_some_and(|n| {
-            n.class == Class::Number || "半一两二三四五六七八九十几".contains(n.text.as_str())
-        }) && ["小时", "分钟", "秒", "天"]
-            .iter()
-            .any(|u| text.contains(u))
-    });
+    // "等2小时", "再等半小时": a wait for a while (the command it runs).
+    let a_while =
+        crate::offline::fill::literal_command(&text).is_some_and(|c| c.starts_with("sleep"));
     if a_while {
         return Some(Action {
             name: "wait".into(),

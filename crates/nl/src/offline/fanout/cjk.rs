@@ -1,7 +1,7 @@
 //! Chinese fan-outs: values between 、 ("对北京、上海、广州5个城市分别 …"),
 //! and a count of things each given a run ("对 20 个城市每个城市各跑一次").
 
-use super::super::lexicon::integer_at;
+use super::super::lexicon::{CLASSIFIERS, integer_at};
 use super::super::reader::Reader;
 use super::super::scan::{Class, Token, is_cjk, phrase_at};
 use crate::decompose::{FanOut, FanOutValues};
@@ -165,11 +165,6 @@ fn cjk_values(t: &[Token], start: usize, end: usize) -> Option<Vec<String>> {
     Some(values)
 }
 
-/// Chinese classifiers: what follows a count of things ("5个城市",
-/// "10张核心表", "三类实体").
-const CLASSIFIERS: &[&str] = &[
-    "个", "张", "类", "份", "条", "家", "种", "组", "台", "位", "只", "款", "套",
-];
 /// Words that say each thing counted gets its own run.
 const CJK_EACH: &[&str] = &[
     "分别",

@@ -277,10 +277,10 @@ fn read_into(r: &mut Reader, slot: &mut Option<FanOut>) {
             .collect::<Vec<_>>()
             .join("_");
         let values: Vec<Vec<String>> = lists.into_iter().map(|(_, v)| v).collect();
-        if values.len() > 1 {
-            if let Some((at, n)) = find_any(t, &["for each", "for every", "for all"]) {
-                r.mark(at, n);
-            }
+        if values.len() > 1
+            && let Some((at, n)) = find_any(t, &["for each", "for every", "for all"])
+        {
+            r.mark(at, n);
         }
         *slot = Some(FanOut {
             parameter,

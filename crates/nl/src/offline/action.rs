@@ -66,7 +66,7 @@ pub(super) const NAME_STOP: &[&str] = &[
     "the", "a", "an", "it", "its", "them", "their", "this", "that", "these", "those", "our", "my",
     "your", "all", "some", "any", "one", "ones", "new", "latest", "up", "out", "s", "is", "are",
     "first", "again", "also", "both", "please", "step", "steps", "each", "every",
-    "different", "em", "thx", "kthx", "pls",
+    "different", "em", "thx", "kthx", "pls", "too",
 ];
 
 /// Common verbs of data and ops work: a clause starting with one is an
@@ -649,7 +649,18 @@ pub fn step_name(task: &Subtask) -> String {
             return name;
         }
     }
-    let tokens = tokenize(&task.text);
+    let mut tokens = tokenize(&task.text);
+    // ("push it to serving, but only if …": the condition names nothing.)
+    if let Some(cut) = (1..tokens.len()).find(|&i| {
+        tokens[i].is("but")
+            || lexicon::IF
+                .iter()
+                .chain(lexicon::UNLESS)
+                .any(|p| phrase_at(&tokens, i, p).is_some())
+    }) && lexicon::kind_phrase(&tokens[..cut]).is_some()
+    {
+        tokens.truncate(cut);
+    }
     // The user's verb names the step even when the words around it made
     // it another kind ("load the total into the database" is an export).
     let phrase = lexicon::kind_phrase(&tokens);
@@ -677,8 +688,13 @@ pub fn step_name(task: &Subtask) -> String {
     let mut start = at;
     for back in (at.saturating_sub(4)..at).rev() {
         let t = &tokens[back];
+        // ("push it to serving": past "it to", the verb leads.)
+        let it_to = back >= 2
+            && (tokens[back - 1].is("it") || tokens[back - 1].is("them"))
+            && is_verb(&tokens[back - 2].text);
         // ("print the list of downloaded paths": past "of", the verb leads.)
-        if t.class != Class::Word || (PREPOSITIONS.iter().any(|w| t.is(w)) && !t.is("of")) {
+        if t.class != Class::Word || (PREPOSITIONS.iter().any(|w| t.is(w)) && !t.is("of") && !it_to)
+        {
             break;
         }
         if LEADING_VERBS.contains(&t.text.as_str()) || VERBS.contains(&lemma(&t.text).as_str()) {

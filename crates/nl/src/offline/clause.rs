@@ -94,11 +94,19 @@ pub fn read(tokens: &[Token]) -> Clause {
         r.mark(0, n);
         start = n;
     }
-    if find_any(tokens, lexicon::NOTHING).is_some() {
-        c.negated = true;
-        r.mark(0, tokens.len());
-        c.leftover.clear();
-        return c;
+    if let Some((i, n)) = find_any(tokens, lexicon::NOTHING) {
+        r.mark(i, n);
+        // ("otherwise keep the old one and ping #recsys": the ping is asked.)
+        let more = tokens
+            .iter()
+            .zip(&r.used)
+            .any(|(t, &u)| !u && !lexicon::is_filler(t));
+        if !more {
+            c.negated = true;
+            r.mark(0, tokens.len());
+            c.leftover.clear();
+            return c;
+        }
     }
     // "we're just benchmarking", "i am only testing": why, not a step.
     let words: Vec<&Token> = tokens.iter().filter(|t| t.class != Class::Punct).collect();

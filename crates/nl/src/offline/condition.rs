@@ -228,20 +228,67 @@ fn read_condition(t: &[Token], i: usize) -> Option<(ConditionSpec, usize)> {
             && let Some((v, percent, n)) = number_at(t, j, false)
         {
             let value = if percent { v / 100.0 } else { v };
-            let end = j + n + usize::from(t.get(j + n).is_some_and(|x| x.is("percent")));
+            let mut end = j + n + usize::from(t.get(j + n).is_some_and(|x| x.is("percent")));
+            // "if more than 500 docs changed": what is counted names it.
+            let counted = match metric {
+                Some(_) => None,
+                None => counted_after(t, end),
+            };
+            if let Some((_, n)) = &counted {
+                end += n;
+            }
             return Some((
                 ConditionSpec {
-                    metric: metric.unwrap_or("score").to_owned(),
+                    metric: counted
+                        .map_or_else(|| metric.unwrap_or("score").to_owned(), |(name, _)| name),
                     operator: op,
                     value: trim_number(value),
                 },
                 end,
             ));
         }
+        // "if v7 is better promote it to 100%": a comparison with no number
+        // before the step's verb compares no number.
+        if op.is_some() && step_word(&t[j]) {
+            return None;
+        }
         j += 1;
     }
     None
 }
+
+/// A verb or a step's kind word: where a condition has ended.
+fn step_word(t: &Token) -> bool {
+    t.class == Class::Word
+        && (super::action::is_verb(&t.text) || lexicon::kind(std::slice::from_ref(t)).is_some())
+}
+
+/// The words after a count that say what was counted ("500 docs changed",
+/// "3 jobs failed"), up to the step's verb: the metric's name and how many
+/// tokens it took.
+fn counted_after(t: &[Token], from: usize) -> Option<(String, usize)> {
+    let n = t[from.min(t.len())..]
+        .iter()
+        .take(3)
+        .take_while(|x| {
+            x.class == Class::Word
+                && !lexicon::is_filler(x)
+                && !LATER.iter().any(|w| x.is(w))
+                && !super::action::PREPOSITIONS.iter().any(|w| x.is(w))
+                && (!step_word(x) || x.text.ends_with("ed"))
+        })
+        .count();
+    let words: Vec<String> = t[from..from + n]
+        .iter()
+        .map(|x| x.text.replace('-', "_"))
+        .collect();
+    (n > 0).then(|| (words.join("_"), n))
+}
+
+/// Words that end a condition's metric: what comes next is the branch.
+const LATER: &[&str] = &[
+    "then", "and", "or", "so", "we", "i", "you", "please", "also",
+];
 
 fn trim_number(v: f64) -> String {
     let s = format!("{v}");

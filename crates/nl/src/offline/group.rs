@@ -181,6 +181,22 @@ pub(super) fn group(
             });
             continue;
         }
+        // "deploy it, only if the accuracy is above 0.9": the step before
+        // is the one that runs only then.
+        let only_if = c.kind.is_none()
+            && c.condition.is_some()
+            && c.leftover.is_empty()
+            && first_word(seg).is_some_and(|t| t.is("only"));
+        if only_if
+            && prefix.is_empty()
+            && continues
+            && let Some(g) = groups.last_mut()
+            && g.segs.len() == 1
+            && same_fan_out(g, &[i], segs)
+        {
+            g.segs.push(i);
+            continue;
+        }
         if c.kind.is_none() && (c.condition_first || (c.otherwise && c.leftover.is_empty())) {
             prefix.push(i);
             continue;
@@ -281,8 +297,32 @@ pub(super) fn group(
             ignored.push(Unrecognized::new(text, span, "no step matches these words"));
         }
     }
+    // "…, then deploy it if the accuracy is above 0.9.": a condition at the
+    // very end is the last step's.
+    let trailing = prefix.first().is_some_and(|&i| {
+        let c = clause::read(&segs[i].tokens);
+        // (Not "when …": at the end that is when, not whether.)
+        c.condition.is_some()
+            && !c.otherwise
+            && c.leftover.is_empty()
+            && segs[i].sep <= Sep::Comma
+            && first_word(&segs[i])
+                .is_some_and(|t| ["if", "only", "unless"].iter().any(|w| t.is(w)))
+    });
+    // (Only after one clause: after a list it would be one more value.)
+    if trailing
+        && let Some(g) = groups.last_mut()
+        && g.segs.len() == 1
+        && same_fan_out(g, &prefix, segs)
+    {
+        g.segs.append(&mut prefix);
+    }
     for i in prefix {
         let c = clause::read(&segs[i].tokens);
+        // ("…, otherwise do nothing": understood, and no step.)
+        if c.negated && c.condition.is_none() {
+            continue;
+        }
         if c.condition.is_some() || c.otherwise {
             ignored.push(Unrecognized::new(
                 text,
@@ -300,6 +340,16 @@ pub(super) fn group(
         }
     }
     groups
+}
+
+/// Whether the step's fan-out stays what it was with the clauses `more`
+/// (a condition after it) read with it.
+fn same_fan_out(g: &Group, more: &[usize], segs: &[Segment]) -> bool {
+    let mut tokens = g.tokens(segs);
+    for &i in more {
+        tokens.extend(segs[i].tokens.iter().cloned());
+    }
+    clause::read(&g.tokens(segs)).fan_out == clause::read(&tokens).fan_out
 }
 
 /// "replay the transactions through the new rules and through the old

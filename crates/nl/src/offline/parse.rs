@@ -148,7 +148,9 @@ pub fn understand(text: &str) -> Understood {
         if last_negated && g.sep == Sep::And {
             c.negated = true;
         }
-        last_negated = c.negated;
+        // ("otherwise keep the old one and ping #recsys": doing nothing is
+        // no negation of what follows.)
+        last_negated = c.negated && find_any(&merged, lexicon::NOTHING).is_none();
         if c.negated && ((c.condition.is_none() && !c.otherwise) || c.kind.is_none()) {
             // What is not wanted is understood: no step, nothing ignored.
             continue;

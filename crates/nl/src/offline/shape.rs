@@ -271,6 +271,9 @@ pub(super) fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(Condi
     {
         j += 1;
     }
+    // "if v7 is not worse": anything but that word.
+    let not = t.get(j).is_some_and(|x| x.is("not"));
+    j += usize::from(not);
     let first = t.get(j)?;
     let (value, end) = match first.class {
         Class::Word
@@ -301,7 +304,7 @@ pub(super) fn read_outcome(t: &[Token], i: usize, strict: bool) -> Option<(Condi
     Some((
         ConditionSpec {
             metric,
-            operator: Comparison::Eq,
+            operator: if not { Comparison::Ne } else { Comparison::Eq },
             value,
         },
         end,

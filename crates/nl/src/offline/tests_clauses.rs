@@ -333,3 +333,76 @@ fn chinese_lists_before_their_verb_belong_to_it() {
     let text = "APP 日志清洗、Web 日志清洗、小程序日志清洗这三个任务并行跑，之后合并成一张宽表";
     assert_eq!(stages(text)[0].len(), 3, "{:?}", stages(text));
 }
+
+#[test]
+fn a_condition_ends_where_its_branch_begins() {
+    // "better" with no number compares nothing: the branch's verb is no
+    // part of the condition ("promote it to 100%" was read as "score < 1").
+    let text = "deploy v7 to 10% traffic, compare error rates with v6, if v7 is not worse promote it to 100%, otherwise revert to v6";
+    let all = tasks(text);
+    assert_eq!(
+        names(text),
+        ["deploy-v7", "compare-error-rates", "promote", "revert"]
+    );
+    let promote = all[2].condition.as_ref().expect("promote is a branch");
+    assert_eq!(
+        (
+            promote.metric.as_str(),
+            promote.operator,
+            promote.value.as_str()
+        ),
+        ("v7", Comparison::Ne, "worse")
+    );
+    assert!(all[3].condition.is_some(), "{all:?}");
+    // What is counted names the metric, and the branch after it is a step.
+    let text = "diff the knowledge base against last week, upsert the changed documents, and if more than 500 docs changed, rebuild the HNSW index too";
+    let all = tasks(text);
+    assert_eq!(
+        names(text),
+        [
+            "diff-knowledge-base",
+            "upsert-changed-documents",
+            "rebuild-hnsw-index"
+        ]
+    );
+    let rebuild = all[2].condition.as_ref().expect("rebuild is conditional");
+    assert_eq!(
+        (
+            rebuild.metric.as_str(),
+            rebuild.operator,
+            rebuild.value.as_str()
+        ),
+        ("docs_changed", Comparison::Gt, "500")
+    );
+}
+
+#[test]
+fn a_condition_after_its_step_is_that_steps() {
+    for text in [
+        "train it, then deploy it, only if the accuracy is above 0.9",
+        "train it, then deploy it if the accuracy is above 0.9.",
+    ] {
+        let all = tasks(text);
+        assert_eq!(names(text), ["train", "deploy"], "{text}");
+        assert!(all[1].condition.is_some(), "{text}: {all:?}");
+    }
+    // The condition names nothing: "push-serve", not "serve-but-only".
+    let text = "train it, then push it to serving, but only if the evaluator blessed it";
+    assert_eq!(names(text), ["train", "push-serve"]);
+    assert!(tasks(text)[1].condition.is_some());
+}
+
+#[test]
+fn keeping_what_there_is_asks_for_no_step() {
+    let text = "evaluate it; if the auc is above 0.8 deploy it, otherwise keep the current model and notify the team";
+    let all = tasks(text);
+    assert_eq!(names(text), ["evaluate", "deploy", "notify-team"]);
+    assert!(all[2].condition.is_some(), "{all:?}");
+    // Understood, so nothing is read past.
+    let p = plan("evaluate it; if the auc is above 0.8 deploy it, otherwise do nothing");
+    assert!(
+        p.warnings.iter().all(|w| !w.message.contains("read past")),
+        "{:?}",
+        p.warnings
+    );
+}

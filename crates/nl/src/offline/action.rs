@@ -27,7 +27,7 @@ const LEAD: &[&str] = &[
     "we", "i", "you", "then", "also", "please", "just", "simply", "need", "needs", "want", "wants",
     "to", "should", "must", "will", "can", "could", "would", "let", "lets", "let's", "us", "and",
     "next", "finally", "first", "now", "go", "ahead", "shall", "kindly", "quickly", "additionally",
-    "separately", "lastly", "afterwards", "so", "later", "please,", "always", "pls", "plz",
+    "separately", "lastly", "afterwards", "so", "later", "please,", "always", "pls", "plz", "but",
 ];
 
 /// Words that cannot be the verb of an action: a clause starting with one
@@ -438,12 +438,26 @@ pub fn object_of_verb(free: &[Token], at: usize) -> bool {
     let after_phrasal = phrasal(&free[first..]).is_some()
         && first + 3 == at
         && OBJECT_START.iter().any(|w| free[first + 2].is(w));
-    after_phrasal
-        || (verb_like
-            && plural
-            && first + 2 == at
-            && OBJECT_START.iter().any(|w| free[first + 1].is(w)))
+    // ("pseudonymize the email", "scrape the page": a message word is what
+    // a verb that sends nothing acts on.)
+    // (Not a channel: "open a pagerduty incident" alerts.)
+    let message = ["email", "e-mail", "page", "message"]
+        .iter()
+        .any(|w| free[at].is(w))
+        && lexicon::kind(&free[first..=first]).is_none()
+        && !SENDS.iter().any(|w| verb.is(w));
+    (verb_like
+        && (plural || message)
+        && first + 2 == at
+        && OBJECT_START.iter().any(|w| free[first + 1].is(w)))
+        || after_phrasal
 }
+
+/// Verbs that send what they act on: "send the email", "post a message".
+const SENDS: &[&str] = &[
+    "send", "sends", "post", "posts", "write", "writes", "drop", "shoot", "fire", "forward",
+    "deliver", "publish", "push", "share", "compose", "draft",
+];
 
 /// "run two tasks", "执行两个任务": words about the steps, not a step.
 fn names_tasks(rest: &[&Token]) -> bool {
@@ -660,6 +674,17 @@ pub fn step_name(task: &Subtask) -> String {
     }) && lexicon::kind_phrase(&tokens[..cut]).is_some()
     {
         tokens.truncate(cut);
+    }
+    // ("if the canary is healthy, promote it": nor does one before it.)
+    let opens = lexicon::IF
+        .iter()
+        .chain(lexicon::UNLESS)
+        .any(|p| phrase_at(&tokens, 0, p).is_some());
+    if opens
+        && let Some(comma) = tokens.iter().position(|t| t.is(",") || t.is("，"))
+        && lexicon::kind_phrase(&tokens[comma + 1..]).is_some()
+    {
+        tokens.drain(..=comma);
     }
     // The user's verb names the step even when the words around it made
     // it another kind ("load the total into the database" is an export).

@@ -287,7 +287,23 @@ pub(super) fn group(
             });
             continue;
         }
-        if words {
+        // "pseudonymize the email and phone columns": nouns after "and",
+        // with no verb of their own, are more of what the step acts on.
+        let nouns = seg.sep == Sep::And
+            && !c.is_modifier()
+            && !first_word(seg).is_some_and(|t| super::action::is_verb(&t.text));
+        if words
+            && nouns
+            && prefix.is_empty()
+            && let Some(g) = groups.last_mut()
+        {
+            g.segs.push(i);
+            continue;
+        }
+        // "(before the copy happens)": an aside on the order, no step.
+        let aside = seg.tokens.first().is_some_and(|t| t.is("(") || t.is("（"))
+            && find_any(&seg.tokens, &["before", "after", "之前", "之后", "以后"]).is_some();
+        if words && !aside {
             let span = c
                 .leftover
                 .iter()
@@ -361,10 +377,17 @@ fn same_verb_again(seg: &Segment, c: &Clause, groups: &[Group], segs: &[Segment]
         "through", "of", "with", "on", "for", "from", "against", "into", "to", "at", "in", "using",
         "over", "across",
     ];
-    let Some(&last) = groups.last().and_then(|g| g.segs.last()) else {
+    let Some(g) = groups.last() else {
         return false;
     };
-    let before = &segs[last].tokens;
+    let last = *g.segs.last().expect("a group has segments");
+    let before = &g.tokens(segs);
+    // ("… and, in parallel, one forest without …": the marker is a clause
+    // of its own, read with the step before.)
+    let marker = {
+        let m = clause::read(&segs[last].tokens);
+        m.parallel && m.kind.is_none() && m.leftover.is_empty()
+    };
     // "train an xgboost model on the csv and another one on the parquet",
     // "one forest on all features and, in parallel, one forest without …":
     // one more of what the step before made, told apart by what follows.
@@ -379,7 +402,7 @@ fn same_verb_again(seg: &Segment, c: &Clause, groups: &[Group], segs: &[Segment]
             .take(4)
             .skip(1)
             .any(|t| AGAIN.iter().any(|w| t.is(w)) || t.is("without"))
-        && (seg.sep == Sep::And || (seg.sep == Sep::Comma && c.parallel));
+        && (seg.sep == Sep::And || (seg.sep == Sep::Comma && (c.parallel || marker)));
     let again = seg.sep == Sep::And
         && seg.tokens.first().is_some_and(|first| {
             AGAIN.iter().any(|w| first.is(w)) && before.iter().skip(1).any(|t| t.is(&first.text))

@@ -52,7 +52,21 @@ pub(super) fn in_order(mut groups: Vec<Group>, segs: &[Segment]) -> Vec<Group> {
     };
     let mut i = 0;
     while i < groups.len() {
-        let Some(order) = groups[i].segs.first().and_then(|&s| segs[s].order) else {
+        // ("…, but pseudonymize the email and phone columns first": said at
+        // the end of the step's last clause.)
+        let last_first = || {
+            groups[i]
+                .segs
+                .iter()
+                .skip(1)
+                .find_map(|&s| segs[s].order.filter(|&o| o == Order::PrecedesPrevious))
+        };
+        let Some(order) = groups[i]
+            .segs
+            .first()
+            .and_then(|&s| segs[s].order)
+            .or_else(last_first)
+        else {
             i += 1;
             continue;
         };

@@ -109,11 +109,13 @@ pub fn understand(text: &str) -> Understood {
                 |t: &Token| action::PREPOSITIONS.iter().any(|w| t.is(w)) || t.is("without");
             let from = match merged.first() {
                 Some(t) if preposition(t) => 1,
+                // ("one forest without the bureau features": "without"
+                // tells it apart.)
                 Some(t) if t.is("another") || t.is("one") => merged
                     .iter()
                     .take(4)
                     .position(preposition)
-                    .map_or(0, |k| k + 1),
+                    .map_or(0, |k| k + usize::from(!merged[k].is("without"))),
                 _ => 0,
             }
             .min(end);
@@ -419,20 +421,21 @@ pub fn understand(text: &str) -> Understood {
         // one ("both X and Y", "同时进行X和Y", "并行训练A、B和C" open a group
         // of their own).
         let last_seg = *g.segs.last().expect("a group has segments");
-        let beside = c.parallel
-            && starts_with_parallel(&merged)
-            && find_any(&merged[..merged.len().min(2)], &["both", "并行", "并发"]).is_none()
-            && c.models.len() <= 1
-            && segs.get(last_seg + 1).is_none_or(|n| n.sep != Sep::And)
-            && !segs[g.segs[0]].after_colon
-            && (matches!(g.sep, Sep::And | Sep::Comma)
-                || find_any(
-                    &merged[..merged.len().min(4)],
-                    &["meanwhile", "in the meantime", "与此同时"],
-                )
-                .is_some())
-            && meta.last().is_some_and(|m| !m.branch && !m.open)
-            && c_condition.is_none();
+        let beside = (segs[g.segs[0]].beside && meta.last().is_some_and(|m| !m.branch))
+            || c.parallel
+                && starts_with_parallel(&merged)
+                && find_any(&merged[..merged.len().min(2)], &["both", "并行", "并发"]).is_none()
+                && c.models.len() <= 1
+                && segs.get(last_seg + 1).is_none_or(|n| n.sep != Sep::And)
+                && !segs[g.segs[0]].after_colon
+                && (matches!(g.sep, Sep::And | Sep::Comma)
+                    || find_any(
+                        &merged[..merged.len().min(4)],
+                        &["meanwhile", "in the meantime", "与此同时"],
+                    )
+                    .is_some())
+                && meta.last().is_some_and(|m| !m.branch && !m.open)
+                && c_condition.is_none();
         // ("三个任务同时跑：A、B、C": a marker before a colon opens the list.)
         let before_colon = g.segs.len() > 1
             && segs[g.segs[1]].after_colon

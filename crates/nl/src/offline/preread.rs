@@ -161,6 +161,7 @@ pub(super) fn split_run_ons(segs: Vec<Segment>) -> Vec<Segment> {
                 order: if n == 0 { seg.order } else { None },
                 after_colon: n == 0 && seg.after_colon,
                 after_then: n == 0 && seg.after_then,
+                beside: n == 0 && seg.beside,
             });
         }
     }
@@ -274,6 +275,7 @@ pub(super) fn list_tails(mut segs: Vec<Segment>) -> Vec<Segment> {
                     order: None,
                     after_colon: true,
                     after_then: false,
+                    beside: false,
                 },
             );
         }

@@ -91,6 +91,8 @@ pub struct Segment {
     /// "就", "则", "那么" come right before it: what precedes is its
     /// condition ("正面就打印正面").
     pub after_then: bool,
+    /// "||" comes right before it: it runs beside the segment before.
+    pub beside: bool,
 }
 
 impl Segment {
@@ -438,6 +440,8 @@ const SEQUENCE: &[&str] = &[
     "后",
 ];
 const AND: &[&str] = &[
+    // ("(train A || train B)": the two side by side; see `Segment::beside`.)
+    "| |",
     "as well as",
     "and",
     "plus",
@@ -488,6 +492,7 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
                 order,
                 after_colon,
                 after_then,
+                beside: false,
             });
         }
     };
@@ -663,10 +668,11 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         };
         // "train X; compute the features first": the clause runs before
         // the one it follows.
+        // ("…, but pseudonymize the emails first (before the copy happens).")
         let first_at_end = (tokens[i].is("first") || tokens[i].is("beforehand"))
             && tokens
                 .get(i + 1)
-                .is_none_or(|t| SENTENCE.iter().any(|s| t.is(s)));
+                .is_none_or(|t| SENTENCE.iter().any(|s| t.is(s)) || t.is("(") || t.is("（"));
         // "2. normalize and augment the images": two verbs of one object in
         // one list item are one step.
         let verbish = |t: &Token| {
@@ -738,6 +744,15 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         }
     }
     push(&mut current, sep, order, after_colon, after_then);
+    for k in 1..out.len() {
+        let (Some(before), Some(first)) = (out[k - 1].tokens.last(), out[k].tokens.first()) else {
+            continue;
+        };
+        let (from, to) = (before.span.end, first.span.start);
+        out[k].beside = tokens.windows(2).any(|w| {
+            w[0].is("|") && w[1].is("|") && w[0].span.start >= from && w[1].span.end <= to
+        });
+    }
     out
 }
 

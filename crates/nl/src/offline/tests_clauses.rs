@@ -4,7 +4,7 @@
 
 use super::tests::plan;
 use super::tests_shapes::{names, stages, tasks, training, width};
-use crate::decompose::Comparison;
+use crate::decompose::{Comparison, TaskKind};
 
 #[test]
 fn a_step_after_what_opens_a_list_is_run_for_each() {
@@ -404,5 +404,55 @@ fn keeping_what_there_is_asks_for_no_step() {
         p.warnings.iter().all(|w| !w.message.contains("read past")),
         "{:?}",
         p.warnings
+    );
+}
+
+#[test]
+fn steps_side_by_side_in_arrows_and_asides() {
+    assert_eq!(
+        stages("load raw logs -> parse -> (train fraud model || train churn model) -> notify"),
+        [
+            vec!["load-raw-log"],
+            vec!["parse"],
+            vec!["train-fraud-model", "train-churn-model"],
+            vec!["notify"],
+        ]
+    );
+    // One more of the step before, told apart by "without".
+    assert_eq!(
+        stages(
+            "train one forest on all features and, in parallel, one forest without the bureau features; then evaluate both"
+        ),
+        [
+            vec!["train-forest", "train-without-bureau-features"],
+            vec!["evaluate"],
+        ]
+    );
+}
+
+#[test]
+fn what_is_done_first_runs_first_whatever_follows_it() {
+    // "first (…)": the aside restates the order and asks for nothing; the
+    // nouns after "and" are more of what is pseudonymized, and an email
+    // that is pseudonymized is no message.
+    let text = "Copy prod.users into the analytics sandbox, but pseudonymize the email and phone columns first (before the copy happens).";
+    let p = plan(text);
+    assert_eq!(
+        names(text),
+        ["pseudonymize-email-phone-columns", "copy-prod-users"]
+    );
+    assert!(p.decomposition.stages[0].tasks[0].kind != TaskKind::Notify);
+    assert!(
+        p.warnings.iter().all(|w| !w.message.contains("read past")),
+        "{:?}",
+        p.warnings
+    );
+    // A channel is still where a message goes.
+    let page = "pull the server metrics, then open a pagerduty incident";
+    assert_eq!(tasks(page)[1].kind, TaskKind::Notify);
+    // A condition before the step names nothing either.
+    assert_eq!(
+        names("deploy it as a 5% canary; if the canary is healthy, promote it to 100% of traffic"),
+        ["deploy", "promote"]
     );
 }

@@ -206,6 +206,16 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     {
         i += 2;
     }
+    // ("start from our SFT checkpoint, generate 4 responses": where things
+    // begin, then the step.)
+    if free.get(i).is_some_and(|t| t.is("start") || t.is("begin"))
+        && free.get(i + 1).is_some_and(|t| t.is("from"))
+        && let Some(v) = (i + 2..free.len()).find(|&k| {
+            free[k].class == Class::Word && VERBS.contains(&lemma(&free[k].text).as_str())
+        })
+    {
+        i = v;
+    }
     // The first known verb leads, past modifiers before it ("of the
     // outcome, print …").
     // ("retry the push 3 times": after an article it is a noun.)
@@ -269,7 +279,15 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     });
     // "run sentiment analysis", "perform entity resolution".
     // ("start from our SFT checkpoint" says where things begin.)
+    // ("load-test green": a verb of two joined words.)
+    let joined = first.text.contains('-')
+        && first
+            .text
+            .rsplit('-')
+            .next()
+            .is_some_and(|last| VERBS.contains(&lemma(last).as_str()));
     let known = VERBS.contains(&lemma(&first.text).as_str())
+        || joined
         || phrasal(rest).is_some()
         || (LEADING_VERBS.iter().any(|w| first.is(w))
             && rest.len() >= 2

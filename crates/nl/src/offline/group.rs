@@ -454,6 +454,29 @@ fn object_after_and(
     let Some(last) = groups.last() else {
         return false;
     };
+    // ("log how many stars and contributors it has", "resize images and
+    // masks to 512x512": a plural noun after "and", acting on nothing, is
+    // more of what the step before acts on.)
+    let words: Vec<&Token> = seg
+        .tokens
+        .iter()
+        .filter(|t| t.class != Class::Punct)
+        .collect();
+    if c.generic
+        && seg.sep == Sep::And
+        && let [first, rest @ ..] = words.as_slice()
+        && first.class == Class::Word
+        && !first.is_label()
+        && !first.is_task_id()
+        && first.text.len() > 3
+        && first.text.ends_with('s')
+        && (!super::action::is_verb(&first.text)
+            || rest
+                .first()
+                .is_none_or(|t| super::action::PREPOSITIONS.iter().any(|w| t.is(w))))
+    {
+        return true;
+    }
     // ("加载 CT 切片和标注": a lone Chinese word after what is loaded, even
     // one that could be a verb.)
     let cjk_word = seg.tokens.len() <= 4 && seg.tokens.iter().all(|t| t.class == Class::Cjk);

@@ -175,7 +175,8 @@ pub const MODELS: &[(&str, &[&str])] = &[
     ("rnn", &["rnn", "rnns", "recurrent", "循环神经网络"]),
     ("svm", &["svm", "support vector machine", "支持向量机"]),
     ("xgboost", &["xgboost", "xgb"]),
-    ("lightgbm", &["lightgbm", "lgbm"]),
+    // (LambdaMART: gradient-boosted trees for ranking, as LightGBM's lambdarank.)
+    ("lightgbm", &["lightgbm", "lgbm", "lambdamart", "lambdarank"]),
     ("catboost", &["catboost"]),
     (
         "random_forest",
@@ -237,7 +238,8 @@ pub const MODELS: &[(&str, &[&str])] = &[
         &[
             "large language model", "language model", "llm", "llms", "gpt", "gpt-2", "gpt2",
             "llama", "llama2", "llama-2", "llama3", "llama-3", "mistral", "mixtral", "qwen",
-            "qwen2", "chatglm", "baichuan", "gemma", "falcon", "lora", "qlora", "peft", "7 b",
+            "qwen2", "chatglm", "baichuan", "gemma", "falcon", "lora", "qlora", "peft", "dpo", "rlhf",
+            "orpo", "7 b",
             "8 b", "13 b", "70 b", "大语言模型", "语言模型", "大模型",
         ],
     ),

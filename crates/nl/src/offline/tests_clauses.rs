@@ -456,3 +456,39 @@ fn what_is_done_first_runs_first_whatever_follows_it() {
         ["deploy", "promote"]
     );
 }
+
+#[test]
+fn every_listed_action_is_a_step_and_a_noun_after_and_is_none() {
+    // A verb of two joined words, and a step after where things start.
+    assert_eq!(
+        names(
+            "deploy the new model to green; load-test green for 10 minutes; switch the router to green"
+        ),
+        ["deploy-model", "load-test-green", "switch-router"]
+    );
+    let text = "RLHF-lite: start from our Llama-3-8B SFT checkpoint, generate 4 responses per prompt, build preference pairs, run DPO training on 8 GPUs";
+    let all = tasks(text);
+    assert_eq!(
+        names(text),
+        ["generate-responses", "build-preference-pairs", "train-llm"]
+    );
+    assert_eq!(training(&all).model.as_deref(), Some("llm"));
+    // What follows "and" is what the step acts on, not a step.
+    assert_eq!(
+        names("fetch the repo stats, then log how many stars and contributors it has"),
+        ["fetch-repo-stats", "log-how-many-stars"]
+    );
+    assert_eq!(
+        names("resize images and masks to 512x512, then train the unet"),
+        ["resize-images", "train-cnn"]
+    );
+    // A task id stays a step, and a verb with its object stays a verb.
+    assert_eq!(
+        names("extract_users and extract_events run in parallel, then transform"),
+        ["extract-users", "extract-events", "transform"]
+    );
+    assert_eq!(
+        names("clean the data and splits it into folds"),
+        ["clean-data", "split"]
+    );
+}

@@ -117,9 +117,11 @@ pub(super) fn behind_preposition(free: &[Token], at: usize) -> bool {
     super::action::is_verb(&free[first].text)
         && lexicon::kind(&free[first..first + 1]).is_none()
         && free[first + 1..at].iter().any(|t| {
-            ["with", "from", "by", "using", "via", "that", "which", "for"]
-                .iter()
-                .any(|w| t.is(w))
+            [
+                "with", "from", "by", "using", "via", "that", "which", "for", "in",
+            ]
+            .iter()
+            .any(|w| t.is(w))
         })
 }
 

@@ -491,4 +491,8 @@ fn every_listed_action_is_a_step_and_a_noun_after_and_is_none() {
         names("clean the data and splits it into folds"),
         ["clean-data", "split"]
     );
+    // Where a step acts is no step: the registry is where v12 is archived.
+    let text = "archive recsys v12 in the model registry, then notify #ml-oncall";
+    assert_eq!(names(text), ["archive-recsys-v12", "notify-ml-oncall"]);
+    assert_ne!(tasks(text)[0].kind, TaskKind::Register);
 }

@@ -96,7 +96,8 @@ fn offline_planner_passes_the_dev_set() {
 }
 
 /// Where the planner stands on the three later dev sets (measured
-/// 2026-12-07, third session: 362 of 429 = 84.4%, 25 invented steps;
+/// 2026-12-08: 376 of 429 = 87.6%, 22 invented steps; 2026-12-07, third
+/// session: 362 of 429 = 84.4%, 25 invented steps;
 /// second session: 349 of 429 = 81.4%, 28 invented steps,
 /// three more because steps asked for and missed before are now found
 /// beside an extra one; first session: 330 (76.9%), 25; 319 (74.4%) and
@@ -105,11 +106,12 @@ fn offline_planner_passes_the_dev_set() {
 /// and 41.8%, dev5 48.0% after that session's first changes).
 #[test]
 fn offline_planner_keeps_its_rate_on_the_later_dev_sets() {
-    passes(NEW_DEV, 0.84, 25);
+    passes(NEW_DEV, 0.87, 22);
 }
 
 /// Where the planner stands on the holdout (measured 2026-12-07: 72.3%,
-/// then 73.0% in the day's second session and 73.6% in its third; six
+/// then 73.0% in the day's second session and 73.6% in its third;
+/// 2026-12-08: 74.8%; six
 /// invented steps, one more
 /// than on 2026-12-06, since "train X and a
 /// Y baseline at the same time" trains both, a rule kept on the dev sets'
@@ -117,12 +119,12 @@ fn offline_planner_keeps_its_rate_on_the_later_dev_sets() {
 /// test) is worked towards.
 #[test]
 fn offline_planner_keeps_its_holdout_rate() {
-    passes(&["holdout.yaml"], 0.735, 6);
+    passes(&["holdout.yaml"], 0.745, 6);
 }
 
 /// Issue 38's target for the holdout: at least 90%, no invented step.
 #[test]
-#[ignore = "issue 38's holdout target is not met yet (73.6%, 6 invented steps)"]
+#[ignore = "issue 38's holdout target is not met yet (74.8%, 6 invented steps)"]
 fn offline_planner_passes_the_holdout_set() {
     passes(&["holdout.yaml"], 0.9, 0);
 }

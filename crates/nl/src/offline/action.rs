@@ -66,7 +66,7 @@ pub(super) const NAME_STOP: &[&str] = &[
     "the", "a", "an", "it", "its", "them", "their", "this", "that", "these", "those", "our", "my",
     "your", "all", "some", "any", "one", "ones", "new", "latest", "up", "out", "s", "is", "are",
     "first", "again", "also", "both", "please", "step", "steps", "each", "every",
-    "different", "em", "thx", "kthx", "pls", "too",
+    "different", "em", "thx", "kthx", "pls", "too", "someone", "somebody", "anyone",
 ];
 
 /// Common verbs of data and ops work: a clause starting with one is an
@@ -653,6 +653,15 @@ fn content_words(tokens: &[&Token], max: usize) -> Vec<String> {
         // "ask a human to approve it": what the step is for names it too.
         let purpose = t.is("to") && tokens.get(i + 1).is_some_and(|n| is_verb(&n.text));
         if purpose {
+            continue;
+        }
+        // ("wait for someone to approve it": what is waited for names it.)
+        // ("wait for 10 minutes": how long is no name.)
+        let waited = t.is("for")
+            && out.len() == 1
+            && out[0] == "wait"
+            && tokens.get(i + 1).is_some_and(|n| n.class == Class::Word);
+        if waited {
             continue;
         }
         if !out.is_empty() && PREPOSITIONS.iter().any(|w| t.is(w)) {

@@ -496,3 +496,17 @@ fn every_listed_action_is_a_step_and_a_noun_after_and_is_none() {
     assert_eq!(names(text), ["archive-recsys-v12", "notify-ml-oncall"]);
     assert_ne!(tasks(text)[0].kind, TaskKind::Register);
 }
+
+#[test]
+fn a_wait_is_named_by_what_it_waits_for() {
+    assert_eq!(
+        names("build the release; then wait for someone to approve it; then release"),
+        ["build-release", "wait-approve", "release"]
+    );
+    assert_eq!(
+        names("terraform plan, wait for approval, terraform apply"),
+        ["terraform-plan", "wait-approval", "terraform-apply"]
+    );
+    // How long is no name.
+    assert_eq!(names("wait for 10 minutes, then train"), ["wait", "train"]);
+}

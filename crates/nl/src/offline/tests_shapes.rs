@@ -219,7 +219,10 @@ fn task_ids_and_unknown_verbs_in_a_list_are_steps() {
         "terraform plan, wait for approval, terraform apply, and whatever happens unlock the state at the end",
     );
     let steps: Vec<&str> = p.workflow.steps.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(steps, ["terraform-plan", "wait", "terraform-apply"]);
+    assert_eq!(
+        steps,
+        ["terraform-plan", "wait-approval", "terraform-apply"]
+    );
     assert_eq!(p.workflow.on_exit.len(), 1, "{:?}", p.workflow.on_exit);
     let n = names(
         "read the changelog from kafka, apply the changes to the table, compact small files, and expire the old snapshots",

@@ -277,8 +277,6 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
     let has_object = rest.get(1).is_some_and(|t| {
         matches!(t.class, Class::Number | Class::Url) || OBJECT_START.iter().any(|w| t.is(w))
     });
-    // "run sentiment analysis", "perform entity resolution".
-    // ("start from our SFT checkpoint" says where things begin.)
     // ("load-test green": a verb of two joined words.)
     let joined = first.text.contains('-')
         && first
@@ -286,6 +284,8 @@ pub fn generic(tokens: &[Token], used: &[bool], conditional: bool) -> Option<Act
             .rsplit('-')
             .next()
             .is_some_and(|last| VERBS.contains(&lemma(last).as_str()));
+    // "run sentiment analysis", "perform entity resolution".
+    // ("start from our SFT checkpoint" says where things begin.)
     let known = VERBS.contains(&lemma(&first.text).as_str())
         || joined
         || phrasal(rest).is_some()

@@ -267,7 +267,8 @@ fn step_word(t: &Token) -> bool {
 /// "3 jobs failed"), up to the step's verb: the metric's name and how many
 /// tokens it took.
 fn counted_after(t: &[Token], from: usize) -> Option<(String, usize)> {
-    let n = t[from.min(t.len())..]
+    let from = from.min(t.len());
+    let n = t[from..]
         .iter()
         .take(3)
         .take_while(|x| {

@@ -361,11 +361,12 @@ pub(super) fn group(
 /// Whether the step's fan-out stays what it was with the clauses `more`
 /// (a condition after it) read with it.
 fn same_fan_out(g: &Group, more: &[usize], segs: &[Segment]) -> bool {
-    let mut tokens = g.tokens(segs);
+    let own = g.tokens(segs);
+    let mut tokens = own.clone();
     for &i in more {
         tokens.extend(segs[i].tokens.iter().cloned());
     }
-    clause::read(&g.tokens(segs)).fan_out == clause::read(&tokens).fan_out
+    clause::read(&own).fan_out == clause::read(&tokens).fan_out
 }
 
 /// "replay the transactions through the new rules and through the old

@@ -421,8 +421,10 @@ pub fn understand(text: &str) -> Understood {
         // one ("both X and Y", "同时进行X和Y", "并行训练A、B和C" open a group
         // of their own).
         let last_seg = *g.segs.last().expect("a group has segments");
-        let beside = (segs[g.segs[0]].beside && meta.last().is_some_and(|m| !m.branch))
-            || c.parallel
+        // ("(train A || train B)": side by side by the operator.)
+        let operator = segs[g.segs[0]].beside && meta.last().is_some_and(|m| !m.branch);
+        let beside = operator
+            || (c.parallel
                 && starts_with_parallel(&merged)
                 && find_any(&merged[..merged.len().min(2)], &["both", "并行", "并发"]).is_none()
                 && c.models.len() <= 1
@@ -435,7 +437,7 @@ pub fn understand(text: &str) -> Understood {
                     )
                     .is_some())
                 && meta.last().is_some_and(|m| !m.branch && !m.open)
-                && c_condition.is_none();
+                && c_condition.is_none());
         // ("三个任务同时跑：A、B、C": a marker before a colon opens the list.)
         let before_colon = g.segs.len() > 1
             && segs[g.segs[1]].after_colon

@@ -744,14 +744,21 @@ pub fn segments(tokens: &[Token]) -> Vec<Segment> {
         }
     }
     push(&mut current, sep, order, after_colon, after_then);
+    // Where each "||" is: the segment after it runs beside the one before.
+    let bars: Vec<usize> = tokens
+        .windows(2)
+        .filter(|w| w[0].is("|") && w[1].is("|"))
+        .map(|w| w[0].span.start)
+        .collect();
     for k in 1..out.len() {
+        if bars.is_empty() {
+            break;
+        }
         let (Some(before), Some(first)) = (out[k - 1].tokens.last(), out[k].tokens.first()) else {
             continue;
         };
         let (from, to) = (before.span.end, first.span.start);
-        out[k].beside = tokens.windows(2).any(|w| {
-            w[0].is("|") && w[1].is("|") && w[0].span.start >= from && w[1].span.end <= to
-        });
+        out[k].beside = bars.iter().any(|&at| at >= from && at < to);
     }
     out
 }

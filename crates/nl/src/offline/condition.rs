@@ -268,15 +268,22 @@ fn step_word(t: &Token) -> bool {
 /// tokens it took.
 fn counted_after(t: &[Token], from: usize) -> Option<(String, usize)> {
     let from = from.min(t.len());
+    // ("3 partitions failed": right after a count, a plural is what is
+    // counted, even one that could be a verb.)
     let n = t[from..]
         .iter()
         .take(3)
-        .take_while(|x| {
+        .enumerate()
+        .take_while(|&(k, x)| {
+            let counted = k == 0
+                && x.text.len() > 3
+                && x.text.ends_with('s')
+                && lexicon::kind(std::slice::from_ref(x)).is_none();
             x.class == Class::Word
                 && !lexicon::is_filler(x)
                 && !LATER.iter().any(|w| x.is(w))
                 && !super::action::PREPOSITIONS.iter().any(|w| x.is(w))
-                && (!step_word(x) || x.text.ends_with("ed"))
+                && (!step_word(x) || x.text.ends_with("ed") || counted)
         })
         .count();
     let words: Vec<String> = t[from..from + n]

@@ -266,6 +266,7 @@ pub const COMPARISONS: &[(Comparison, &[&str])] = &[
             "below",
             "under",
             "less",
+            "fewer",
             "lower",
             "worse",
             "<",

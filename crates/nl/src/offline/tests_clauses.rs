@@ -374,6 +374,28 @@ fn a_condition_ends_where_its_branch_begins() {
         ),
         ("docs_changed", Comparison::Gt, "500")
     );
+    // A plural after a count is counted even when it could be a verb; a
+    // step's own verb is not.
+    let text = "run the nightly backfill, and if more than 3 partitions failed, page the on-call";
+    assert_eq!(names(text), ["run-backfill", "page-on-call"]);
+    let page = tasks(text)[1]
+        .condition
+        .clone()
+        .expect("paging is conditional");
+    assert_eq!(
+        (page.metric.as_str(), page.operator, page.value.as_str()),
+        ("partitions_failed", Comparison::Gt, "3")
+    );
+    let text = "index the documents and if fewer than 10 documents were indexed, send an alert";
+    assert_eq!(names(text), ["index-documents", "send-alert"]);
+    assert_eq!(
+        tasks(text)[1].condition.as_ref().map(|c| c.operator),
+        Some(Comparison::Lt)
+    );
+    assert_eq!(
+        names("evaluate it; if it is above 0.9 deploys it"),
+        ["evaluate", "deploy"]
+    );
 }
 
 #[test]
